@@ -1,0 +1,101 @@
+package resources
+
+import (
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// OOM score adjustments from pkg/kubelet/qos/policy.go.
+const (
+	// GuaranteedOOMScoreAdj is given to Guaranteed and node-critical pods.
+	GuaranteedOOMScoreAdj = -997
+	// BestEffortOOMScoreAdj is given to BestEffort pods: killed first.
+	BestEffortOOMScoreAdj = 1000
+	// KubeletOOMScoreAdj is what the kubelet asks for itself.
+	KubeletOOMScoreAdj = -999
+)
+
+// Annotation and priority class that make a pod node-critical.
+const (
+	configSourceAnnotation = "kubernetes.io/config.source"
+	systemNodeCritical     = "system-node-critical"
+	systemCriticalPriority = 2 * 1000000000
+)
+
+// Options tune ContainerResources; the zero value is the kubelet's default.
+type Options struct {
+	// MemoryCapacity is the node's memory in bytes; it scales the OOM score of
+	// Burstable containers. Zero leaves OomScoreAdj at 0 for Burstable pods.
+	MemoryCapacity int64
+	// DisableCPUQuota turns CFS quota off (the kubelet's --cpu-cfs-quota=false).
+	DisableCPUQuota bool
+	// CPUPeriod is the CFS period in microseconds; 0 means QuotaPeriod (100 ms).
+	CPUPeriod int64
+}
+
+// ContainerResources returns the Linux resources the kubelet asks the runtime
+// for: shares from the CPU request (or the limit when only a limit is set),
+// quota from the CPU limit, the memory limit, and the OOM score adjustment.
+func ContainerResources(pod *v1.Pod, c *v1.Container, opts Options) *runtimeapi.LinuxContainerResources {
+	cpuReq := c.Resources.Requests.Cpu()
+	cpuLim := c.Resources.Limits.Cpu()
+	r := &runtimeapi.LinuxContainerResources{}
+	if cpuReq.IsZero() && !cpuLim.IsZero() {
+		r.CpuShares = int64(MilliCPUToShares(cpuLim.MilliValue()))
+	} else {
+		r.CpuShares = int64(MilliCPUToShares(cpuReq.MilliValue()))
+	}
+	if mem := c.Resources.Limits.Memory().Value(); mem != 0 {
+		r.MemoryLimitInBytes = mem
+	}
+	if !opts.DisableCPUQuota {
+		period := opts.CPUPeriod
+		if period == 0 {
+			period = QuotaPeriod
+		}
+		r.CpuPeriod = period
+		r.CpuQuota = MilliCPUToQuota(cpuLim.MilliValue(), period)
+	}
+	r.OomScoreAdj = int64(OOMScoreAdj(pod, c, opts.MemoryCapacity))
+	return r
+}
+
+// OOMScoreAdj is the kubelet's GetContainerOOMScoreAdjust: Guaranteed and
+// node-critical pods get -997, BestEffort 1000, and Burstable containers a
+// score that falls as their memory request grows, kept within [3, 999] so
+// they always rank between the other two classes.
+func OOMScoreAdj(pod *v1.Pod, c *v1.Container, memoryCapacity int64) int {
+	if isNodeCritical(pod) {
+		return GuaranteedOOMScoreAdj
+	}
+	switch PodQOSClass(pod) {
+	case v1.PodQOSGuaranteed:
+		return GuaranteedOOMScoreAdj
+	case v1.PodQOSBestEffort:
+		return BestEffortOOMScoreAdj
+	}
+	if memoryCapacity <= 0 {
+		return 0
+	}
+	req := c.Resources.Requests.Memory().Value()
+	adj := 1000 - (1000*req)/memoryCapacity
+	if adj < 1000+GuaranteedOOMScoreAdj {
+		return 1000 + GuaranteedOOMScoreAdj
+	}
+	if adj == BestEffortOOMScoreAdj {
+		return int(adj - 1)
+	}
+	return int(adj)
+}
+
+// isNodeCritical mirrors kubelettypes.IsNodeCriticalPod: a critical pod
+// (static, or priority >= system-critical) in the system-node-critical class.
+func isNodeCritical(pod *v1.Pod) bool {
+	if pod.Spec.PriorityClassName != systemNodeCritical {
+		return false
+	}
+	if src, ok := pod.Annotations[configSourceAnnotation]; ok && src != "api" {
+		return true
+	}
+	return pod.Spec.Priority != nil && *pod.Spec.Priority >= systemCriticalPriority
+}

@@ -1,0 +1,271 @@
+package runtime
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// KillReason says why a running container is killed.
+type KillReason string
+
+// Kill reasons, as the kubelet reports them.
+const (
+	KillReasonSpecChanged    KillReason = "SpecChanged"
+	KillReasonLivenessProbe  KillReason = "LivenessProbe"
+	KillReasonStartupProbe   KillReason = "StartupProbe"
+	KillReasonUnknownState   KillReason = "Unknown"
+	KillReasonPodTerminating KillReason = "PodTerminating"
+)
+
+// ContainerToKill is a running container SyncPod will stop.
+type ContainerToKill struct {
+	Name      string
+	Container *v1.Container
+	Reason    KillReason
+	Message   string
+}
+
+// PodActions is what SyncPod must do to bring a pod's containers in line
+// with its spec. It is computed by ComputePodActions, a pure function.
+type PodActions struct {
+	// KillPod stops every container and the sandbox first.
+	KillPod bool
+	// CreateSandbox creates a new sandbox with Attempt.
+	CreateSandbox bool
+	// SandboxID is the current sandbox (empty when none).
+	SandboxID string
+	Attempt   uint32
+	// NextInitContainerToStart is started before any regular container.
+	NextInitContainerToStart *v1.Container
+	// ContainersToStart are indexes into pod.Spec.Containers.
+	ContainersToStart []int
+	// ContainersToKill maps container IDs to why they are killed.
+	ContainersToKill map[string]ContainerToKill
+}
+
+// ProbeResults tells ComputePodActions which running containers failed their
+// liveness or startup probe (the prober's results managers).
+type ProbeResults interface {
+	LivenessFailed(containerID string) bool
+	StartupFailed(containerID string) bool
+}
+
+type noProbeResults struct{}
+
+func (noProbeResults) LivenessFailed(string) bool { return false }
+func (noProbeResults) StartupFailed(string) bool  { return false }
+
+// ComputePodActions is the kubelet's computePodActions: given the desired pod
+// and what the runtime reports, decide whether to (re)create the sandbox,
+// which init container runs next, which containers start and which are
+// killed. It does no I/O; restart back-off is applied later, when starting.
+func ComputePodActions(pod *v1.Pod, status *PodStatus, probes ProbeResults) PodActions {
+	if probes == nil {
+		probes = noProbeResults{}
+	}
+	if status == nil {
+		status = &PodStatus{}
+	}
+	create, attempt, sandboxID := sandboxChanged(pod, status)
+	a := PodActions{
+		KillPod:          create,
+		CreateSandbox:    create,
+		SandboxID:        sandboxID,
+		Attempt:          attempt,
+		ContainersToKill: map[string]ContainerToKill{},
+	}
+	restartOnFailure := pod.Spec.RestartPolicy != v1.RestartPolicyNever
+
+	if create {
+		// A pod that must not restart and already ran gets no new sandbox.
+		if !restartOnFailure && attempt != 0 && len(status.ContainerStatuses) != 0 {
+			a.CreateSandbox = false
+			return a
+		}
+		var toStart []int
+		for i := range pod.Spec.Containers {
+			c := &pod.Spec.Containers[i]
+			if pod.Spec.RestartPolicy == v1.RestartPolicyOnFailure && containerSucceeded(c, status) {
+				continue
+			}
+			toStart = append(toStart, i)
+		}
+		if len(toStart) == 0 {
+			if _, _, done := nextInitContainer(pod, status); done {
+				a.CreateSandbox = false
+				return a
+			}
+		}
+		if len(pod.Spec.InitContainers) != 0 {
+			a.NextInitContainerToStart = &pod.Spec.InitContainers[0]
+			return a
+		}
+		a.ContainersToStart = toStart
+		return a
+	}
+
+	last, next, done := nextInitContainer(pod, status)
+	if !done {
+		if next != nil {
+			failed := last != nil && initContainerFailed(last)
+			if failed && !restartOnFailure {
+				a.KillPod = true
+			} else {
+				if last != nil && last.State == ContainerStateUnknown {
+					a.ContainersToKill[last.ID] = ContainerToKill{Name: next.Name, Container: next, Reason: KillReasonUnknownState,
+						Message: fmt.Sprintf("Init container is in %q state, try killing it before restart", last.State)}
+				}
+				a.NextInitContainerToStart = next
+			}
+		}
+		return a
+	}
+
+	keep := 0
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		cs := status.FindContainerStatusByName(c.Name)
+		if cs == nil || cs.State != ContainerStateRunning {
+			if ShouldContainerBeRestarted(c, pod, status) {
+				a.ContainersToStart = append(a.ContainersToStart, i)
+				if cs != nil && cs.State == ContainerStateUnknown {
+					a.ContainersToKill[cs.ID] = ContainerToKill{Name: c.Name, Container: c, Reason: KillReasonUnknownState,
+						Message: fmt.Sprintf("Container is in %q state, try killing it before restart", cs.State)}
+				}
+			}
+			continue
+		}
+		var (
+			reason  KillReason
+			message string
+			restart = restartOnFailure
+		)
+		switch {
+		case cs.Hash != HashContainer(c):
+			reason, message = KillReasonSpecChanged, fmt.Sprintf("Container %s definition changed", c.Name)
+			restart = true // the spec changed: restart whatever the policy
+		case probes.LivenessFailed(cs.ID):
+			reason, message = KillReasonLivenessProbe, fmt.Sprintf("Container %s failed liveness probe", c.Name)
+		case probes.StartupFailed(cs.ID):
+			reason, message = KillReasonStartupProbe, fmt.Sprintf("Container %s failed startup probe", c.Name)
+		default:
+			keep++
+			continue
+		}
+		if restart {
+			message += ", will be restarted"
+			a.ContainersToStart = append(a.ContainersToStart, i)
+		}
+		a.ContainersToKill[cs.ID] = ContainerToKill{Name: c.Name, Container: c, Reason: reason, Message: message}
+	}
+	if keep == 0 && len(a.ContainersToStart) == 0 {
+		a.KillPod = true
+	}
+	return a
+}
+
+// ShouldContainerBeRestarted is the kubelet's rule for a container that is
+// not running: start it if it never ran, is in an unknown or created state,
+// or exited and the restart policy allows (OnFailure: only non-zero exits).
+func ShouldContainerBeRestarted(c *v1.Container, pod *v1.Pod, status *PodStatus) bool {
+	if pod.DeletionTimestamp != nil {
+		return false
+	}
+	cs := status.FindContainerStatusByName(c.Name)
+	if cs == nil {
+		return true
+	}
+	switch cs.State {
+	case ContainerStateRunning:
+		return false
+	case ContainerStateUnknown, ContainerStateCreated:
+		return true
+	}
+	switch pod.Spec.RestartPolicy {
+	case v1.RestartPolicyNever:
+		return false
+	case v1.RestartPolicyOnFailure:
+		return cs.ExitCode != 0
+	}
+	return true
+}
+
+// sandboxChanged reports whether a new sandbox is needed: none exists, more
+// than one is ready, the newest is not ready, its network namespace mode no
+// longer matches the pod, or a pod-network sandbox lost its IP.
+func sandboxChanged(pod *v1.Pod, status *PodStatus) (bool, uint32, string) {
+	if len(status.SandboxStatuses) == 0 {
+		return true, 0, ""
+	}
+	ready := 0
+	for _, s := range status.SandboxStatuses {
+		if s.State == runtimeapi.PodSandboxState_SANDBOX_READY {
+			ready++
+		}
+	}
+	newest := status.SandboxStatuses[0]
+	next := newest.GetMetadata().GetAttempt() + 1
+	switch {
+	case ready > 1, newest.State != runtimeapi.PodSandboxState_SANDBOX_READY:
+		return true, next, newest.Id
+	case newest.GetLinux().GetNamespaces().GetOptions().GetNetwork() != networkNamespaceMode(pod):
+		return true, next, ""
+	case !pod.Spec.HostNetwork && newest.Network != nil && newest.Network.Ip == "":
+		return true, next, newest.Id
+	}
+	return false, newest.GetMetadata().GetAttempt(), newest.Id
+}
+
+func containerSucceeded(c *v1.Container, status *PodStatus) bool {
+	cs := status.FindContainerStatusByName(c.Name)
+	return cs != nil && cs.State == ContainerStateExited && cs.ExitCode == 0
+}
+
+func initContainerFailed(cs *ContainerStatus) bool {
+	return cs.State == ContainerStateUnknown || (cs.State == ContainerStateExited && cs.ExitCode != 0)
+}
+
+// nextInitContainer returns the status of the last failed init container (if
+// any), the init container to run next, and whether initialization is done.
+func nextInitContainer(pod *v1.Pod, status *PodStatus) (*ContainerStatus, *v1.Container, bool) {
+	inits := pod.Spec.InitContainers
+	if len(inits) == 0 {
+		return nil, nil, true
+	}
+	// A running regular container means initialization finished earlier.
+	for i := range pod.Spec.Containers {
+		if cs := status.FindContainerStatusByName(pod.Spec.Containers[i].Name); cs != nil && cs.State == ContainerStateRunning {
+			return nil, nil, true
+		}
+	}
+	for i := len(inits) - 1; i >= 0; i-- {
+		if cs := status.FindContainerStatusByName(inits[i].Name); cs != nil && initContainerFailed(cs) {
+			return cs, &inits[i], false
+		}
+	}
+	for i := len(inits) - 1; i >= 0; i-- {
+		cs := status.FindContainerStatusByName(inits[i].Name)
+		if cs == nil {
+			continue
+		}
+		if cs.State == ContainerStateRunning {
+			return nil, nil, false
+		}
+		if cs.State == ContainerStateExited {
+			if i == len(inits)-1 {
+				return nil, nil, true
+			}
+			return nil, &inits[i+1], false
+		}
+	}
+	return nil, &inits[0], false
+}
+
+func networkNamespaceMode(pod *v1.Pod) runtimeapi.NamespaceMode {
+	if pod.Spec.HostNetwork {
+		return runtimeapi.NamespaceMode_NODE
+	}
+	return runtimeapi.NamespaceMode_POD
+}

@@ -1,0 +1,176 @@
+package runtime
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/nodekit-dev/nodekit/resources"
+)
+
+// Paths the kubelet masks or makes read-only in unprivileged containers
+// (securitycontext.DefaultProcMountType).
+var (
+	defaultMaskedPaths = []string{
+		"/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+		"/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi",
+		"/sys/firmware", "/sys/devices/virtual/powercap",
+	}
+	defaultReadonlyPaths = []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}
+)
+
+// ContainerInput is what ContainerConfig needs besides the spec.
+type ContainerInput struct {
+	RestartCount int
+	ImageRef     string // resolved image ID
+	PodIPs       []string
+	Mounts       []*runtimeapi.Mount
+}
+
+// ContainerConfig builds the CRI container config (the kubelet's
+// generateContainerConfig): metadata with the restart count as attempt, the
+// image, command and args with $(VAR) expansion, environment, labels and
+// annotations, log path <name>/<restartCount>.log, mounts, and Linux
+// resources and security context. Errors name the container and the field.
+func (m *Manager) ContainerConfig(pod *v1.Pod, c *v1.Container, in ContainerInput) (*runtimeapi.ContainerConfig, error) {
+	if err := ValidateContainer(c); err != nil {
+		return nil, err
+	}
+	env, err := containerEnv(pod, c, in.PodIPs, m.cfg.HostIP)
+	if err != nil {
+		return nil, fmt.Errorf("container %s: %w", c.Name, err)
+	}
+	vars := make(map[string]string, len(env))
+	kv := make([]*runtimeapi.KeyValue, 0, len(env))
+	for _, e := range env {
+		vars[e.Name] = e.Value
+		kv = append(kv, &runtimeapi.KeyValue{Key: e.Name, Value: []byte(e.Value)})
+	}
+	expand := func(in []string) []string {
+		if in == nil {
+			return nil
+		}
+		out := make([]string, len(in))
+		for i, s := range in {
+			out[i] = expandVars(s, vars)
+		}
+		return out
+	}
+	image := in.ImageRef
+	if image == "" {
+		image = c.Image
+	}
+	cfg := &runtimeapi.ContainerConfig{
+		Metadata:    &runtimeapi.ContainerMetadata{Name: c.Name, Attempt: uint32(in.RestartCount)},
+		Image:       &runtimeapi.ImageSpec{Image: image, UserSpecifiedImage: c.Image},
+		Command:     expand(c.Command),
+		Args:        expand(c.Args),
+		WorkingDir:  c.WorkingDir,
+		Envs:        kv,
+		Labels:      containerLabels(pod, c),
+		Annotations: containerAnnotations(pod, c, in.RestartCount),
+		Mounts:      in.Mounts,
+		LogPath:     filepath.Join(c.Name, strconv.Itoa(in.RestartCount)+".log"),
+		Stdin:       c.Stdin,
+		StdinOnce:   c.StdinOnce,
+		Tty:         c.TTY,
+		Linux: &runtimeapi.LinuxContainerConfig{
+			Resources:       resources.ContainerResources(pod, c, m.cfg.Resources),
+			SecurityContext: containerSecurityContext(pod, c),
+		},
+	}
+	return cfg, nil
+}
+
+func containerSecurityContext(pod *v1.Pod, c *v1.Container) *runtimeapi.LinuxContainerSecurityContext {
+	sc := &runtimeapi.LinuxContainerSecurityContext{
+		NamespaceOptions: namespaceOptions(pod),
+		MaskedPaths:      defaultMaskedPaths,
+		ReadonlyPaths:    defaultReadonlyPaths,
+		Seccomp:          &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Unconfined},
+	}
+	if psc := pod.Spec.SecurityContext; psc != nil {
+		if psc.RunAsUser != nil {
+			sc.RunAsUser = &runtimeapi.Int64Value{Value: *psc.RunAsUser}
+		}
+		if psc.RunAsGroup != nil {
+			sc.RunAsGroup = &runtimeapi.Int64Value{Value: *psc.RunAsGroup}
+		}
+		sc.SupplementalGroups = append(sc.SupplementalGroups, psc.SupplementalGroups...)
+		if psc.FSGroup != nil {
+			sc.SupplementalGroups = append(sc.SupplementalGroups, *psc.FSGroup)
+		}
+	}
+	csc := c.SecurityContext
+	if csc == nil {
+		return sc
+	}
+	if csc.RunAsUser != nil {
+		sc.RunAsUser = &runtimeapi.Int64Value{Value: *csc.RunAsUser}
+	}
+	if csc.RunAsGroup != nil {
+		sc.RunAsGroup = &runtimeapi.Int64Value{Value: *csc.RunAsGroup}
+	}
+	if csc.Privileged != nil && *csc.Privileged {
+		sc.Privileged = true
+		sc.MaskedPaths, sc.ReadonlyPaths = nil, nil
+	}
+	if csc.ReadOnlyRootFilesystem != nil {
+		sc.ReadonlyRootfs = *csc.ReadOnlyRootFilesystem
+	}
+	if csc.AllowPrivilegeEscalation != nil {
+		sc.NoNewPrivs = !*csc.AllowPrivilegeEscalation
+	}
+	if caps := csc.Capabilities; caps != nil {
+		sc.Capabilities = &runtimeapi.Capability{}
+		for _, c := range caps.Add {
+			sc.Capabilities.AddCapabilities = append(sc.Capabilities.AddCapabilities, string(c))
+		}
+		for _, c := range caps.Drop {
+			sc.Capabilities.DropCapabilities = append(sc.Capabilities.DropCapabilities, string(c))
+		}
+	}
+	return sc
+}
+
+// ValidateContainer checks the fields the runtime manager relies on, so a
+// spec the runtime cannot honour fails with an error naming the container
+// and the field instead of a runtime error, and only that container fails.
+func ValidateContainer(c *v1.Container) error {
+	if errs := validation.IsDNS1123Label(c.Name); len(errs) > 0 {
+		return fmt.Errorf("container %q: name: Invalid value: %q: %s", c.Name, c.Name, errs[0])
+	}
+	if c.Image == "" {
+		return fmt.Errorf("container %s: image: Required value", c.Name)
+	}
+	for i, p := range c.Ports {
+		if err := validatePort(p); err != nil {
+			return fmt.Errorf("container %s: ports[%d].%w", c.Name, i, err)
+		}
+	}
+	if c.RestartPolicy != nil {
+		return fmt.Errorf("container %s: restartPolicy: Unsupported value: %q: restartable init containers (sidecars) are not supported yet", c.Name, *c.RestartPolicy)
+	}
+	return nil
+}
+
+func validatePort(p v1.ContainerPort) error {
+	if errs := validation.IsValidPortNum(int(p.ContainerPort)); len(errs) > 0 {
+		return fmt.Errorf("containerPort: Invalid value: %d: %s", p.ContainerPort, errs[0])
+	}
+	if p.HostPort != 0 {
+		if errs := validation.IsValidPortNum(int(p.HostPort)); len(errs) > 0 {
+			return fmt.Errorf("hostPort: Invalid value: %d: %s", p.HostPort, errs[0])
+		}
+	}
+	switch p.Protocol {
+	case "", v1.ProtocolTCP, v1.ProtocolUDP, v1.ProtocolSCTP:
+	default:
+		return fmt.Errorf("protocol: Unsupported value: %q", p.Protocol)
+	}
+	return nil
+}

@@ -1,0 +1,108 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// maxHookOutput caps what a hook's output adds to a message.
+const maxHookOutput = 1024
+
+// runHook runs a postStart or preStop handler: exec through the runtime,
+// an HTTP GET, or a sleep. timeout 0 means no limit besides ctx.
+func (m *Manager) runHook(ctx context.Context, pod *v1.Pod, c *v1.Container, id string, podIPs []string, h *v1.LifecycleHandler, timeout time.Duration) (string, error) {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	switch {
+	case h.Exec != nil:
+		stdout, stderr, err := m.cfg.Runtime.ExecSync(ctx, id, h.Exec.Command, timeout)
+		out := string(append(stdout, stderr...))
+		if len(out) > maxHookOutput {
+			out = out[:maxHookOutput]
+		}
+		return out, err
+	case h.HTTPGet != nil:
+		return "", m.httpHook(ctx, pod, c, podIPs, h.HTTPGet)
+	case h.Sleep != nil:
+		select {
+		case <-m.cfg.Clock.After(time.Duration(h.Sleep.Seconds) * time.Second):
+			return "", nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	case h.TCPSocket != nil:
+		return "", errors.New("tcpSocket is not supported in lifecycle hooks")
+	}
+	return "", errors.New("lifecycle handler has no action")
+}
+
+func (m *Manager) httpHook(ctx context.Context, pod *v1.Pod, c *v1.Container, podIPs []string, g *v1.HTTPGetAction) error {
+	host := g.Host
+	if host == "" {
+		switch {
+		case len(podIPs) > 0:
+			host = podIPs[0]
+		case m.cfg.HostIP != "":
+			host = m.cfg.HostIP
+		default:
+			host = "127.0.0.1"
+		}
+	}
+	port, err := resolvePort(g.Port, c)
+	if err != nil {
+		return err
+	}
+	scheme := "http"
+	if g.Scheme == v1.URISchemeHTTPS {
+		scheme = "https"
+	}
+	u := url.URL{Scheme: scheme, Host: net.JoinHostPort(host, strconv.Itoa(port)), Path: g.Path}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return err
+	}
+	for _, h := range g.HTTPHeaders {
+		req.Header.Add(h.Name, h.Value)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 10<<10))
+	if resp.StatusCode < 200 || resp.StatusCode >= 400 {
+		return fmt.Errorf("HTTP lifecycle hook %s returned status %d", u.String(), resp.StatusCode)
+	}
+	return nil
+}
+
+// resolvePort turns a port number or a named container port into a number.
+func resolvePort(p intstr.IntOrString, c *v1.Container) (int, error) {
+	if p.Type == intstr.Int {
+		return p.IntValue(), nil
+	}
+	if c != nil {
+		for _, cp := range c.Ports {
+			if cp.Name == p.StrVal {
+				return int(cp.ContainerPort), nil
+			}
+		}
+	}
+	if n, err := strconv.Atoi(p.StrVal); err == nil {
+		return n, nil
+	}
+	return 0, fmt.Errorf("port %q: no container port with that name", p.StrVal)
+}

@@ -1,0 +1,143 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// KillPod stops every running container of the pod in parallel, each with
+// its grace period (preStop hook first), then stops all its sandboxes. pod
+// may be nil for a pod only the runtime still knows; grace periods then come
+// from the containers' annotations. gracePeriodOverride, if set, replaces
+// every grace period (0 kills at once). Containers and sandboxes are stopped,
+// not removed: call RemovePod when their status is no longer needed.
+func (m *Manager) KillPod(ctx context.Context, pod *v1.Pod, running *Pod, gracePeriodOverride *int64) error {
+	return m.killPodWithStatus(ctx, pod, running, gracePeriodOverride).Error()
+}
+
+func (m *Manager) killPodWithStatus(ctx context.Context, pod *v1.Pod, running *Pod, override *int64) *SyncResult {
+	res := &SyncResult{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, c := range running.Containers {
+		if c.State != ContainerStateRunning {
+			continue
+		}
+		wg.Add(1)
+		go func(c *Container) {
+			defer wg.Done()
+			var spec *v1.Container
+			if pod != nil {
+				spec = findContainer(pod, c.Name)
+			}
+			err := m.killContainer(ctx, pod, spec, c.ID, KillReasonPodTerminating, override)
+			mu.Lock()
+			res.add(ActionKillContainer, c.Name, err)
+			mu.Unlock()
+		}(c)
+	}
+	wg.Wait()
+	if res.Error() != nil {
+		return res
+	}
+	for _, s := range running.Sandboxes {
+		err := m.cfg.Runtime.StopPodSandbox(ctx, s.ID)
+		if err != nil {
+			err = fail(ErrKillPodSandbox, "pod %s/%s: sandbox %s: %v", running.Namespace, running.Name, s.ID, err)
+		}
+		res.add(ActionKillPodSandbox, s.ID, err)
+	}
+	return res
+}
+
+// killContainer runs the preStop hook within the grace period, then asks the
+// runtime to stop the container with what is left of it (at least the
+// minimum grace period, unless overridden).
+func (m *Manager) killContainer(ctx context.Context, pod *v1.Pod, spec *v1.Container, id string, reason KillReason, override *int64) error {
+	var li labelInfo
+	if pod == nil || spec == nil {
+		// Restore what we need from the container's own labels.
+		st, err := m.cfg.Runtime.ContainerStatus(ctx, id, false)
+		if errors.Is(err, ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return fail(ErrKillContainer, "container %s: %v", id, err)
+		}
+		li = readLabels(st.Status.Labels, st.Status.Annotations)
+	}
+	grace := gracePeriod(pod, spec, li, reason)
+	preStop := li.preStop
+	if spec != nil && spec.Lifecycle != nil {
+		preStop = spec.Lifecycle.PreStop
+	}
+	if preStop != nil && grace > 0 && override == nil {
+		start := m.cfg.Clock.Now()
+		var name string
+		if spec != nil {
+			name = spec.Name
+		}
+		if msg, err := m.runHook(ctx, pod, spec, id, nil, preStop, time.Duration(grace)*time.Second); err != nil {
+			m.log().Info("preStop hook failed", "container", name, "id", id, "error", err.Error(), "output", msg)
+		}
+		grace -= int64(m.cfg.Clock.Since(start) / time.Second)
+	}
+	if min := int64(m.cfg.MinimumGracePeriod / time.Second); grace < min {
+		grace = min
+	}
+	if override != nil {
+		grace = *override
+	}
+	if err := m.cfg.Runtime.StopContainer(ctx, id, grace); err != nil {
+		return fail(ErrKillContainer, "container %s: %v", id, err)
+	}
+	return nil
+}
+
+// RemovePod removes every container and sandbox of the pod with this UID,
+// stopping them first if they still run. It is what the kubelet's garbage
+// collection does for a pod that was deleted.
+func (m *Manager) RemovePod(ctx context.Context, uid types.UID) error {
+	sel := map[string]string{LabelPodUID: string(uid)}
+	containers, err := m.cfg.Runtime.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: sel})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, c := range containers {
+		if err := m.cfg.Runtime.RemoveContainer(ctx, c.Id); err != nil {
+			errs = append(errs, fail(errRemovePodComponents, "container %s: %v", c.Id, err))
+		}
+	}
+	sandboxes, err := m.cfg.Runtime.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: sel})
+	if err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	for _, s := range sandboxes {
+		if err := m.cfg.Runtime.StopPodSandbox(ctx, s.Id); err != nil {
+			errs = append(errs, fail(errRemovePodComponents, "sandbox %s: %v", s.Id, err))
+			continue
+		}
+		if err := m.cfg.Runtime.RemovePodSandbox(ctx, s.Id); err != nil {
+			errs = append(errs, fail(errRemovePodComponents, "sandbox %s: %v", s.Id, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func findContainer(pod *v1.Pod, name string) *v1.Container {
+	for _, cs := range [][]v1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+		for i := range cs {
+			if cs[i].Name == name {
+				return &cs[i]
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,286 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	internalapi "k8s.io/cri-api/pkg/apis"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/nodekit-dev/nodekit/resources"
+)
+
+// RuntimeService is the part of a CRI runtime the Manager uses. *Client
+// implements it, as does anything that implements the cri-api's own
+// internalapi.RuntimeService.
+type RuntimeService interface {
+	RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandboxConfig, runtimeHandler string) (string, error)
+	StopPodSandbox(ctx context.Context, id string) error
+	RemovePodSandbox(ctx context.Context, id string) error
+	PodSandboxStatus(ctx context.Context, id string, verbose bool) (*runtimeapi.PodSandboxStatusResponse, error)
+	ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error)
+	CreateContainer(ctx context.Context, sandboxID string, config *runtimeapi.ContainerConfig, sandboxConfig *runtimeapi.PodSandboxConfig) (string, error)
+	StartContainer(ctx context.Context, id string) error
+	StopContainer(ctx context.Context, id string, timeout int64) error
+	RemoveContainer(ctx context.Context, id string) error
+	ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error)
+	ContainerStatus(ctx context.Context, id string, verbose bool) (*runtimeapi.ContainerStatusResponse, error)
+	ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) ([]byte, []byte, error)
+}
+
+// ImageService is the part of the CRI image service the Manager uses.
+type ImageService interface {
+	ImageStatus(ctx context.Context, image *runtimeapi.ImageSpec, verbose bool) (*runtimeapi.ImageStatusResponse, error)
+	PullImage(ctx context.Context, image *runtimeapi.ImageSpec, auth *runtimeapi.AuthConfig, sandboxConfig *runtimeapi.PodSandboxConfig) (string, error)
+}
+
+var (
+	_ RuntimeService = internalapi.RuntimeService(nil)
+	_ ImageService   = internalapi.ImageManagerService(nil)
+)
+
+// MountProvider returns the CRI mounts of a container (volumes are the
+// caller's business; the manager only passes them on).
+type MountProvider func(pod *v1.Pod, c *v1.Container) ([]*runtimeapi.Mount, error)
+
+// ManagerConfig configures a Manager. Zero fields take the kubelet's defaults.
+type ManagerConfig struct {
+	Runtime RuntimeService
+	Images  ImageService
+	// RuntimeHandler is the RuntimeClass handler for sandboxes ("" = default).
+	RuntimeHandler string
+	// PodLogsDir is the root of container logs (default /var/log/pods).
+	PodLogsDir string
+	// DNS configures sandbox DNS (default: HostDNS("/etc/resolv.conf", nil, "")).
+	DNS DNSConfigurer
+	// Mounts gives each container its mounts (default none).
+	Mounts MountProvider
+	// Resources tunes container resources (node memory, CFS quota).
+	Resources resources.Options
+	// HostIP is reported to containers through the downward API.
+	HostIP string
+	// Clock drives restart back-off (default: wall clock).
+	Clock clock.Clock
+	// BackOff is the CrashLoopBackOff tracker (default 10s doubling to 5m).
+	BackOff *Backoff
+	// ImageBackOff is the ImagePullBackOff tracker (default 10s doubling to 5m).
+	ImageBackOff *Backoff
+	// MinimumGracePeriod is the floor of a kill's grace period (kubelet: 2s).
+	MinimumGracePeriod time.Duration
+	Log                logr.Logger
+}
+
+// Manager is the kubelet's "kuberuntime" layer: it turns *v1.Pod specs into
+// CRI sandboxes and containers, and reads back their status.
+type Manager struct {
+	cfg ManagerConfig
+}
+
+// NewManager returns a Manager with the kubelet's defaults filled in.
+func NewManager(cfg ManagerConfig) (*Manager, error) {
+	if cfg.Runtime == nil || cfg.Images == nil {
+		return nil, errors.New("runtime manager: Runtime and Images are required")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.DNS == nil {
+		cfg.DNS = HostDNS("/etc/resolv.conf", nil, "")
+	}
+	if cfg.BackOff == nil {
+		cfg.BackOff = NewBackoff(cfg.Clock, DefaultBackOffInitial, DefaultBackOffMax)
+	}
+	if cfg.ImageBackOff == nil {
+		cfg.ImageBackOff = NewBackoff(cfg.Clock, DefaultBackOffInitial, DefaultBackOffMax)
+	}
+	if cfg.MinimumGracePeriod == 0 {
+		cfg.MinimumGracePeriod = 2 * time.Second
+	}
+	if cfg.PodLogsDir == "" {
+		cfg.PodLogsDir = DefaultPodLogsDir
+	}
+	return &Manager{cfg: cfg}, nil
+}
+
+// GetPods lists the pods the runtime knows, from the manager's labels. With
+// all=false only running containers and ready sandboxes are included.
+func (m *Manager) GetPods(ctx context.Context, all bool) ([]*Pod, error) {
+	var sf *runtimeapi.PodSandboxFilter
+	var cf *runtimeapi.ContainerFilter
+	if !all {
+		sf = &runtimeapi.PodSandboxFilter{State: &runtimeapi.PodSandboxStateValue{State: runtimeapi.PodSandboxState_SANDBOX_READY}}
+		cf = &runtimeapi.ContainerFilter{State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING}}
+	}
+	sandboxes, err := m.cfg.Runtime.ListPodSandbox(ctx, sf)
+	if err != nil {
+		return nil, err
+	}
+	containers, err := m.cfg.Runtime.ListContainers(ctx, cf)
+	if err != nil {
+		return nil, err
+	}
+	return GroupPods(sandboxes, containers), nil
+}
+
+// GroupPods groups CRI sandboxes and containers into Pods by their pod UID
+// label, sorted by UID so results are stable. Objects without the label were
+// not made by a kubelet and are left out.
+func GroupPods(sandboxes []*runtimeapi.PodSandbox, containers []*runtimeapi.Container) []*Pod {
+	pods := map[types.UID]*Pod{}
+	get := func(li labelInfo) *Pod {
+		p := pods[li.podUID]
+		if p == nil {
+			p = &Pod{ID: li.podUID, Name: li.podName, Namespace: li.podNamespace}
+			pods[li.podUID] = p
+		}
+		return p
+	}
+	for _, s := range sandboxes {
+		li := readLabels(s.Labels, nil)
+		if li.podUID == "" {
+			continue
+		}
+		p := get(li)
+		st := ContainerStateExited
+		if s.State == runtimeapi.PodSandboxState_SANDBOX_READY {
+			st = ContainerStateRunning
+		}
+		p.Sandboxes = append(p.Sandboxes, &Container{ID: s.Id, Name: sandboxContainerName, State: st, SandboxID: s.Id, CreatedAt: s.CreatedAt})
+	}
+	for _, c := range containers {
+		li := readLabels(c.Labels, c.Annotations)
+		if li.podUID == "" {
+			continue
+		}
+		get(li).Containers = append(get(li).Containers, &Container{
+			ID: c.Id, Name: c.GetMetadata().GetName(), Image: c.GetImage().GetImage(), ImageRef: c.ImageRef,
+			Hash: li.hash, State: StateFromCRI(c.State), SandboxID: c.PodSandboxId, CreatedAt: c.CreatedAt,
+		})
+	}
+	out := make([]*Pod, 0, len(pods))
+	for _, p := range pods {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// GetPodStatus reads the status of every sandbox and container of the pod
+// with this UID, newest first, and the IPs of its newest ready sandbox.
+func (m *Manager) GetPodStatus(ctx context.Context, uid types.UID, name, namespace string) (*PodStatus, error) {
+	sel := map[string]string{LabelPodUID: string(uid)}
+	sandboxes, err := m.cfg.Runtime.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: sel})
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(sandboxes, func(i, j int) bool { return sandboxes[i].CreatedAt > sandboxes[j].CreatedAt })
+	ps := &PodStatus{ID: uid, Name: name, Namespace: namespace}
+	for i, s := range sandboxes {
+		r, err := m.cfg.Runtime.PodSandboxStatus(ctx, s.Id, false)
+		if errors.Is(err, ErrNotFound) {
+			continue // removed between list and status
+		}
+		if err != nil {
+			return nil, err
+		}
+		ps.SandboxStatuses = append(ps.SandboxStatuses, r.Status)
+		if i == 0 && r.Status.State == runtimeapi.PodSandboxState_SANDBOX_READY {
+			ps.IPs = sandboxIPs(r.Status)
+		}
+	}
+	containers, err := m.cfg.Runtime.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: sel})
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range containers {
+		r, err := m.cfg.Runtime.ContainerStatus(ctx, c.Id, false)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		ps.ContainerStatuses = append(ps.ContainerStatuses, toContainerStatus(r.Status, c.PodSandboxId))
+	}
+	sort.SliceStable(ps.ContainerStatuses, func(i, j int) bool {
+		return ps.ContainerStatuses[i].CreatedAt.After(ps.ContainerStatuses[j].CreatedAt)
+	})
+	return ps, nil
+}
+
+func sandboxIPs(s *runtimeapi.PodSandboxStatus) []string {
+	if s.Network == nil || s.Network.Ip == "" {
+		return nil
+	}
+	ips := []string{s.Network.Ip}
+	for _, ip := range s.Network.AdditionalIps {
+		ips = append(ips, ip.Ip)
+	}
+	return ips
+}
+
+func toContainerStatus(s *runtimeapi.ContainerStatus, sandboxID string) *ContainerStatus {
+	li := readLabels(s.Labels, s.Annotations)
+	cs := &ContainerStatus{
+		ID: s.Id, Name: s.GetMetadata().GetName(), State: StateFromCRI(s.State),
+		CreatedAt: unixNano(s.CreatedAt), StartedAt: unixNano(s.StartedAt), FinishedAt: unixNano(s.FinishedAt),
+		ExitCode: int(s.ExitCode), Image: s.GetImage().GetImage(), ImageRef: s.ImageRef,
+		Hash: li.hash, RestartCount: li.restartCount, Reason: s.Reason, Message: s.Message,
+		SandboxID: sandboxID, Resources: s.Resources,
+	}
+	if li.containerName != "" {
+		cs.Name = li.containerName
+	}
+	return cs
+}
+
+func unixNano(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
+}
+
+// gracePeriod is the kubelet's setTerminationGracePeriod: the pod's
+// deletion grace period if it is being deleted, else its
+// terminationGracePeriodSeconds (default 30), or, for a kill caused by a
+// failed liveness or startup probe, the probe's own grace period if set. A
+// pod that is gone is read from the container's annotations.
+func gracePeriod(pod *v1.Pod, c *v1.Container, li labelInfo, reason KillReason) int64 {
+	g := int64(v1.DefaultTerminationGracePeriodSeconds)
+	switch {
+	case pod == nil:
+		if li.gracePeriod != nil {
+			g = *li.gracePeriod
+		}
+		return g
+	case pod.DeletionGracePeriodSeconds != nil:
+		return *pod.DeletionGracePeriodSeconds
+	case pod.Spec.TerminationGracePeriodSeconds != nil:
+		g = *pod.Spec.TerminationGracePeriodSeconds
+	}
+	if c != nil {
+		var probe *v1.Probe
+		switch reason {
+		case KillReasonLivenessProbe:
+			probe = c.LivenessProbe
+		case KillReasonStartupProbe:
+			probe = c.StartupProbe
+		}
+		if probe != nil && probe.TerminationGracePeriodSeconds != nil {
+			g = *probe.TerminationGracePeriodSeconds
+		}
+	}
+	return g
+}
+
+func (m *Manager) log() logr.Logger { return m.cfg.Log }
+
+func fmtPod(pod *v1.Pod) string { return fmt.Sprintf("%s/%s(%s)", pod.Namespace, pod.Name, pod.UID) }

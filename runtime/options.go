@@ -1,0 +1,66 @@
+package runtime
+
+import (
+	"time"
+
+	"k8s.io/utils/clock"
+)
+
+// Kubelet defaults.
+const (
+	// DefaultRuntimeEndpoint is the kubelet's --container-runtime-endpoint default.
+	DefaultRuntimeEndpoint = "unix:///run/containerd/containerd.sock"
+	// DefaultRequestTimeout is the kubelet's --runtime-request-timeout default.
+	DefaultRequestTimeout = 2 * time.Minute
+	// DefaultImagePullTimeout bounds a pull; the kubelet leaves pulls unbounded
+	// and relies on progress reports, which a thin client does not get.
+	DefaultImagePullTimeout = 10 * time.Minute
+	// DefaultMaxMsgSize is the kubelet's CRI message size limit (16 MiB).
+	DefaultMaxMsgSize = 16 << 20
+	// DefaultReconnectMaxDelay caps gRPC's reconnect backoff so a restarted
+	// runtime is picked up within seconds rather than gRPC's default 2 minutes.
+	DefaultReconnectMaxDelay = 3 * time.Second
+)
+
+type options struct {
+	imageEndpoint     string
+	timeout           time.Duration
+	pullTimeout       time.Duration
+	metrics           *Metrics
+	waitForReady      bool
+	reconnectMaxDelay time.Duration
+	clock             clock.Clock
+	skipVersionCheck  bool
+}
+
+// Option configures Dial.
+type Option func(*options)
+
+// WithImageEndpoint serves images from another endpoint (the kubelet's
+// --image-service-endpoint); by default the runtime endpoint serves both.
+func WithImageEndpoint(endpoint string) Option { return func(o *options) { o.imageEndpoint = endpoint } }
+
+// WithTimeout sets the per-call timeout applied when the caller's context has
+// no earlier deadline (default 2m).
+func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
+
+// WithImagePullTimeout sets the timeout for PullImage (default 10m).
+func WithImagePullTimeout(d time.Duration) Option { return func(o *options) { o.pullTimeout = d } }
+
+// WithMetrics records every call in m (register m with your registry).
+func WithMetrics(m *Metrics) Option { return func(o *options) { o.metrics = m } }
+
+// WithWaitForReady makes calls wait, up to their timeout, for a runtime that
+// is down to come back instead of failing at once with ErrUnavailable.
+func WithWaitForReady(wait bool) Option { return func(o *options) { o.waitForReady = wait } }
+
+// WithReconnectMaxDelay caps the backoff between reconnect attempts (default 3s).
+func WithReconnectMaxDelay(d time.Duration) Option { return func(o *options) { o.reconnectMaxDelay = d } }
+
+// WithClock sets the clock used for backoff bookkeeping in the Manager built
+// on this client; the gRPC layer itself always uses wall time.
+func WithClock(c clock.Clock) Option { return func(o *options) { o.clock = c } }
+
+// WithoutVersionCheck skips the CRI v1 check in Dial, for runtimes that are
+// not up yet when the agent starts; the first call then connects lazily.
+func WithoutVersionCheck() Option { return func(o *options) { o.skipVersionCheck = true } }

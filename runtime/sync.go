@@ -1,0 +1,253 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// SyncOptions are the per-call inputs of SyncPod.
+type SyncOptions struct {
+	// CgroupParent is the pod's cgroup (from the cgroup manager).
+	CgroupParent string
+	// Probes reports failed liveness/startup probes (nil: none failed).
+	Probes ProbeResults
+}
+
+// SyncPod brings the pod's sandbox and containers in line with its spec,
+// given the status last read from the runtime (nil for none):
+//  1. compute the actions (ComputePodActions);
+//  2. kill the pod when the sandbox must be recreated, else kill the
+//     containers that must go;
+//  3. create the sandbox if needed;
+//  4. start the next init container, or else the containers to start, each
+//     after its CrashLoopBackOff and image pull.
+//
+// A failing container does not stop the others; every step is in the result.
+func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, status *PodStatus, opts SyncOptions) *SyncResult {
+	if status == nil {
+		status = &PodStatus{ID: pod.UID, Name: pod.Name, Namespace: pod.Namespace}
+	}
+	res := &SyncResult{}
+	a := ComputePodActions(pod, status, opts.Probes)
+
+	if a.KillPod {
+		kill := m.killPodWithStatus(ctx, pod, PodFromStatus(status), nil)
+		res.Steps = append(res.Steps, kill.Steps...)
+		if kill.Error() != nil {
+			return res
+		}
+		if a.CreateSandbox {
+			m.removeInitContainers(ctx, pod, status)
+		}
+	} else {
+		for id, k := range a.ContainersToKill {
+			err := m.killContainer(ctx, pod, k.Container, id, k.Reason, nil)
+			res.add(ActionKillContainer, k.Name, err)
+			if err != nil {
+				return res
+			}
+		}
+	}
+	if a.NextInitContainerToStart != nil {
+		m.pruneInitContainers(ctx, pod, status)
+	}
+
+	sandboxID := a.SandboxID
+	podIPs := status.IPs
+	sandboxCfg, err := m.SandboxConfig(pod, a.Attempt, opts.CgroupParent)
+	if err != nil {
+		res.add(ActionCreatePodSandbox, podRef(pod), fail(ErrConfigPodSandbox, "%v", err))
+		return res
+	}
+	if a.CreateSandbox {
+		if sandboxID, podIPs, err = m.createSandbox(ctx, pod, sandboxCfg); err != nil {
+			res.add(ActionCreatePodSandbox, podRef(pod), err)
+			return res
+		}
+		res.add(ActionCreatePodSandbox, podRef(pod), nil)
+	}
+	if sandboxID == "" {
+		return res // nothing to run: the pod is done
+	}
+
+	start := func(action SyncAction, c *v1.Container) error {
+		if err := m.checkBackOff(pod, c, status); err != nil {
+			res.add(action, c.Name, err)
+			return err
+		}
+		err := m.startContainer(ctx, sandboxID, sandboxCfg, pod, c, status, podIPs)
+		res.add(action, c.Name, err)
+		return err
+	}
+	if c := a.NextInitContainerToStart; c != nil {
+		_ = start(ActionInitContainer, c)
+		return res // one init container per sync, as the kubelet does
+	}
+	for _, i := range a.ContainersToStart {
+		_ = start(ActionStartContainer, &pod.Spec.Containers[i])
+	}
+	return res
+}
+
+func (m *Manager) createSandbox(ctx context.Context, pod *v1.Pod, cfg *runtimeapi.PodSandboxConfig) (string, []string, error) {
+	if err := os.MkdirAll(cfg.LogDirectory, 0o755); err != nil {
+		return "", nil, fail(ErrCreatePodSandbox, "pod %s: log directory: %v", podRef(pod), err)
+	}
+	id, err := m.cfg.Runtime.RunPodSandbox(ctx, cfg, m.cfg.RuntimeHandler)
+	if err != nil {
+		return "", nil, fail(ErrCreatePodSandbox, "pod %s: %v", podRef(pod), err)
+	}
+	st, err := m.cfg.Runtime.PodSandboxStatus(ctx, id, false)
+	if err != nil {
+		return "", nil, fail(ErrPodSandboxStatus, "pod %s: sandbox %s: %v", podRef(pod), id, err)
+	}
+	var ips []string
+	if !pod.Spec.HostNetwork {
+		ips = sandboxIPs(st.Status)
+	}
+	return id, ips, nil
+}
+
+// checkBackOff applies CrashLoopBackOff to a container whose last instance
+// exited: the first restart is immediate, later ones wait 10s, 20s, ... 5m
+// after the last exit.
+func (m *Manager) checkBackOff(pod *v1.Pod, c *v1.Container, status *PodStatus) error {
+	var last *ContainerStatus
+	for _, cs := range status.ContainerStatuses {
+		if cs.Name == c.Name && cs.State == ContainerStateExited {
+			last = cs
+			break
+		}
+	}
+	if last == nil {
+		return nil
+	}
+	key := backoffKey(pod, c)
+	if m.cfg.BackOff.IsInBackOffSince(key, last.FinishedAt) {
+		return fail(ErrCrashLoopBackOff, "back-off %s restarting failed container=%s pod=%s",
+			m.cfg.BackOff.Get(key), c.Name, fmtPod(pod))
+	}
+	m.cfg.BackOff.Next(key, last.FinishedAt)
+	return nil
+}
+
+func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxCfg *runtimeapi.PodSandboxConfig,
+	pod *v1.Pod, c *v1.Container, status *PodStatus, podIPs []string) error {
+	if err := ValidateContainer(c); err != nil {
+		return fail(ErrCreateConfig, "pod %s: %v", podRef(pod), err)
+	}
+	imageRef, err := m.ensureImage(ctx, pod, c, sandboxCfg)
+	if err != nil {
+		return err
+	}
+	restartCount := 0
+	if cs := status.FindContainerStatusByName(c.Name); cs != nil {
+		restartCount = cs.RestartCount + 1
+	} else {
+		// Containers may have been removed while their logs stayed: keep counting.
+		restartCount = restartCountFromLogs(filepath.Join(sandboxCfg.LogDirectory, c.Name))
+	}
+	var mounts []*runtimeapi.Mount
+	if m.cfg.Mounts != nil {
+		if mounts, err = m.cfg.Mounts(pod, c); err != nil {
+			return fail(ErrCreateConfig, "pod %s: container %s: volumes: %v", podRef(pod), c.Name, err)
+		}
+	}
+	cfg, err := m.ContainerConfig(pod, c, ContainerInput{RestartCount: restartCount, ImageRef: imageRef, PodIPs: podIPs, Mounts: mounts})
+	if err != nil {
+		return fail(ErrCreateConfig, "pod %s: %v", podRef(pod), err)
+	}
+	id, err := m.cfg.Runtime.CreateContainer(ctx, sandboxID, cfg, sandboxCfg)
+	if err != nil {
+		return fail(ErrCreateContainer, "pod %s: container %s: %v", podRef(pod), c.Name, err)
+	}
+	if err := m.cfg.Runtime.StartContainer(ctx, id); err != nil {
+		return fail(ErrRunContainer, "pod %s: container %s: %v", podRef(pod), c.Name, err)
+	}
+	if c.Lifecycle != nil && c.Lifecycle.PostStart != nil {
+		if msg, err := m.runHook(ctx, pod, c, id, podIPs, c.Lifecycle.PostStart, 0); err != nil {
+			// The kubelet kills a container whose postStart hook failed.
+			kerr := m.killContainer(ctx, pod, c, id, "FailedPostStartHook", nil)
+			return fail(ErrPostStartHook, "pod %s: container %s: postStart hook failed: %v %s (kill: %v)", podRef(pod), c.Name, err, msg, kerr)
+		}
+	}
+	return nil
+}
+
+func restartCountFromLogs(dir string) int {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	count := 0
+	for _, e := range entries {
+		n, err := strconv.Atoi(strings.TrimSuffix(e.Name(), ".log"))
+		if err == nil && strings.HasSuffix(e.Name(), ".log") && n+1 > count {
+			count = n + 1
+		}
+	}
+	return count
+}
+
+// removeInitContainers removes every init container instance, before a new
+// sandbox reruns initialization from the start.
+func (m *Manager) removeInitContainers(ctx context.Context, pod *v1.Pod, status *PodStatus) {
+	for i := range pod.Spec.InitContainers {
+		for _, cs := range status.ContainerStatuses {
+			if cs.Name == pod.Spec.InitContainers[i].Name && cs.State != ContainerStateRunning {
+				if err := m.cfg.Runtime.RemoveContainer(ctx, cs.ID); err != nil {
+					m.log().Error(err, "removing init container", "pod", fmtPod(pod), "container", cs.Name)
+				}
+			}
+		}
+	}
+}
+
+// pruneInitContainers keeps only the newest exited instance of each init
+// container, so restarts don't pile up dead containers.
+func (m *Manager) pruneInitContainers(ctx context.Context, pod *v1.Pod, status *PodStatus) {
+	for i := range pod.Spec.InitContainers {
+		seen := false
+		for _, cs := range status.ContainerStatuses {
+			if cs.Name != pod.Spec.InitContainers[i].Name || cs.State != ContainerStateExited {
+				continue
+			}
+			if !seen {
+				seen = true
+				continue
+			}
+			if err := m.cfg.Runtime.RemoveContainer(ctx, cs.ID); err != nil && !errors.Is(err, ErrNotFound) {
+				m.log().Error(err, "pruning init container", "pod", fmtPod(pod), "container", cs.Name)
+			}
+		}
+	}
+}
+
+// PodFromStatus lists a status's running containers and all its sandboxes
+// as a Pod (the kubelet's ConvertPodStatusToRunningPod),
+// for KillPod.
+func PodFromStatus(s *PodStatus) *Pod {
+	p := &Pod{ID: s.ID, Name: s.Name, Namespace: s.Namespace}
+	for _, cs := range s.ContainerStatuses {
+		if cs.State == ContainerStateRunning {
+			p.Containers = append(p.Containers, &Container{ID: cs.ID, Name: cs.Name, Image: cs.Image, ImageRef: cs.ImageRef,
+				Hash: cs.Hash, State: cs.State, SandboxID: cs.SandboxID, CreatedAt: cs.CreatedAt.UnixNano()})
+		}
+	}
+	for _, ss := range s.SandboxStatuses {
+		st := ContainerStateExited
+		if ss.State == runtimeapi.PodSandboxState_SANDBOX_READY {
+			st = ContainerStateRunning
+		}
+		p.Sandboxes = append(p.Sandboxes, &Container{ID: ss.Id, Name: sandboxContainerName, State: st, SandboxID: ss.Id, CreatedAt: ss.CreatedAt})
+	}
+	return p
+}
+
