@@ -20,15 +20,15 @@ const (
 	LabelPodUID        = "io.kubernetes.pod.uid"
 	LabelContainerName = "io.kubernetes.container.name"
 
-	AnnotationContainerHash           = "io.kubernetes.container.hash"
-	AnnotationRestartCount            = "io.kubernetes.container.restartCount"
-	AnnotationTerminationMessagePath  = "io.kubernetes.container.terminationMessagePath"
-	AnnotationTerminationMsgPolicy    = "io.kubernetes.container.terminationMessagePolicy"
-	AnnotationPreStopHandler          = "io.kubernetes.container.preStopHandler"
-	AnnotationContainerPorts          = "io.kubernetes.container.ports"
-	AnnotationPodDeletionGracePeriod  = "io.kubernetes.pod.deletionGracePeriod"
-	AnnotationPodTerminationGrace     = "io.kubernetes.pod.terminationGracePeriod"
-	sandboxContainerName              = "POD"
+	AnnotationContainerHash          = "io.kubernetes.container.hash"
+	AnnotationRestartCount           = "io.kubernetes.container.restartCount"
+	AnnotationTerminationMessagePath = "io.kubernetes.container.terminationMessagePath"
+	AnnotationTerminationMsgPolicy   = "io.kubernetes.container.terminationMessagePolicy"
+	AnnotationPreStopHandler         = "io.kubernetes.container.preStopHandler"
+	AnnotationContainerPorts         = "io.kubernetes.container.ports"
+	AnnotationPodDeletionGracePeriod = "io.kubernetes.pod.deletionGracePeriod"
+	AnnotationPodTerminationGrace    = "io.kubernetes.pod.terminationGracePeriod"
+	sandboxContainerName             = "POD"
 )
 
 // HashContainer is the kubelet's container hash (since v1.31): FNV-32a over

@@ -38,7 +38,9 @@ type Option func(*options)
 
 // WithImageEndpoint serves images from another endpoint (the kubelet's
 // --image-service-endpoint); by default the runtime endpoint serves both.
-func WithImageEndpoint(endpoint string) Option { return func(o *options) { o.imageEndpoint = endpoint } }
+func WithImageEndpoint(endpoint string) Option {
+	return func(o *options) { o.imageEndpoint = endpoint }
+}
 
 // WithTimeout sets the per-call timeout applied when the caller's context has
 // no earlier deadline (default 2m).
@@ -55,7 +57,9 @@ func WithMetrics(m *Metrics) Option { return func(o *options) { o.metrics = m } 
 func WithWaitForReady(wait bool) Option { return func(o *options) { o.waitForReady = wait } }
 
 // WithReconnectMaxDelay caps the backoff between reconnect attempts (default 3s).
-func WithReconnectMaxDelay(d time.Duration) Option { return func(o *options) { o.reconnectMaxDelay = d } }
+func WithReconnectMaxDelay(d time.Duration) Option {
+	return func(o *options) { o.reconnectMaxDelay = d }
+}
 
 // WithClock sets the clock used for backoff bookkeeping in the Manager built
 // on this client; the gRPC layer itself always uses wall time.

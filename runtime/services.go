@@ -176,7 +176,9 @@ func (c *Client) ExecSync(ctx context.Context, id string, cmd []string, timeout 
 // ExitError is a command that ran and exited non-zero.
 type ExitError struct{ Code int32 }
 
-func (e *ExitError) Error() string { return "command terminated with non-zero exit code " + strconv.Itoa(int(e.Code)) }
+func (e *ExitError) Error() string {
+	return "command terminated with non-zero exit code " + strconv.Itoa(int(e.Code))
+}
 
 // Exec returns the streaming URL for an interactive exec.
 func (c *Client) Exec(ctx context.Context, req *runtimeapi.ExecRequest) (*runtimeapi.ExecResponse, error) {

@@ -250,4 +250,3 @@ func PodFromStatus(s *PodStatus) *Pod {
 	}
 	return p
 }
-
