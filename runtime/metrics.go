@@ -60,6 +60,13 @@ func (m *Metrics) observe(op string, start time.Time, err error) {
 	}
 }
 
+// streamError counts an error that ended a stream after it opened.
+func (m *Metrics) streamError(op string) {
+	if m != nil {
+		m.errs.WithLabelValues(op).Inc()
+	}
+}
+
 // operationNames maps CRI methods to the kubelet's operation_type label
 // values (pkg/kubelet/kuberuntime/instrumented_services.go).
 var operationNames = map[string]string{

@@ -204,31 +204,29 @@ func (c *Client) CheckpointContainer(ctx context.Context, req *runtimeapi.Checkp
 
 // GetContainerEvents streams container events into ch until the stream or
 // ctx ends; established, if not nil, is called once the stream is open. The
-// returned error is typed (errors.Is(err, ErrUnimplemented) for containerd 1.6).
+// returned error is typed: errors.Is(err, ErrUnimplemented) for a runtime
+// without events (containerd 1.6).
 func (c *Client) GetContainerEvents(ctx context.Context, ch chan *runtimeapi.ContainerEventResponse, established func(runtimeapi.RuntimeService_GetContainerEventsClient)) error {
 	const op = "get_container_events"
 	start := time.Now()
 	stream, err := c.rs.GetContainerEvents(ctx, &runtimeapi.GetEventsRequest{})
+	err = wrapError(op, err)
+	c.opts.metrics.observe(op, start, err)
 	if err != nil {
-		err = wrapError(op, err)
-		c.opts.metrics.observe(op, start, err)
 		return err
 	}
-	// The stream is established only once the first header arrives; an
-	// Unimplemented runtime fails here.
-	if _, err := stream.Header(); err != nil {
-		err = wrapError(op, err)
-		c.opts.metrics.observe(op, start, err)
-		return err
-	}
-	c.opts.metrics.observe(op, start, nil)
+	// As in the kubelet's client, the stream counts as established once
+	// opened; a runtime without the method (containerd 1.6) answers
+	// Unimplemented on the first Recv.
 	if established != nil {
 		established(stream)
 	}
 	for {
 		ev, err := stream.Recv()
 		if err != nil {
-			return wrapError(op, err)
+			err = wrapError(op, err)
+			c.opts.metrics.streamError(op)
+			return err
 		}
 		select {
 		case ch <- ev:
