@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -119,7 +120,13 @@ func (c *Client) intercept(ctx context.Context, method string, req, reply any, c
 	start := time.Now()
 	err := invoker(ctx, method, req, reply, cc, opts...)
 	c.opts.metrics.observe(op, start, err)
-	return wrapError(op, err)
+	err = wrapError(op, err)
+	if errors.Is(err, ErrUnavailable) {
+		// Skip the rest of the reconnect backoff: the next call tries at once,
+		// so a restarted runtime is used as soon as it is back.
+		cc.ResetConnectBackoff()
+	}
+	return err
 }
 
 // Close closes the connections (the context is unused; it is part of the

@@ -172,3 +172,33 @@ func RepoRoot(t testing.TB) string {
 		dir = parent
 	}
 }
+
+// PrivateContainerd starts a containerd of the test's own (state in a fresh
+// directory) with hack/containerd-up.sh, for tests that kill and restart the
+// runtime without disturbing other tests; it is purged when the test ends.
+func PrivateContainerd(t testing.TB, name string) Containerd {
+	t.Helper()
+	dir := filepath.Join(os.TempDir(), "nodekit-"+name+"-"+strconv.Itoa(os.Getpid()))
+	root := RepoRoot(t)
+	env := append(os.Environ(), "NODEKIT_CONTAINERD_DIR="+dir)
+	t.Cleanup(func() {
+		cmd := exec.Command("bash", filepath.Join(root, "hack", "containerd-down.sh"), "--purge")
+		cmd.Env = env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("containerd-down.sh --purge (%s): %v\n%s", dir, err, out)
+		}
+	})
+	cmd := exec.Command("bash", filepath.Join(root, "hack", "containerd-up.sh"))
+	cmd.Env = env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("containerd-up.sh (%s): %v\n%s", dir, err, out)
+	}
+	ctr, _ := exec.LookPath("ctr")
+	return Containerd{
+		Endpoint: "unix://" + filepath.Join(dir, "containerd.sock"),
+		Dir:      dir,
+		PIDFile:  filepath.Join(dir, "containerd.pid"),
+		ImageDir: filepath.Join(dir, "images"),
+		Ctr:      ctr,
+	}
+}
