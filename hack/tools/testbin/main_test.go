@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+)
+
+func TestRunInstantModes(t *testing.T) {
+	for _, tc := range []struct {
+		args           []string
+		code           int
+		stdout, stderr string
+	}{
+		{args: []string{"echo", "hi"}, stdout: "hi\n"},
+		{args: []string{"echo", "a", "b  c"}, stdout: "a b  c\n"},
+		{args: []string{"echo"}, stdout: "\n"},
+		{args: []string{"exit"}, stdout: "exiting with 0\n"},
+		{args: []string{"exit", "3"}, code: 3, stdout: "exiting with 3\n"},
+		{args: []string{"exit", "x"}, code: 2, stderr: "testbin: exit: bad N \"x\"\n"},
+		{args: []string{"stderr", "oops", "now"}, stderr: "oops now\n"},
+		{args: []string{"sleep", "0.01"}},
+		{args: []string{"alloc"}, code: 2, stderr: "testbin: alloc: MB is required\n"},
+		{args: []string{"bogus"}, code: 2, stderr: "testbin: unknown mode \"bogus\"\n"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(tc.args, &out, &errb)
+		if code != tc.code || out.String() != tc.stdout || errb.String() != tc.stderr {
+			t.Errorf("run(%q) = %d, stdout %q, stderr %q; want %d, %q, %q",
+				tc.args, code, out.String(), errb.String(), tc.code, tc.stdout, tc.stderr)
+		}
+	}
+}
+
+func get(t *testing.T, base, path string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(base + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestServeHandler(t *testing.T) {
+	s := newServer(0)
+	exited := make(chan int, 1)
+	s.exit = func(code int) { exited <- code }
+	ts := httptest.NewServer(s.handler())
+	defer ts.Close()
+
+	steps := []struct {
+		path string
+		code int
+		body string
+	}{
+		{"/healthz", 200, "ok"},
+		{"/healthz/fail", 200, "ok"},
+		{"/healthz", 500, "unhealthy"},
+		{"/healthz/ok", 200, "ok"},
+		{"/healthz", 200, "ok"},
+		{"/readyz", 200, "ready"},
+		{"/readyz/fail", 200, "ok"},
+		{"/readyz", 503, "not ready"},
+		{"/readyz/ok", 200, "ok"},
+		{"/readyz", 200, "ready"},
+		{"/exit?code=7", 200, "exiting with 7"},
+	}
+	for _, st := range steps {
+		if code, body := get(t, ts.URL, st.path); code != st.code || body != st.body {
+			t.Errorf("GET %s = %d %q, want %d %q", st.path, code, body, st.code, st.body)
+		}
+	}
+	select {
+	case c := <-exited:
+		if c != 7 {
+			t.Errorf("exit code %d, want 7", c)
+		}
+	case <-time.After(2 * time.Second):
+		t.Error("/exit did not exit")
+	}
+}
+
+func TestUnhealthyAfter(t *testing.T) {
+	s := newServer(time.Millisecond)
+	ts := httptest.NewServer(s.handler())
+	defer ts.Close()
+	time.Sleep(5 * time.Millisecond)
+	if code, _ := get(t, ts.URL, "/healthz"); code != 500 {
+		t.Errorf("healthz after UNHEALTHY_AFTER = %d, want 500", code)
+	}
+	get(t, ts.URL, "/healthz/ok")
+	if code, _ := get(t, ts.URL, "/healthz"); code != 200 {
+		t.Errorf("healthz after /healthz/ok = %d, want 200", code)
+	}
+}
