@@ -76,6 +76,18 @@ func (b *Backoff) IsInBackOffSince(key string, eventTime time.Time) bool {
 	return b.clock.Since(eventTime) < e.delay
 }
 
+// IsInBackOffSinceUpdate reports whether eventTime is within the delay of
+// the last recorded failure (the kubelet's image-pull back-off).
+func (b *Backoff) IsInBackOffSinceUpdate(key string, eventTime time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e, ok := b.entries[key]
+	if !ok || b.expired(e, eventTime) {
+		return false
+	}
+	return eventTime.Sub(e.lastUpdate) < e.delay
+}
+
 // GC forgets entries idle for more than twice the maximum delay.
 func (b *Backoff) GC() {
 	b.mu.Lock()

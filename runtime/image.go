@@ -32,7 +32,7 @@ func (m *Manager) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container,
 	}
 	key := string(pod.UID) + "_" + c.Image
 	now := m.cfg.Clock.Now()
-	if m.cfg.ImageBackOff.IsInBackOffSince(key, now) {
+	if m.cfg.ImageBackOff.IsInBackOffSinceUpdate(key, now) {
 		return "", fail(ErrImagePullBackOff, "pod %s: container %s: Back-off pulling image %q", podRef(pod), c.Name, c.Image)
 	}
 	ref, err := m.cfg.Images.PullImage(ctx, spec, nil, sandboxCfg)

@@ -210,7 +210,11 @@ func (m *Manager) GetPodStatus(ctx context.Context, uid types.UID, name, namespa
 		ps.ContainerStatuses = append(ps.ContainerStatuses, toContainerStatus(r.Status, c.PodSandboxId))
 	}
 	sort.SliceStable(ps.ContainerStatuses, func(i, j int) bool {
-		return ps.ContainerStatuses[i].CreatedAt.After(ps.ContainerStatuses[j].CreatedAt)
+		a, b := ps.ContainerStatuses[i], ps.ContainerStatuses[j]
+		if !a.CreatedAt.Equal(b.CreatedAt) {
+			return a.CreatedAt.After(b.CreatedAt)
+		}
+		return a.RestartCount > b.RestartCount // same clock tick: the later attempt is newer
 	})
 	return ps, nil
 }

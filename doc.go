@@ -1,0 +1,27 @@
+// Package nodekit is an embeddable library of kubelet building blocks: the
+// kubelet's machinery as small, independent packages a custom node agent can
+// import, or use as fakes to unit-test a controller.
+//
+//	runtime/      CRI client and pod-level runtime manager (kuberuntime)
+//	runtime/fake  in-memory CRI runtime served over real gRPC, for tests
+//	runtime/runtimetest  CRI contract suite (fake and containerd pass it)
+//	resources/    QoS class, CPU shares/quota, OOM score: the kubelet's formulas
+//	pleg/         pod lifecycle event generator (planned)
+//	statuscache/  pod status cache and status sync (planned)
+//	prober/       liveness, readiness and startup probes (planned)
+//	eviction/, gc/, podsource/, cgroupmgr/  (planned)
+//	examples/kubelet  a node agent composed from the packages
+//
+// Wiring a pod onto containerd takes a few lines:
+//
+//	client, err := runtime.Dial(ctx, "unix:///run/containerd/containerd.sock")
+//	if err != nil {
+//		return err
+//	}
+//	defer client.Close(ctx)
+//	mgr, _ := runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client})
+//	status, _ := mgr.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
+//	if err := mgr.SyncPod(ctx, pod, status, runtime.SyncOptions{}).Error(); err != nil {
+//		log.Print(err) // e.g. CrashLoopBackOff: retried on the next sync
+//	}
+package nodekit

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# hack/test.sh - the project's test command (README, .ci/run): unit tests,
+# the real-part tests (build tag "integration") against a throwaway containerd,
+# and every benchmark once with a short -benchtime, all with -race.
+#
+# Needs root and Debian (apt) for containerd; installs what is missing.
+# Env: NODEKIT_KEEP_CONTAINERD=1 leaves containerd running afterwards;
+#      BENCHTIME (default 20x) is the -benchtime of the benchmark pass.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+export PATH=/usr/local/go/bin:$PATH:/usr/local/sbin:/usr/sbin:/sbin
+log() { echo "[test.sh +${SECONDS}s] $*" >&2; }
+
+command -v go >/dev/null || { log "go not found (expected /usr/local/go/bin/go)"; exit 1; }
+[[ $(id -u) == 0 ]] || { log "must run as root (containerd, cgroups)"; exit 1; }
+# -race needs cgo.
+command -v gcc >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev >/dev/null; }
+
+log "starting containerd"
+bash hack/containerd-up.sh >/dev/null
+# shellcheck disable=SC1091
+. "${NODEKIT_CONTAINERD_DIR:-/tmp/nodekit-containerd}/env"
+if [[ ${NODEKIT_KEEP_CONTAINERD:-0} != 1 ]]; then
+  trap 'log "stopping containerd"; bash hack/containerd-down.sh >&2 || true' EXIT
+fi
+
+log "go vet"
+go vet -tags integration ./...
+(cd hack/tools && go vet ./...)
+
+log "tests (unit + integration, -race)"
+go test -race -count=1 -tags integration -timeout 20m ./...
+(cd hack/tools && go test -race -count=1 ./...)
+
+log "benchmarks (-benchtime ${BENCHTIME:-20x})"
+go test -race -run '^$' -bench . -benchmem -benchtime "${BENCHTIME:-20x}" -timeout 20m ./...
+log "done"

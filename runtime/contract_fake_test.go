@@ -1,0 +1,51 @@
+package runtime_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nodekit-dev/nodekit/runtime"
+	"github.com/nodekit-dev/nodekit/runtime/fake"
+	"github.com/nodekit-dev/nodekit/runtime/runtimetest"
+)
+
+const (
+	testImage      = "nodekit.local/testbin:1"
+	pauseImage     = "nodekit.local/pause:1"
+	removableImage = "nodekit.local/removable:1"
+)
+
+// startFake serves a fresh fake runtime on a unix socket and dials it.
+func startFake(t testing.TB, opts ...fake.Option) (*fake.Runtime, *runtime.Client) {
+	t.Helper()
+	f := fake.New(append([]fake.Option{fake.WithImages(testImage, pauseImage)}, opts...)...)
+	endpoint := "unix://" + filepath.Join(t.TempDir(), "cri.sock")
+	stop, err := f.Start(endpoint)
+	require.NoError(t, err)
+	client, err := runtime.Dial(context.Background(), endpoint)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		client.Close(context.Background())
+		stop()
+		f.Close()
+	})
+	return f, client
+}
+
+// TestContractFake runs the CRI contract suite against the fake runtime over
+// real gRPC; TestContractContainerd (tag integration) runs the same suite
+// against containerd.
+func TestContractFake(t *testing.T) {
+	runtimetest.Run(t, func(t *testing.T) runtimetest.Target {
+		f, client := startFake(t)
+		return runtimetest.Target{
+			Client:         client,
+			TestImage:      testImage,
+			RemovableImage: removableImage,
+			LoadImage:      func(t *testing.T, ref string) { require.NoError(t, f.LoadImages(ref)) },
+		}
+	})
+}

@@ -1,0 +1,246 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/nodekit-dev/nodekit/runtime"
+	"github.com/nodekit-dev/nodekit/runtime/fake"
+)
+
+type managerEnv struct {
+	t      *testing.T
+	clock  *clocktesting.FakeClock
+	fake   *fake.Runtime
+	client *runtime.Client
+	m      *runtime.Manager
+	ctx    context.Context
+}
+
+func newManagerEnv(t *testing.T) *managerEnv {
+	clk := clocktesting.NewFakeClock(time.Unix(1700000000, 0))
+	f, client := startFake(t, fake.WithClock(clk))
+	m, err := runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, Clock: clk,
+		PodLogsDir: t.TempDir(), DNS: runtime.HostDNS("", nil, "")})
+	require.NoError(t, err)
+	return &managerEnv{t: t, clock: clk, fake: f, client: client, m: m, ctx: context.Background()}
+}
+
+// sync reads the status and syncs once, as a pod worker does.
+func (e *managerEnv) sync(pod *v1.Pod, probes runtime.ProbeResults) (*runtime.SyncResult, *runtime.PodStatus) {
+	e.t.Helper()
+	st, err := e.m.GetPodStatus(e.ctx, pod.UID, pod.Name, pod.Namespace)
+	require.NoError(e.t, err)
+	res := e.m.SyncPod(e.ctx, pod, st, runtime.SyncOptions{Probes: probes})
+	st, err = e.m.GetPodStatus(e.ctx, pod.UID, pod.Name, pod.Namespace)
+	require.NoError(e.t, err)
+	return res, st
+}
+
+func step(res *runtime.SyncResult, action runtime.SyncAction, target string) *runtime.SyncStep {
+	for i := range res.Steps {
+		if res.Steps[i].Action == action && res.Steps[i].Target == target {
+			return &res.Steps[i]
+		}
+	}
+	return nil
+}
+
+func podSpec(name string, policy v1.RestartPolicy, containers ...v1.Container) *v1.Pod {
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
+		Spec: v1.PodSpec{RestartPolicy: policy, Containers: containers}}
+}
+
+func TestSyncPodCrashLoopBackOff(t *testing.T) {
+	e := newManagerEnv(t)
+	pod := podSpec("crash", v1.RestartPolicyAlways,
+		v1.Container{Name: "web", Image: testImage, Args: []string{"serve"}},
+		v1.Container{Name: "fail", Image: testImage, Args: []string{"exit", "3"}})
+
+	res, st := e.sync(pod, nil)
+	require.NoError(t, res.Error())
+	assert.NotNil(t, step(res, runtime.ActionCreatePodSandbox, "default/crash"))
+	assert.Equal(t, runtime.ContainerStateRunning, st.FindContainerStatusByName("web").State)
+	fail := st.FindContainerStatusByName("fail")
+	assert.Equal(t, runtime.ContainerStateExited, fail.State)
+	assert.Equal(t, 3, fail.ExitCode)
+	assert.Equal(t, "Error", fail.Reason)
+
+	// The first restart is immediate.
+	res, st = e.sync(pod, nil)
+	require.NoError(t, res.Error())
+	assert.Equal(t, 1, st.FindContainerStatusByName("fail").RestartCount)
+	assert.Nil(t, step(res, runtime.ActionStartContainer, "web"), "the running container is left alone")
+
+	// Then 10s, 20s, 40s ... measured from the last exit.
+	for restart, delay := 2, 10*time.Second; restart <= 5; restart, delay = restart+1, delay*2 {
+		e.clock.Step(delay - time.Second)
+		res, _ = e.sync(pod, nil)
+		s := step(res, runtime.ActionStartContainer, "fail")
+		require.NotNil(t, s)
+		require.ErrorIs(t, s.Err, runtime.ErrCrashLoopBackOff, "restart %d still in back-off", restart)
+		assert.Contains(t, s.Message, "back-off "+delay.String()+" restarting failed container=fail pod=default/crash(uid-crash)")
+		e.clock.Step(time.Second)
+		res, st = e.sync(pod, nil)
+		require.NoError(t, res.Error(), "restart %d after %s", restart, delay)
+		assert.Equal(t, restart, st.FindContainerStatusByName("fail").RestartCount)
+	}
+	assert.Len(t, st.SandboxStatuses, 1, "restarts reuse the sandbox")
+}
+
+func TestSyncPodRestartPolicies(t *testing.T) {
+	for _, tc := range []struct {
+		policy   v1.RestartPolicy
+		code     string
+		restarts bool
+	}{
+		{v1.RestartPolicyAlways, "0", true},
+		{v1.RestartPolicyAlways, "1", true},
+		{v1.RestartPolicyOnFailure, "0", false},
+		{v1.RestartPolicyOnFailure, "1", true},
+		{v1.RestartPolicyNever, "1", false},
+	} {
+		t.Run(string(tc.policy)+"/exit"+tc.code, func(t *testing.T) {
+			e := newManagerEnv(t)
+			pod := podSpec("p", tc.policy, v1.Container{Name: "c", Image: testImage, Args: []string{"exit", tc.code}})
+			_, st := e.sync(pod, nil)
+			require.Equal(t, runtime.ContainerStateExited, st.FindContainerStatusByName("c").State)
+			res, _ := e.sync(pod, nil)
+			assert.Equal(t, tc.restarts, step(res, runtime.ActionStartContainer, "c") != nil, "restarted: %s", res)
+			if !tc.restarts {
+				assert.Nil(t, step(res, runtime.ActionCreatePodSandbox, "default/p"), "a finished pod gets no new sandbox")
+			}
+		})
+	}
+}
+
+func TestSyncPodImageChangeAndLiveness(t *testing.T) {
+	e := newManagerEnv(t)
+	require.NoError(t, e.fake.LoadImages("nodekit.local/testbin:2"))
+	require.NoError(t, e.fake.SetBehavior("nodekit.local/testbin:2", fake.TestbinBehavior))
+	pod := podSpec("upd", v1.RestartPolicyNever, v1.Container{Name: "c", Image: testImage, Args: []string{"sleep"}})
+	_, st := e.sync(pod, nil)
+	first := st.FindContainerStatusByName("c")
+	require.Equal(t, runtime.ContainerStateRunning, first.State)
+
+	// A new image is a new hash: killed and started again, even under Never.
+	pod.Spec.Containers[0].Image = "nodekit.local/testbin:2"
+	res, st := e.sync(pod, nil)
+	require.NoError(t, res.Error())
+	assert.NotNil(t, step(res, runtime.ActionKillContainer, "c"))
+	second := st.FindContainerStatusByName("c")
+	assert.NotEqual(t, first.ID, second.ID)
+	assert.Equal(t, runtime.ContainerStateRunning, second.State)
+	assert.Equal(t, "nodekit.local/testbin:2", second.Image)
+
+	// A failed liveness probe under Never kills without restarting, then the pod.
+	res, st = e.sync(pod, failedLiveness{second.ID})
+	require.NoError(t, res.Error())
+	assert.NotNil(t, step(res, runtime.ActionKillContainer, "c"))
+	assert.Nil(t, step(res, runtime.ActionStartContainer, "c"))
+	assert.Empty(t, st.RunningContainers())
+}
+
+type failedLiveness struct{ id string }
+
+func (f failedLiveness) LivenessFailed(id string) bool { return id == f.id }
+func (f failedLiveness) StartupFailed(string) bool     { return false }
+
+func TestSyncPodInitContainers(t *testing.T) {
+	e := newManagerEnv(t)
+	pod := podSpec("init", v1.RestartPolicyAlways, v1.Container{Name: "main", Image: testImage, Args: []string{"sleep"}})
+	pod.Spec.InitContainers = []v1.Container{
+		{Name: "first", Image: testImage, Args: []string{"exit", "0"}},
+		{Name: "second", Image: testImage, Args: []string{"echo", "done"}},
+	}
+	var order []string
+	for i := 0; i < 4; i++ {
+		res, _ := e.sync(pod, nil)
+		require.NoError(t, res.Error())
+		for _, s := range res.Steps {
+			if s.Action == runtime.ActionInitContainer || s.Action == runtime.ActionStartContainer {
+				order = append(order, s.Target)
+			}
+		}
+	}
+	assert.Equal(t, []string{"first", "second", "main"}, order)
+}
+
+func TestKillPodGracePeriodAndPreStop(t *testing.T) {
+	e := newManagerEnv(t)
+	grace := int64(30)
+	pod := podSpec("kill", v1.RestartPolicyAlways, v1.Container{Name: "c", Image: testImage, Args: []string{"serve"},
+		Lifecycle: &v1.Lifecycle{PreStop: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"/testbin", "echo", "bye"}}}}})
+	pod.Spec.TerminationGracePeriodSeconds = &grace
+	_, st := e.sync(pod, nil)
+	require.Len(t, st.RunningContainers(), 1)
+
+	require.NoError(t, e.m.KillPod(e.ctx, pod, runtime.PodFromStatus(st), nil))
+	assert.Equal(t, 1, e.fake.Calls("ExecSync"), "preStop hook ran")
+	st, err := e.m.GetPodStatus(e.ctx, pod.UID, pod.Name, pod.Namespace)
+	require.NoError(t, err)
+	assert.Empty(t, st.RunningContainers())
+	assert.Equal(t, runtimeapi.PodSandboxState_SANDBOX_NOTREADY, st.SandboxStatuses[0].State)
+	assert.Equal(t, 0, st.FindContainerStatusByName("c").ExitCode, "stopped gracefully")
+
+	// Orphans: KillPod without the pod spec reads what it needs from labels.
+	pod2 := podSpec("orphan", v1.RestartPolicyAlways, v1.Container{Name: "c", Image: testImage, Args: []string{"sleep"}})
+	_, st2 := e.sync(pod2, nil)
+	pods, err := e.m.GetPods(e.ctx, false)
+	require.NoError(t, err)
+	var running *runtime.Pod
+	for _, p := range pods {
+		if p.ID == pod2.UID {
+			running = p
+		}
+	}
+	require.NotNil(t, running)
+	assert.Len(t, running.Containers, 1)
+	assert.Equal(t, runtime.HashContainer(&pod2.Spec.Containers[0]), running.Containers[0].Hash)
+	require.NoError(t, e.m.KillPod(e.ctx, nil, running, nil))
+	st2, err = e.m.GetPodStatus(e.ctx, pod2.UID, pod2.Name, pod2.Namespace)
+	require.NoError(t, err)
+	assert.Empty(t, st2.RunningContainers())
+
+	require.NoError(t, e.m.RemovePod(e.ctx, pod.UID))
+	require.NoError(t, e.m.RemovePod(e.ctx, pod2.UID))
+	all, err := e.m.GetPods(e.ctx, true)
+	require.NoError(t, err)
+	assert.Empty(t, all)
+}
+
+func TestSyncPodRuntimeErrorsAreReported(t *testing.T) {
+	e := newManagerEnv(t)
+	pod := podSpec("err", v1.RestartPolicyAlways,
+		v1.Container{Name: "a", Image: testImage, Args: []string{"sleep"}},
+		v1.Container{Name: "b", Image: "nodekit.local/other:1"})
+	e.fake.InjectError("RunPodSandbox", errors.New("sandbox boom"), 1)
+	res, _ := e.sync(pod, nil)
+	s := step(res, runtime.ActionCreatePodSandbox, "default/err")
+	require.NotNil(t, s)
+	assert.ErrorIs(t, s.Err, runtime.ErrCreatePodSandbox)
+	assert.Contains(t, s.Message, "sandbox boom")
+
+	// Next sync: the sandbox comes up; b's image is pulled (and fails), a runs.
+	res, st := e.sync(pod, nil)
+	assert.NoError(t, step(res, runtime.ActionStartContainer, "a").Err)
+	sb := step(res, runtime.ActionStartContainer, "b")
+	assert.ErrorIs(t, sb.Err, runtime.ErrImagePull)
+	assert.Equal(t, runtime.ContainerStateRunning, st.FindContainerStatusByName("a").State)
+	res, _ = e.sync(pod, nil)
+	assert.ErrorIs(t, step(res, runtime.ActionStartContainer, "b").Err, runtime.ErrImagePullBackOff, "pulls back off")
+	e.clock.Step(10 * time.Second)
+	e.fake.AllowPull("nodekit.local/other:1")
+	res, _ = e.sync(pod, nil)
+	assert.NoError(t, step(res, runtime.ActionStartContainer, "b").Err, "pulled after the back-off")
+}
