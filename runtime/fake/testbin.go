@@ -1,0 +1,237 @@
+package fake
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// testbin mirrors hack/tools/testbin, the binary in TestbinImage and
+// RemovableImage (entrypoint /testbin, cmd serve, env PORT=8080). Its doc
+// comment is the contract; keep the two in sync.
+const testbinPath = "/testbin"
+
+// TestbinBehavior runs containers of the project's test image the way the
+// real binary does. The mode is the first argument after /testbin
+// ("serve" without arguments):
+//
+//	serve         prints "listening on ADDR", runs until stopped, then
+//	              prints "got terminated, exiting" and exits 0; with
+//	              WithHostPorts it really serves the HTTP routes
+//	grpc          like serve, with a gRPC health server
+//	sleep [S]     exits 0 after S seconds on the clock (never without S)
+//	exit [N]      prints "exiting with N", exits N
+//	alloc MB      prints "allocated MB MiB" and runs until stopped, or is
+//	              OOM-killed when the memory limit is below MB MiB
+//	echo ARGS...  prints ARGS, exits 0
+//	stderr MSG... prints MSG to stderr, exits 0
+//	hostname      prints the hostname, exits 0
+//	anything else prints `testbin: unknown mode "X"` to stderr, exits 2
+//
+// Every mode except serve/grpc prints nothing on SIGTERM and exits 0.
+// ExecSync runs the same modes for commands starting with /testbin; any
+// other command fails like runc with "executable file not found".
+func TestbinBehavior(cfg *runtimeapi.ContainerConfig) Program {
+	env := envOf(cfg)
+	exec := testbinExec(env, memoryLimit(cfg))
+	argv := testbinArgv(cfg)
+	if argv[0] != testbinPath {
+		return Program{StartError: startNotFound(argv[0]), Exec: exec}
+	}
+	p := testbinProgram(argv[1:], env, memoryLimit(cfg))
+	p.Exec = exec
+	return p
+}
+
+// testbinArgv applies the image's entrypoint and cmd the way containerd
+// does: Command replaces both, Args replaces only cmd.
+func testbinArgv(cfg *runtimeapi.ContainerConfig) []string {
+	if len(cfg.GetCommand()) > 0 {
+		return append(append([]string(nil), cfg.GetCommand()...), cfg.GetArgs()...)
+	}
+	if len(cfg.GetArgs()) > 0 {
+		return append([]string{testbinPath}, cfg.GetArgs()...)
+	}
+	return []string{testbinPath, "serve"}
+}
+
+// envOf returns the container's environment; later entries win, as in
+// the OCI spec containerd builds. PORT comes from the image.
+func envOf(cfg *runtimeapi.ContainerConfig) map[string]string {
+	env := map[string]string{"PORT": "8080"}
+	for _, kv := range cfg.GetEnvs() {
+		env[kv.GetKey()] = string(kv.GetValue())
+	}
+	return env
+}
+
+func memoryLimit(cfg *runtimeapi.ContainerConfig) int64 {
+	return cfg.GetLinux().GetResources().GetMemoryLimitInBytes()
+}
+
+// listenAddr is testbin's: $ADDR, else 127.0.0.1:$PORT.
+func listenAddr(env map[string]string) string {
+	if a := env["ADDR"]; a != "" {
+		return a
+	}
+	port := env["PORT"]
+	if port == "" {
+		port = "8080"
+	}
+	return "127.0.0.1:" + port
+}
+
+// exitCode is what the kernel keeps of os.Exit's argument.
+func exitCode(n int) int32 { return int32(n & 0xff) }
+
+func testbinUsage(format string, a ...any) Program {
+	return Program{Exits: true, ExitCode: 2, Stderr: []string{fmt.Sprintf("testbin: "+format, a...)}}
+}
+
+// testbinProgram is the container process for testbin arguments args.
+func testbinProgram(args []string, env map[string]string, memLimit int64) Program {
+	mode := "serve"
+	if len(args) > 0 {
+		mode, args = args[0], args[1:]
+	}
+	switch mode {
+	case "serve", "grpc":
+		var unhealthyAfter time.Duration
+		if v := env["UNHEALTHY_AFTER"]; v != "" && mode == "serve" {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return testbinUsage("bad UNHEALTHY_AFTER %q: %v", v, err)
+			}
+			unhealthyAfter = d
+		}
+		// "listening on" is printed by Run, which knows whether the
+		// listen (with host ports) worked.
+		return Program{
+			StopStdout: []string{"got terminated, exiting"},
+			Run:        serveRun(mode, listenAddr(env), env["HOSTNAME"], unhealthyAfter),
+		}
+	case "sleep":
+		if len(args) == 0 {
+			return Program{}
+		}
+		d, ok := parseSeconds(args[0])
+		if !ok {
+			return testbinUsage("sleep: bad SECONDS %q", args[0])
+		}
+		return ExitsAfter(d, 0)
+	case "exit":
+		code := 0
+		if len(args) > 0 {
+			n, err := strconv.Atoi(args[0])
+			if err != nil {
+				return testbinUsage("exit: bad N %q", args[0])
+			}
+			code = n
+		}
+		return Program{Exits: true, ExitCode: exitCode(code), Stdout: []string{fmt.Sprintf("exiting with %d", code)}}
+	case "alloc":
+		mb, msg := parseAlloc(args)
+		if msg != "" {
+			return testbinUsage("%s", msg)
+		}
+		if oomKills(mb, memLimit) {
+			// The kernel kills it while touching pages, before it prints.
+			return OOMKilledAfter(0)
+		}
+		return RunsUntilStopped(fmt.Sprintf("allocated %d MiB", mb))
+	case "echo":
+		return Program{Exits: true, Stdout: []string{strings.Join(args, " ")}}
+	case "stderr":
+		return Program{Exits: true, Stderr: []string{strings.Join(args, " ")}}
+	case "hostname":
+		return Program{Exits: true, Stdout: []string{env["HOSTNAME"]}}
+	default:
+		return testbinUsage("unknown mode %q", mode)
+	}
+}
+
+// testbinExec runs "/testbin MODE ARGS..." as an exec'd process.
+func testbinExec(env map[string]string, memLimit int64) func(cmd []string) ExecResult {
+	return func(cmd []string) ExecResult {
+		if len(cmd) == 0 || cmd[0] != testbinPath {
+			return ExecNotFound(cmd)
+		}
+		args, mode := cmd[1:], "serve"
+		if len(args) > 0 {
+			mode, args = args[0], args[1:]
+		}
+		usage := func(format string, a ...any) ExecResult {
+			return ExecResult{ExitCode: 2, Stderr: []byte(fmt.Sprintf("testbin: "+format+"\n", a...))}
+		}
+		switch mode {
+		case "serve", "grpc":
+			// Blocks like the real server would; only a timeout ends it.
+			return ExecResult{Duration: Forever}
+		case "sleep":
+			if len(args) == 0 {
+				return ExecResult{Duration: Forever}
+			}
+			d, ok := parseSeconds(args[0])
+			if !ok {
+				return usage("sleep: bad SECONDS %q", args[0])
+			}
+			return ExecResult{Duration: d}
+		case "exit":
+			code := 0
+			if len(args) > 0 {
+				n, err := strconv.Atoi(args[0])
+				if err != nil {
+					return usage("exit: bad N %q", args[0])
+				}
+				code = n
+			}
+			return ExecResult{Stdout: []byte(fmt.Sprintf("exiting with %d\n", code)), ExitCode: exitCode(code)}
+		case "alloc":
+			mb, msg := parseAlloc(args)
+			if msg != "" {
+				return usage("%s", msg)
+			}
+			if oomKills(mb, memLimit) {
+				return ExecResult{ExitCode: 137}
+			}
+			return ExecResult{Stdout: []byte(fmt.Sprintf("allocated %d MiB\n", mb)), Duration: Forever}
+		case "echo":
+			return ExecResult{Stdout: []byte(strings.Join(args, " ") + "\n")}
+		case "stderr":
+			return ExecResult{Stderr: []byte(strings.Join(args, " ") + "\n")}
+		case "hostname":
+			return ExecResult{Stdout: []byte(env["HOSTNAME"] + "\n")}
+		default:
+			return usage("unknown mode %q", mode)
+		}
+	}
+}
+
+// parseSeconds parses testbin's fractional, non-negative SECONDS.
+func parseSeconds(s string) (time.Duration, bool) {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f < 0 {
+		return 0, false
+	}
+	return time.Duration(f * float64(time.Second)), true
+}
+
+// parseAlloc parses alloc's MB, returning testbin's complaint if bad.
+func parseAlloc(args []string) (int, string) {
+	if len(args) == 0 {
+		return 0, "alloc: MB is required"
+	}
+	mb, err := strconv.Atoi(args[0])
+	if err != nil || mb < 0 {
+		return 0, fmt.Sprintf("alloc: bad MB %q", args[0])
+	}
+	return mb, ""
+}
+
+// oomKills reports whether allocating mb MiB exceeds a memory limit.
+func oomKills(mb int, limit int64) bool {
+	return limit > 0 && int64(mb)<<20 >= limit
+}
