@@ -1,6 +1,7 @@
 package fake
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -38,7 +39,18 @@ func serveRun(mode, addr, hostname string, unhealthyAfter time.Duration) func(Pr
 		s := &httpState{clock: p.Clock, start: p.Clock.Now(), unhealthyAfter: unhealthyAfter, hostname: hostname, exit: p.Exit}
 		srv := &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second}
 		p.Go(func() { _ = srv.Serve(ln) })
-		return func() { _ = srv.Close() }
+		return func() {
+			// Stop accepting at once; let a request in flight (an /exit
+			// that made the container exit) finish its response.
+			_ = ln.Close()
+			p.Go(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				defer cancel()
+				if srv.Shutdown(ctx) != nil {
+					_ = srv.Close()
+				}
+			})
+		}
 	}
 }
 
@@ -139,13 +151,11 @@ func (s *httpState) handler() http.Handler {
 			}
 			code = n
 		}
-		reply(w, http.StatusOK, fmt.Sprintf("exiting with %d", code))
-		if f, ok := w.(http.Flusher); ok {
-			f.Flush()
-		}
-		// The real binary exits ~100ms later; exiting now keeps tests
-		// deterministic: once the response is read, the container is EXITED.
+		// The real binary exits ~100ms after replying; exiting before the
+		// reply keeps tests deterministic: once the response is read, the
+		// container is EXITED and its port closed.
 		s.exit(exitCode(code))
+		reply(w, http.StatusOK, fmt.Sprintf("exiting with %d", code))
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		reply(w, http.StatusOK, "hello from "+s.hostname)
