@@ -1,10 +1,6 @@
 package runtime
 
-import (
-	"time"
-
-	"k8s.io/utils/clock"
-)
+import "time"
 
 // Kubelet defaults.
 const (
@@ -29,7 +25,6 @@ type options struct {
 	metrics           *Metrics
 	waitForReady      bool
 	reconnectMaxDelay time.Duration
-	clock             clock.Clock
 	skipVersionCheck  bool
 }
 
@@ -60,10 +55,6 @@ func WithWaitForReady(wait bool) Option { return func(o *options) { o.waitForRea
 func WithReconnectMaxDelay(d time.Duration) Option {
 	return func(o *options) { o.reconnectMaxDelay = d }
 }
-
-// WithClock sets the clock used for backoff bookkeeping in the Manager built
-// on this client; the gRPC layer itself always uses wall time.
-func WithClock(c clock.Clock) Option { return func(o *options) { o.clock = c } }
 
 // WithoutVersionCheck skips the CRI v1 check in Dial, for runtimes that are
 // not up yet when the agent starts; the first call then connects lazily.
