@@ -3,6 +3,8 @@ package runtime
 import (
 	"fmt"
 
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -61,12 +63,12 @@ func (noProbeResults) StartupFailed(string) bool  { return false }
 // and what the runtime reports, decide whether to (re)create the sandbox,
 // which init container runs next, which containers start and which are
 // killed. It does no I/O; restart back-off is applied later, when starting.
-func ComputePodActions(pod *v1.Pod, status *PodStatus, probes ProbeResults) PodActions {
+func ComputePodActions(pod *v1.Pod, status *kc.PodStatus, probes ProbeResults) PodActions {
 	if probes == nil {
 		probes = noProbeResults{}
 	}
 	if status == nil {
-		status = &PodStatus{}
+		status = &kc.PodStatus{}
 	}
 	create, attempt, sandboxID := sandboxChanged(pod, status)
 	a := PodActions{
@@ -113,7 +115,7 @@ func ComputePodActions(pod *v1.Pod, status *PodStatus, probes ProbeResults) PodA
 			if failed && !restartOnFailure {
 				a.KillPod = true
 			} else {
-				if last != nil && last.State == ContainerStateUnknown {
+				if last != nil && last.State == kc.ContainerStateUnknown {
 					a.ContainersToKill[last.ID] = ContainerToKill{Name: next.Name, Container: next, Reason: KillReasonUnknownState,
 						Message: fmt.Sprintf("Init container is in %q state, try killing it before restart", last.State)}
 				}
@@ -127,10 +129,10 @@ func ComputePodActions(pod *v1.Pod, status *PodStatus, probes ProbeResults) PodA
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
 		cs := status.FindContainerStatusByName(c.Name)
-		if cs == nil || cs.State != ContainerStateRunning {
+		if cs == nil || cs.State != kc.ContainerStateRunning {
 			if ShouldContainerBeRestarted(c, pod, status) {
 				a.ContainersToStart = append(a.ContainersToStart, i)
-				if cs != nil && cs.State == ContainerStateUnknown {
+				if cs != nil && cs.State == kc.ContainerStateUnknown {
 					a.ContainersToKill[cs.ID] = ContainerToKill{Name: c.Name, Container: c, Reason: KillReasonUnknownState,
 						Message: fmt.Sprintf("Container is in %q state, try killing it before restart", cs.State)}
 				}
@@ -143,7 +145,7 @@ func ComputePodActions(pod *v1.Pod, status *PodStatus, probes ProbeResults) PodA
 			restart = restartOnFailure
 		)
 		switch {
-		case cs.Hash != HashContainer(c):
+		case cs.Hash != kc.HashContainer(c):
 			reason, message = KillReasonSpecChanged, fmt.Sprintf("Container %s definition changed", c.Name)
 			restart = true // the spec changed: restart whatever the policy
 		case probes.LivenessFailed(cs.ID):
@@ -169,7 +171,7 @@ func ComputePodActions(pod *v1.Pod, status *PodStatus, probes ProbeResults) PodA
 // ShouldContainerBeRestarted is the kubelet's rule for a container that is
 // not running: start it if it never ran, is in an unknown or created state,
 // or exited and the restart policy allows (OnFailure: only non-zero exits).
-func ShouldContainerBeRestarted(c *v1.Container, pod *v1.Pod, status *PodStatus) bool {
+func ShouldContainerBeRestarted(c *v1.Container, pod *v1.Pod, status *kc.PodStatus) bool {
 	if pod.DeletionTimestamp != nil {
 		return false
 	}
@@ -178,9 +180,9 @@ func ShouldContainerBeRestarted(c *v1.Container, pod *v1.Pod, status *PodStatus)
 		return true
 	}
 	switch cs.State {
-	case ContainerStateRunning:
+	case kc.ContainerStateRunning:
 		return false
-	case ContainerStateUnknown, ContainerStateCreated:
+	case kc.ContainerStateUnknown, kc.ContainerStateCreated:
 		return true
 	}
 	switch pod.Spec.RestartPolicy {
@@ -195,7 +197,7 @@ func ShouldContainerBeRestarted(c *v1.Container, pod *v1.Pod, status *PodStatus)
 // sandboxChanged reports whether a new sandbox is needed: none exists, more
 // than one is ready, the newest is not ready, its network namespace mode no
 // longer matches the pod, or a pod-network sandbox lost its IP.
-func sandboxChanged(pod *v1.Pod, status *PodStatus) (bool, uint32, string) {
+func sandboxChanged(pod *v1.Pod, status *kc.PodStatus) (bool, uint32, string) {
 	if len(status.SandboxStatuses) == 0 {
 		return true, 0, ""
 	}
@@ -218,25 +220,25 @@ func sandboxChanged(pod *v1.Pod, status *PodStatus) (bool, uint32, string) {
 	return false, newest.GetMetadata().GetAttempt(), newest.Id
 }
 
-func containerSucceeded(c *v1.Container, status *PodStatus) bool {
+func containerSucceeded(c *v1.Container, status *kc.PodStatus) bool {
 	cs := status.FindContainerStatusByName(c.Name)
-	return cs != nil && cs.State == ContainerStateExited && cs.ExitCode == 0
+	return cs != nil && cs.State == kc.ContainerStateExited && cs.ExitCode == 0
 }
 
-func initContainerFailed(cs *ContainerStatus) bool {
-	return cs.State == ContainerStateUnknown || (cs.State == ContainerStateExited && cs.ExitCode != 0)
+func initContainerFailed(cs *kc.ContainerStatus) bool {
+	return cs.State == kc.ContainerStateUnknown || (cs.State == kc.ContainerStateExited && cs.ExitCode != 0)
 }
 
 // nextInitContainer returns the status of the last failed init container (if
 // any), the init container to run next, and whether initialization is done.
-func nextInitContainer(pod *v1.Pod, status *PodStatus) (*ContainerStatus, *v1.Container, bool) {
+func nextInitContainer(pod *v1.Pod, status *kc.PodStatus) (*kc.ContainerStatus, *v1.Container, bool) {
 	inits := pod.Spec.InitContainers
 	if len(inits) == 0 {
 		return nil, nil, true
 	}
 	// A running regular container means initialization finished earlier.
 	for i := range pod.Spec.Containers {
-		if cs := status.FindContainerStatusByName(pod.Spec.Containers[i].Name); cs != nil && cs.State == ContainerStateRunning {
+		if cs := status.FindContainerStatusByName(pod.Spec.Containers[i].Name); cs != nil && cs.State == kc.ContainerStateRunning {
 			return nil, nil, true
 		}
 	}
@@ -250,10 +252,10 @@ func nextInitContainer(pod *v1.Pod, status *PodStatus) (*ContainerStatus, *v1.Co
 		if cs == nil {
 			continue
 		}
-		if cs.State == ContainerStateRunning {
+		if cs.State == kc.ContainerStateRunning {
 			return nil, nil, false
 		}
-		if cs.State == ContainerStateExited {
+		if cs.State == kc.ContainerStateExited {
 			if i == len(inits)-1 {
 				return nil, nil, true
 			}

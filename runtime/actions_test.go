@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+
 	"github.com/stretchr/testify/assert"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,9 +29,9 @@ func readySandbox(attempt uint32, ip string) *runtimeapi.PodSandboxStatus {
 			Network: runtimeapi.NamespaceMode_POD}}}}
 }
 
-func cstatus(pod *v1.Pod, name, id string, state ContainerState, exit int) *ContainerStatus {
+func cstatus(pod *v1.Pod, name, id string, state kc.ContainerState, exit int) *kc.ContainerStatus {
 	c := findContainer(pod, name)
-	return &ContainerStatus{ID: id, Name: name, State: state, ExitCode: exit, Hash: HashContainer(c)}
+	return &kc.ContainerStatus{ID: id, Name: name, State: state, ExitCode: exit, Hash: kc.HashContainer(c)}
 }
 
 type probes map[string]string
@@ -52,8 +54,8 @@ func TestComputePodActions(t *testing.T) {
 	deleting := base.DeepCopy()
 	deleting.DeletionTimestamp = &metav1.Time{Time: time.Unix(1, 0)}
 
-	status := func(pod *v1.Pod, sandboxes []*runtimeapi.PodSandboxStatus, cs ...*ContainerStatus) *PodStatus {
-		return &PodStatus{SandboxStatuses: sandboxes, ContainerStatuses: cs}
+	status := func(pod *v1.Pod, sandboxes []*runtimeapi.PodSandboxStatus, cs ...*kc.ContainerStatus) *kc.PodStatus {
+		return &kc.PodStatus{SandboxStatuses: sandboxes, ContainerStatuses: cs}
 	}
 	ready := []*runtimeapi.PodSandboxStatus{readySandbox(0, "127.1.0.1")}
 	notReady := []*runtimeapi.PodSandboxStatus{{Id: "sb", State: runtimeapi.PodSandboxState_SANDBOX_NOTREADY,
@@ -72,37 +74,37 @@ func TestComputePodActions(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		pod    *v1.Pod
-		status *PodStatus
+		status *kc.PodStatus
 		probes probes
 		want   want
 	}{
 		{"new pod", base, nil, nil, want{killPod: true, create: true, start: []int{0, 1}}},
-		{"all running", base, status(base, ready, cstatus(base, "a", "ca", ContainerStateRunning, 0),
-			cstatus(base, "b", "cb", ContainerStateRunning, 0)), nil, want{sandboxID: "sb"}},
-		{"one exited, Always restarts it", base, status(base, ready, cstatus(base, "a", "ca", ContainerStateExited, 0),
-			cstatus(base, "b", "cb", ContainerStateRunning, 0)), nil, want{sandboxID: "sb", start: []int{0}}},
-		{"OnFailure restarts exit 1", onFailure, status(onFailure, ready, cstatus(onFailure, "a", "ca", ContainerStateExited, 1),
-			cstatus(onFailure, "b", "cb", ContainerStateRunning, 0)), nil, want{sandboxID: "sb", start: []int{0}}},
-		{"OnFailure keeps exit 0 dead", onFailure, status(onFailure, ready, cstatus(onFailure, "a", "ca", ContainerStateExited, 0),
-			cstatus(onFailure, "b", "cb", ContainerStateRunning, 0)), nil, want{sandboxID: "sb"}},
-		{"Never: all exited kills the pod", never, status(never, ready, cstatus(never, "a", "ca", ContainerStateExited, 1),
-			cstatus(never, "b", "cb", ContainerStateExited, 0)), nil, want{killPod: true, sandboxID: "sb"}},
-		{"created and unknown containers are (re)started", base, status(base, ready, cstatus(base, "a", "ca", ContainerStateCreated, 0),
-			cstatus(base, "b", "cb", ContainerStateUnknown, 0)), nil,
+		{"all running", base, status(base, ready, cstatus(base, "a", "ca", kc.ContainerStateRunning, 0),
+			cstatus(base, "b", "cb", kc.ContainerStateRunning, 0)), nil, want{sandboxID: "sb"}},
+		{"one exited, Always restarts it", base, status(base, ready, cstatus(base, "a", "ca", kc.ContainerStateExited, 0),
+			cstatus(base, "b", "cb", kc.ContainerStateRunning, 0)), nil, want{sandboxID: "sb", start: []int{0}}},
+		{"OnFailure restarts exit 1", onFailure, status(onFailure, ready, cstatus(onFailure, "a", "ca", kc.ContainerStateExited, 1),
+			cstatus(onFailure, "b", "cb", kc.ContainerStateRunning, 0)), nil, want{sandboxID: "sb", start: []int{0}}},
+		{"OnFailure keeps exit 0 dead", onFailure, status(onFailure, ready, cstatus(onFailure, "a", "ca", kc.ContainerStateExited, 0),
+			cstatus(onFailure, "b", "cb", kc.ContainerStateRunning, 0)), nil, want{sandboxID: "sb"}},
+		{"Never: all exited kills the pod", never, status(never, ready, cstatus(never, "a", "ca", kc.ContainerStateExited, 1),
+			cstatus(never, "b", "cb", kc.ContainerStateExited, 0)), nil, want{killPod: true, sandboxID: "sb"}},
+		{"created and unknown containers are (re)started", base, status(base, ready, cstatus(base, "a", "ca", kc.ContainerStateCreated, 0),
+			cstatus(base, "b", "cb", kc.ContainerStateUnknown, 0)), nil,
 			want{sandboxID: "sb", start: []int{0, 1}, kill: map[string]KillReason{"cb": KillReasonUnknownState}}},
-		{"spec hash changed restarts", changed, status(changed, ready, cstatus(base, "a", "ca", ContainerStateRunning, 0),
-			cstatus(base, "b", "cb", ContainerStateRunning, 0)), nil,
+		{"spec hash changed restarts", changed, status(changed, ready, cstatus(base, "a", "ca", kc.ContainerStateRunning, 0),
+			cstatus(base, "b", "cb", kc.ContainerStateRunning, 0)), nil,
 			want{sandboxID: "sb", start: []int{0}, kill: map[string]KillReason{"ca": KillReasonSpecChanged}}},
-		{"liveness failure restarts", base, status(base, ready, cstatus(base, "a", "ca", ContainerStateRunning, 0),
-			cstatus(base, "b", "cb", ContainerStateRunning, 0)), probes{"cb": "liveness"},
+		{"liveness failure restarts", base, status(base, ready, cstatus(base, "a", "ca", kc.ContainerStateRunning, 0),
+			cstatus(base, "b", "cb", kc.ContainerStateRunning, 0)), probes{"cb": "liveness"},
 			want{sandboxID: "sb", start: []int{1}, kill: map[string]KillReason{"cb": KillReasonLivenessProbe}}},
-		{"startup failure with Never kills without restart", never, status(never, ready, cstatus(never, "a", "ca", ContainerStateRunning, 0),
-			cstatus(never, "b", "cb", ContainerStateRunning, 0)), probes{"ca": "startup"},
+		{"startup failure with Never kills without restart", never, status(never, ready, cstatus(never, "a", "ca", kc.ContainerStateRunning, 0),
+			cstatus(never, "b", "cb", kc.ContainerStateRunning, 0)), probes{"ca": "startup"},
 			want{sandboxID: "sb", kill: map[string]KillReason{"ca": KillReasonStartupProbe}}},
-		{"not-ready sandbox is recreated", base, status(base, notReady, cstatus(base, "a", "ca", ContainerStateExited, 0)), nil,
+		{"not-ready sandbox is recreated", base, status(base, notReady, cstatus(base, "a", "ca", kc.ContainerStateExited, 0)), nil,
 			want{killPod: true, create: true, attempt: 3, sandboxID: "sb", start: []int{0, 1}}},
 		{"Never with a dead sandbox and ran containers: nothing", never, status(never, notReady,
-			cstatus(never, "a", "ca", ContainerStateExited, 0)), nil, want{killPod: true, attempt: 3, sandboxID: "sb"}},
+			cstatus(never, "a", "ca", kc.ContainerStateExited, 0)), nil, want{killPod: true, attempt: 3, sandboxID: "sb"}},
 		{"sandbox without IP is recreated", base, status(base, noIP), nil,
 			want{killPod: true, create: true, attempt: 1, sandboxID: "sb", start: []int{0, 1}}},
 		{"two ready sandboxes", base, status(base, twoReady), nil,
@@ -110,24 +112,24 @@ func TestComputePodActions(t *testing.T) {
 		{"network mode changed", hostNet, status(hostNet, ready), nil,
 			want{killPod: true, create: true, attempt: 1, start: []int{0, 1}}},
 		{"OnFailure: recreate sandbox skips succeeded", onFailure, status(onFailure, notReady,
-			cstatus(onFailure, "a", "ca", ContainerStateExited, 0), cstatus(onFailure, "b", "cb", ContainerStateExited, 1)), nil,
+			cstatus(onFailure, "a", "ca", kc.ContainerStateExited, 0), cstatus(onFailure, "b", "cb", kc.ContainerStateExited, 1)), nil,
 			want{killPod: true, create: true, attempt: 3, sandboxID: "sb", start: []int{1}}},
-		{"deleting pod: nothing restarts", deleting, status(deleting, ready, cstatus(base, "a", "ca", ContainerStateExited, 1),
-			cstatus(base, "b", "cb", ContainerStateExited, 1)), nil, want{killPod: true, sandboxID: "sb"}},
+		{"deleting pod: nothing restarts", deleting, status(deleting, ready, cstatus(base, "a", "ca", kc.ContainerStateExited, 1),
+			cstatus(base, "b", "cb", kc.ContainerStateExited, 1)), nil, want{killPod: true, sandboxID: "sb"}},
 		{"init: new pod starts first init", withInit, nil, nil, want{killPod: true, create: true, init: "i1"}},
-		{"init: first done, second next", withInit, status(withInit, ready, cstatus(withInit, "i1", "c1", ContainerStateExited, 0)), nil,
+		{"init: first done, second next", withInit, status(withInit, ready, cstatus(withInit, "i1", "c1", kc.ContainerStateExited, 0)), nil,
 			want{sandboxID: "sb", init: "i2"}},
-		{"init: running init waits", withInit, status(withInit, ready, cstatus(withInit, "i1", "c1", ContainerStateRunning, 0)), nil,
+		{"init: running init waits", withInit, status(withInit, ready, cstatus(withInit, "i1", "c1", kc.ContainerStateRunning, 0)), nil,
 			want{sandboxID: "sb"}},
-		{"init: failed init restarts", withInit, status(withInit, ready, cstatus(withInit, "i1", "c1", ContainerStateExited, 2)), nil,
+		{"init: failed init restarts", withInit, status(withInit, ready, cstatus(withInit, "i1", "c1", kc.ContainerStateExited, 2)), nil,
 			want{sandboxID: "sb", init: "i1"}},
-		{"init: failed init with Never kills pod", initNever, status(initNever, ready, cstatus(initNever, "i1", "c1", ContainerStateExited, 2)), nil,
+		{"init: failed init with Never kills pod", initNever, status(initNever, ready, cstatus(initNever, "i1", "c1", kc.ContainerStateExited, 2)), nil,
 			want{killPod: true, sandboxID: "sb"}},
-		{"init: unknown init is killed and restarted", withInit, status(withInit, ready, cstatus(withInit, "i1", "c1", ContainerStateUnknown, 0)), nil,
+		{"init: unknown init is killed and restarted", withInit, status(withInit, ready, cstatus(withInit, "i1", "c1", kc.ContainerStateUnknown, 0)), nil,
 			want{sandboxID: "sb", init: "i1", kill: map[string]KillReason{"c1": KillReasonUnknownState}}},
-		{"init: all done starts containers", withInit, status(withInit, ready, cstatus(withInit, "i2", "c2", ContainerStateExited, 0),
-			cstatus(withInit, "i1", "c1", ContainerStateExited, 0)), nil, want{sandboxID: "sb", start: []int{0}}},
-		{"init: running main container means init done", withInit, status(withInit, ready, cstatus(withInit, "a", "ca", ContainerStateRunning, 0)), nil,
+		{"init: all done starts containers", withInit, status(withInit, ready, cstatus(withInit, "i2", "c2", kc.ContainerStateExited, 0),
+			cstatus(withInit, "i1", "c1", kc.ContainerStateExited, 0)), nil, want{sandboxID: "sb", start: []int{0}}},
+		{"init: running main container means init done", withInit, status(withInit, ready, cstatus(withInit, "a", "ca", kc.ContainerStateRunning, 0)), nil,
 			want{sandboxID: "sb"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 )
@@ -106,5 +108,5 @@ func (b *Backoff) expired(e *backoffEntry, eventTime time.Time) bool {
 
 // backoffKey identifies a container across restarts (the kubelet's GetStableKey).
 func backoffKey(pod *v1.Pod, c *v1.Container) string {
-	return fmt.Sprintf("%s_%s_%s_%s_%x", pod.Name, pod.Namespace, pod.UID, c.Name, HashContainer(c))
+	return fmt.Sprintf("%s_%s_%s_%s_%x", pod.Name, pod.Namespace, pod.UID, c.Name, kc.HashContainer(c))
 }

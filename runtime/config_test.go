@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
@@ -54,7 +56,7 @@ func TestSandboxConfig(t *testing.T) {
 	cfg, err := m.SandboxConfig(pod, 2, "/kubepods/burstable/podu1")
 	require.NoError(t, err)
 	assert.Equal(t, &runtimeapi.PodSandboxMetadata{Name: "web", Namespace: "default", Uid: "u1", Attempt: 2}, cfg.Metadata)
-	assert.Equal(t, map[string]string{"app": "web", LabelPodName: "web", LabelPodNamespace: "default", LabelPodUID: "u1"}, cfg.Labels)
+	assert.Equal(t, map[string]string{"app": "web", kc.LabelPodName: "web", kc.LabelPodNamespace: "default", kc.LabelPodUID: "u1"}, cfg.Labels)
 	assert.Equal(t, "web", cfg.Hostname)
 	assert.Equal(t, "/logs/default_web_u1", cfg.LogDirectory)
 	assert.Equal(t, "/kubepods/burstable/podu1", cfg.Linux.CgroupParent)
@@ -85,19 +87,19 @@ func TestContainerConfig(t *testing.T) {
 	}
 	assert.Equal(t, map[string]string{"PORT": "8080", "ADDR": "127.0.0.1:8080", "POD": "web", "APP": "web", "IP": "127.1.0.9", "MEM": "64"}, env)
 	assert.Equal(t, "srv/3.log", cfg.LogPath)
-	assert.Equal(t, "3", cfg.Annotations[AnnotationRestartCount])
-	assert.Equal(t, "5", cfg.Annotations[AnnotationPodTerminationGrace])
-	assert.Equal(t, "srv", cfg.Labels[LabelContainerName])
+	assert.Equal(t, "3", cfg.Annotations[kc.AnnotationRestartCount])
+	assert.Equal(t, "5", cfg.Annotations[kc.AnnotationPodTerminationGrace])
+	assert.Equal(t, "srv", cfg.Labels[kc.LabelContainerName])
 	r := cfg.Linux.Resources
 	assert.Equal(t, int64(102), r.CpuShares)
 	assert.Equal(t, int64(50000), r.CpuQuota)
 	assert.Equal(t, int64(64<<20), r.MemoryLimitInBytes)
 	assert.NotEmpty(t, cfg.Linux.SecurityContext.MaskedPaths)
 
-	li := readLabels(cfg.Labels, cfg.Annotations)
-	assert.Equal(t, HashContainer(&pod.Spec.Containers[0]), li.hash)
-	assert.Equal(t, 3, li.restartCount)
-	assert.Equal(t, int64(5), *li.gracePeriod)
+	li := kc.ReadLabels(cfg.Labels, cfg.Annotations)
+	assert.Equal(t, kc.HashContainer(&pod.Spec.Containers[0]), li.Hash)
+	assert.Equal(t, 3, li.RestartCount)
+	assert.Equal(t, int64(5), *li.GracePeriod)
 }
 
 func TestContainerConfigErrorsNameTheField(t *testing.T) {

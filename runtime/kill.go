@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -17,20 +19,20 @@ import (
 // from the containers' annotations. gracePeriodOverride, if set, replaces
 // every grace period (0 kills at once). Containers and sandboxes are stopped,
 // not removed: call RemovePod when their status is no longer needed.
-func (m *Manager) KillPod(ctx context.Context, pod *v1.Pod, running *Pod, gracePeriodOverride *int64) error {
+func (m *Manager) KillPod(ctx context.Context, pod *v1.Pod, running *kc.Pod, gracePeriodOverride *int64) error {
 	return m.killPodWithStatus(ctx, pod, running, gracePeriodOverride).Error()
 }
 
-func (m *Manager) killPodWithStatus(ctx context.Context, pod *v1.Pod, running *Pod, override *int64) *SyncResult {
+func (m *Manager) killPodWithStatus(ctx context.Context, pod *v1.Pod, running *kc.Pod, override *int64) *SyncResult {
 	res := &SyncResult{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, c := range running.Containers {
-		if c.State != ContainerStateRunning {
+		if c.State != kc.ContainerStateRunning {
 			continue
 		}
 		wg.Add(1)
-		go func(c *Container) {
+		go func(c *kc.Container) {
 			defer wg.Done()
 			var spec *v1.Container
 			if pod != nil {
@@ -60,7 +62,7 @@ func (m *Manager) killPodWithStatus(ctx context.Context, pod *v1.Pod, running *P
 // runtime to stop the container with what is left of it (at least the
 // minimum grace period, unless overridden).
 func (m *Manager) killContainer(ctx context.Context, pod *v1.Pod, spec *v1.Container, id string, reason KillReason, override *int64) error {
-	var li labelInfo
+	var li kc.LabelInfo
 	if pod == nil || spec == nil {
 		// Restore what we need from the container's own labels.
 		st, err := m.cfg.Runtime.ContainerStatus(ctx, id, false)
@@ -70,10 +72,10 @@ func (m *Manager) killContainer(ctx context.Context, pod *v1.Pod, spec *v1.Conta
 		if err != nil {
 			return fail(ErrKillContainer, "container %s: %v", id, err)
 		}
-		li = readLabels(st.Status.Labels, st.Status.Annotations)
+		li = kc.ReadLabels(st.Status.Labels, st.Status.Annotations)
 	}
 	grace := gracePeriod(pod, spec, li, reason)
-	preStop := li.preStop
+	preStop := li.PreStop
 	if spec != nil && spec.Lifecycle != nil {
 		preStop = spec.Lifecycle.PreStop
 	}
@@ -104,7 +106,7 @@ func (m *Manager) killContainer(ctx context.Context, pod *v1.Pod, spec *v1.Conta
 // stopping them first if they still run. It is what the kubelet's garbage
 // collection does for a pod that was deleted.
 func (m *Manager) RemovePod(ctx context.Context, uid types.UID) error {
-	sel := map[string]string{LabelPodUID: string(uid)}
+	sel := map[string]string{kc.LabelPodUID: string(uid)}
 	containers, err := m.cfg.Runtime.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: sel})
 	if err != nil {
 		return err

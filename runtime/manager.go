@@ -7,6 +7,8 @@ import (
 	"sort"
 	"time"
 
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -111,7 +113,7 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 
 // GetPods lists the pods the runtime knows, from the manager's labels. With
 // all=false only running containers and ready sandboxes are included.
-func (m *Manager) GetPods(ctx context.Context, all bool) ([]*Pod, error) {
+func (m *Manager) GetPods(ctx context.Context, all bool) ([]*kc.Pod, error) {
 	var sf *runtimeapi.PodSandboxFilter
 	var cf *runtimeapi.ContainerFilter
 	if !all {
@@ -132,39 +134,39 @@ func (m *Manager) GetPods(ctx context.Context, all bool) ([]*Pod, error) {
 // GroupPods groups CRI sandboxes and containers into Pods by their pod UID
 // label, sorted by UID so results are stable. Objects without the label were
 // not made by a kubelet and are left out.
-func GroupPods(sandboxes []*runtimeapi.PodSandbox, containers []*runtimeapi.Container) []*Pod {
-	pods := map[types.UID]*Pod{}
-	get := func(li labelInfo) *Pod {
-		p := pods[li.podUID]
+func GroupPods(sandboxes []*runtimeapi.PodSandbox, containers []*runtimeapi.Container) []*kc.Pod {
+	pods := map[types.UID]*kc.Pod{}
+	get := func(li kc.LabelInfo) *kc.Pod {
+		p := pods[li.PodUID]
 		if p == nil {
-			p = &Pod{ID: li.podUID, Name: li.podName, Namespace: li.podNamespace}
-			pods[li.podUID] = p
+			p = &kc.Pod{ID: li.PodUID, Name: li.PodName, Namespace: li.PodNamespace}
+			pods[li.PodUID] = p
 		}
 		return p
 	}
 	for _, s := range sandboxes {
-		li := readLabels(s.Labels, nil)
-		if li.podUID == "" {
+		li := kc.ReadLabels(s.Labels, nil)
+		if li.PodUID == "" {
 			continue
 		}
 		p := get(li)
-		st := ContainerStateExited
+		st := kc.ContainerStateExited
 		if s.State == runtimeapi.PodSandboxState_SANDBOX_READY {
-			st = ContainerStateRunning
+			st = kc.ContainerStateRunning
 		}
-		p.Sandboxes = append(p.Sandboxes, &Container{ID: s.Id, Name: sandboxContainerName, State: st, SandboxID: s.Id, CreatedAt: s.CreatedAt})
+		p.Sandboxes = append(p.Sandboxes, &kc.Container{ID: s.Id, Name: kc.SandboxContainerName, State: st, SandboxID: s.Id, CreatedAt: s.CreatedAt})
 	}
 	for _, c := range containers {
-		li := readLabels(c.Labels, c.Annotations)
-		if li.podUID == "" {
+		li := kc.ReadLabels(c.Labels, c.Annotations)
+		if li.PodUID == "" {
 			continue
 		}
-		get(li).Containers = append(get(li).Containers, &Container{
+		get(li).Containers = append(get(li).Containers, &kc.Container{
 			ID: c.Id, Name: c.GetMetadata().GetName(), Image: c.GetImage().GetImage(), ImageRef: c.ImageRef,
-			Hash: li.hash, State: StateFromCRI(c.State), SandboxID: c.PodSandboxId, CreatedAt: c.CreatedAt,
+			Hash: li.Hash, State: kc.StateFromCRI(c.State), SandboxID: c.PodSandboxId, CreatedAt: c.CreatedAt,
 		})
 	}
-	out := make([]*Pod, 0, len(pods))
+	out := make([]*kc.Pod, 0, len(pods))
 	for _, p := range pods {
 		out = append(out, p)
 	}
@@ -174,14 +176,14 @@ func GroupPods(sandboxes []*runtimeapi.PodSandbox, containers []*runtimeapi.Cont
 
 // GetPodStatus reads the status of every sandbox and container of the pod
 // with this UID, newest first, and the IPs of its newest ready sandbox.
-func (m *Manager) GetPodStatus(ctx context.Context, uid types.UID, name, namespace string) (*PodStatus, error) {
-	sel := map[string]string{LabelPodUID: string(uid)}
+func (m *Manager) GetPodStatus(ctx context.Context, uid types.UID, name, namespace string) (*kc.PodStatus, error) {
+	sel := map[string]string{kc.LabelPodUID: string(uid)}
 	sandboxes, err := m.cfg.Runtime.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: sel})
 	if err != nil {
 		return nil, err
 	}
 	sort.Slice(sandboxes, func(i, j int) bool { return sandboxes[i].CreatedAt > sandboxes[j].CreatedAt })
-	ps := &PodStatus{ID: uid, Name: name, Namespace: namespace}
+	ps := &kc.PodStatus{ID: uid, Name: name, Namespace: namespace}
 	for i, s := range sandboxes {
 		r, err := m.cfg.Runtime.PodSandboxStatus(ctx, s.Id, false)
 		if errors.Is(err, ErrNotFound) {
@@ -192,7 +194,7 @@ func (m *Manager) GetPodStatus(ctx context.Context, uid types.UID, name, namespa
 		}
 		ps.SandboxStatuses = append(ps.SandboxStatuses, r.Status)
 		if i == 0 && r.Status.State == runtimeapi.PodSandboxState_SANDBOX_READY {
-			ps.IPs = sandboxIPs(r.Status)
+			ps.IPs = kc.SandboxIPs(r.Status)
 		}
 	}
 	containers, err := m.cfg.Runtime.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: sel})
@@ -207,7 +209,7 @@ func (m *Manager) GetPodStatus(ctx context.Context, uid types.UID, name, namespa
 		if err != nil {
 			return nil, err
 		}
-		ps.ContainerStatuses = append(ps.ContainerStatuses, toContainerStatus(r.Status, c.PodSandboxId))
+		ps.ContainerStatuses = append(ps.ContainerStatuses, kc.ContainerStatusFromCRI(r.Status, c.PodSandboxId))
 	}
 	sort.SliceStable(ps.ContainerStatuses, func(i, j int) bool {
 		a, b := ps.ContainerStatuses[i], ps.ContainerStatuses[j]
@@ -219,50 +221,17 @@ func (m *Manager) GetPodStatus(ctx context.Context, uid types.UID, name, namespa
 	return ps, nil
 }
 
-func sandboxIPs(s *runtimeapi.PodSandboxStatus) []string {
-	if s.Network == nil || s.Network.Ip == "" {
-		return nil
-	}
-	ips := []string{s.Network.Ip}
-	for _, ip := range s.Network.AdditionalIps {
-		ips = append(ips, ip.Ip)
-	}
-	return ips
-}
-
-func toContainerStatus(s *runtimeapi.ContainerStatus, sandboxID string) *ContainerStatus {
-	li := readLabels(s.Labels, s.Annotations)
-	cs := &ContainerStatus{
-		ID: s.Id, Name: s.GetMetadata().GetName(), State: StateFromCRI(s.State),
-		CreatedAt: unixNano(s.CreatedAt), StartedAt: unixNano(s.StartedAt), FinishedAt: unixNano(s.FinishedAt),
-		ExitCode: int(s.ExitCode), Image: s.GetImage().GetImage(), ImageRef: s.ImageRef,
-		Hash: li.hash, RestartCount: li.restartCount, Reason: s.Reason, Message: s.Message,
-		SandboxID: sandboxID, Resources: s.Resources,
-	}
-	if li.containerName != "" {
-		cs.Name = li.containerName
-	}
-	return cs
-}
-
-func unixNano(ns int64) time.Time {
-	if ns == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, ns)
-}
-
 // gracePeriod is the kubelet's setTerminationGracePeriod: the pod's
 // deletion grace period if it is being deleted, else its
 // terminationGracePeriodSeconds (default 30), or, for a kill caused by a
 // failed liveness or startup probe, the probe's own grace period if set. A
 // pod that is gone is read from the container's annotations.
-func gracePeriod(pod *v1.Pod, c *v1.Container, li labelInfo, reason KillReason) int64 {
+func gracePeriod(pod *v1.Pod, c *v1.Container, li kc.LabelInfo, reason KillReason) int64 {
 	g := int64(v1.DefaultTerminationGracePeriodSeconds)
 	switch {
 	case pod == nil:
-		if li.gracePeriod != nil {
-			g = *li.gracePeriod
+		if li.GracePeriod != nil {
+			g = *li.GracePeriod
 		}
 		return g
 	case pod.DeletionGracePeriodSeconds != nil:

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
@@ -106,12 +108,12 @@ func TestSyncPodOnContainerd(t *testing.T) {
 	assert.Equal(t, runtimeapi.PodSandboxState_SANDBOX_READY, status.SandboxStatuses[0].State)
 	web := status.FindContainerStatusByName("web")
 	require.NotNil(t, web)
-	assert.Equal(t, runtime.ContainerStateRunning, web.State)
+	assert.Equal(t, kc.ContainerStateRunning, web.State)
 	assert.Equal(t, 0, web.RestartCount)
 	fail := status.FindContainerStatusByName("fail")
 	require.NotNil(t, fail)
 	assert.GreaterOrEqual(t, fail.RestartCount, 3)
-	assert.Equal(t, runtime.HashContainer(&pod.Spec.Containers[1]), fail.Hash)
+	assert.Equal(t, kc.HashContainer(&pod.Spec.Containers[1]), fail.Hash)
 
 	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/healthz", port))
 	require.NoError(t, err, "the server answers on loopback")
@@ -169,7 +171,7 @@ func TestSyncPodBadInputOnContainerd(t *testing.T) {
 	require.NoError(t, err)
 	good := status.FindContainerStatusByName("good")
 	require.NotNil(t, good)
-	assert.Equal(t, runtime.ContainerStateRunning, good.State)
+	assert.Equal(t, kc.ContainerStateRunning, good.State)
 	assert.Nil(t, status.FindContainerStatusByName("noimage"))
 	zero := int64(0)
 	require.NoError(t, m.KillPod(ctx, pod, runtime.PodFromStatus(status), &zero))

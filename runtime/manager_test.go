@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
@@ -37,7 +39,7 @@ func newManagerEnv(t *testing.T) *managerEnv {
 }
 
 // sync reads the status and syncs once, as a pod worker does.
-func (e *managerEnv) sync(pod *v1.Pod, probes runtime.ProbeResults) (*runtime.SyncResult, *runtime.PodStatus) {
+func (e *managerEnv) sync(pod *v1.Pod, probes runtime.ProbeResults) (*runtime.SyncResult, *kc.PodStatus) {
 	e.t.Helper()
 	st, err := e.m.GetPodStatus(e.ctx, pod.UID, pod.Name, pod.Namespace)
 	require.NoError(e.t, err)
@@ -70,9 +72,9 @@ func TestSyncPodCrashLoopBackOff(t *testing.T) {
 	res, st := e.sync(pod, nil)
 	require.NoError(t, res.Error())
 	assert.NotNil(t, step(res, runtime.ActionCreatePodSandbox, "default/crash"))
-	assert.Equal(t, runtime.ContainerStateRunning, st.FindContainerStatusByName("web").State)
+	assert.Equal(t, kc.ContainerStateRunning, st.FindContainerStatusByName("web").State)
 	fail := st.FindContainerStatusByName("fail")
-	assert.Equal(t, runtime.ContainerStateExited, fail.State)
+	assert.Equal(t, kc.ContainerStateExited, fail.State)
 	assert.Equal(t, 3, fail.ExitCode)
 	assert.Equal(t, "Error", fail.Reason)
 
@@ -114,7 +116,7 @@ func TestSyncPodRestartPolicies(t *testing.T) {
 			e := newManagerEnv(t)
 			pod := podSpec("p", tc.policy, v1.Container{Name: "c", Image: testImage, Args: []string{"exit", tc.code}})
 			_, st := e.sync(pod, nil)
-			require.Equal(t, runtime.ContainerStateExited, st.FindContainerStatusByName("c").State)
+			require.Equal(t, kc.ContainerStateExited, st.FindContainerStatusByName("c").State)
 			res, _ := e.sync(pod, nil)
 			assert.Equal(t, tc.restarts, step(res, runtime.ActionStartContainer, "c") != nil, "restarted: %s", res)
 			if !tc.restarts {
@@ -131,7 +133,7 @@ func TestSyncPodImageChangeAndLiveness(t *testing.T) {
 	pod := podSpec("upd", v1.RestartPolicyNever, v1.Container{Name: "c", Image: testImage, Args: []string{"sleep"}})
 	_, st := e.sync(pod, nil)
 	first := st.FindContainerStatusByName("c")
-	require.Equal(t, runtime.ContainerStateRunning, first.State)
+	require.Equal(t, kc.ContainerStateRunning, first.State)
 
 	// A new image is a new hash: killed and started again, even under Never.
 	pod.Spec.Containers[0].Image = "nodekit.local/testbin:2"
@@ -140,7 +142,7 @@ func TestSyncPodImageChangeAndLiveness(t *testing.T) {
 	assert.NotNil(t, step(res, runtime.ActionKillContainer, "c"))
 	second := st.FindContainerStatusByName("c")
 	assert.NotEqual(t, first.ID, second.ID)
-	assert.Equal(t, runtime.ContainerStateRunning, second.State)
+	assert.Equal(t, kc.ContainerStateRunning, second.State)
 	assert.Equal(t, "nodekit.local/testbin:2", second.Image)
 
 	// A failed liveness probe under Never kills without restarting, then the pod.
@@ -198,7 +200,7 @@ func TestKillPodGracePeriodAndPreStop(t *testing.T) {
 	_, st2 := e.sync(pod2, nil)
 	pods, err := e.m.GetPods(e.ctx, false)
 	require.NoError(t, err)
-	var running *runtime.Pod
+	var running *kc.Pod
 	for _, p := range pods {
 		if p.ID == pod2.UID {
 			running = p
@@ -206,7 +208,7 @@ func TestKillPodGracePeriodAndPreStop(t *testing.T) {
 	}
 	require.NotNil(t, running)
 	assert.Len(t, running.Containers, 1)
-	assert.Equal(t, runtime.HashContainer(&pod2.Spec.Containers[0]), running.Containers[0].Hash)
+	assert.Equal(t, kc.HashContainer(&pod2.Spec.Containers[0]), running.Containers[0].Hash)
 	require.NoError(t, e.m.KillPod(e.ctx, nil, running, nil))
 	st2, err = e.m.GetPodStatus(e.ctx, pod2.UID, pod2.Name, pod2.Namespace)
 	require.NoError(t, err)
@@ -236,7 +238,7 @@ func TestSyncPodRuntimeErrorsAreReported(t *testing.T) {
 	assert.NoError(t, step(res, runtime.ActionStartContainer, "a").Err)
 	sb := step(res, runtime.ActionStartContainer, "b")
 	assert.ErrorIs(t, sb.Err, runtime.ErrImagePull)
-	assert.Equal(t, runtime.ContainerStateRunning, st.FindContainerStatusByName("a").State)
+	assert.Equal(t, kc.ContainerStateRunning, st.FindContainerStatusByName("a").State)
 	res, _ = e.sync(pod, nil)
 	assert.ErrorIs(t, step(res, runtime.ActionStartContainer, "b").Err, runtime.ErrImagePullBackOff, "pulls back off")
 	e.clock.Step(10 * time.Second)

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -30,9 +32,9 @@ type SyncOptions struct {
 //     after its CrashLoopBackOff and image pull.
 //
 // A failing container does not stop the others; every step is in the result.
-func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, status *PodStatus, opts SyncOptions) *SyncResult {
+func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus, opts SyncOptions) *SyncResult {
 	if status == nil {
-		status = &PodStatus{ID: pod.UID, Name: pod.Name, Namespace: pod.Namespace}
+		status = &kc.PodStatus{ID: pod.UID, Name: pod.Name, Namespace: pod.Namespace}
 	}
 	res := &SyncResult{}
 	a := ComputePodActions(pod, status, opts.Probes)
@@ -110,7 +112,7 @@ func (m *Manager) createSandbox(ctx context.Context, pod *v1.Pod, cfg *runtimeap
 	}
 	var ips []string
 	if !pod.Spec.HostNetwork {
-		ips = sandboxIPs(st.Status)
+		ips = kc.SandboxIPs(st.Status)
 	}
 	return id, ips, nil
 }
@@ -118,10 +120,10 @@ func (m *Manager) createSandbox(ctx context.Context, pod *v1.Pod, cfg *runtimeap
 // checkBackOff applies CrashLoopBackOff to a container whose last instance
 // exited: the first restart is immediate, later ones wait 10s, 20s, ... 5m
 // after the last exit.
-func (m *Manager) checkBackOff(pod *v1.Pod, c *v1.Container, status *PodStatus) error {
-	var last *ContainerStatus
+func (m *Manager) checkBackOff(pod *v1.Pod, c *v1.Container, status *kc.PodStatus) error {
+	var last *kc.ContainerStatus
 	for _, cs := range status.ContainerStatuses {
-		if cs.Name == c.Name && cs.State == ContainerStateExited {
+		if cs.Name == c.Name && cs.State == kc.ContainerStateExited {
 			last = cs
 			break
 		}
@@ -139,7 +141,7 @@ func (m *Manager) checkBackOff(pod *v1.Pod, c *v1.Container, status *PodStatus) 
 }
 
 func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxCfg *runtimeapi.PodSandboxConfig,
-	pod *v1.Pod, c *v1.Container, status *PodStatus, podIPs []string) error {
+	pod *v1.Pod, c *v1.Container, status *kc.PodStatus, podIPs []string) error {
 	if err := ValidateContainer(c); err != nil {
 		return fail(ErrCreateConfig, "pod %s: %v", podRef(pod), err)
 	}
@@ -198,10 +200,10 @@ func restartCountFromLogs(dir string) int {
 
 // removeInitContainers removes every init container instance, before a new
 // sandbox reruns initialization from the start.
-func (m *Manager) removeInitContainers(ctx context.Context, pod *v1.Pod, status *PodStatus) {
+func (m *Manager) removeInitContainers(ctx context.Context, pod *v1.Pod, status *kc.PodStatus) {
 	for i := range pod.Spec.InitContainers {
 		for _, cs := range status.ContainerStatuses {
-			if cs.Name == pod.Spec.InitContainers[i].Name && cs.State != ContainerStateRunning {
+			if cs.Name == pod.Spec.InitContainers[i].Name && cs.State != kc.ContainerStateRunning {
 				if err := m.cfg.Runtime.RemoveContainer(ctx, cs.ID); err != nil {
 					m.log().Error(err, "removing init container", "pod", fmtPod(pod), "container", cs.Name)
 				}
@@ -212,11 +214,11 @@ func (m *Manager) removeInitContainers(ctx context.Context, pod *v1.Pod, status 
 
 // pruneInitContainers keeps only the newest exited instance of each init
 // container, so restarts don't pile up dead containers.
-func (m *Manager) pruneInitContainers(ctx context.Context, pod *v1.Pod, status *PodStatus) {
+func (m *Manager) pruneInitContainers(ctx context.Context, pod *v1.Pod, status *kc.PodStatus) {
 	for i := range pod.Spec.InitContainers {
 		seen := false
 		for _, cs := range status.ContainerStatuses {
-			if cs.Name != pod.Spec.InitContainers[i].Name || cs.State != ContainerStateExited {
+			if cs.Name != pod.Spec.InitContainers[i].Name || cs.State != kc.ContainerStateExited {
 				continue
 			}
 			if !seen {
@@ -233,20 +235,20 @@ func (m *Manager) pruneInitContainers(ctx context.Context, pod *v1.Pod, status *
 // PodFromStatus lists a status's running containers and all its sandboxes
 // as a Pod (the kubelet's ConvertPodStatusToRunningPod),
 // for KillPod.
-func PodFromStatus(s *PodStatus) *Pod {
-	p := &Pod{ID: s.ID, Name: s.Name, Namespace: s.Namespace}
+func PodFromStatus(s *kc.PodStatus) *kc.Pod {
+	p := &kc.Pod{ID: s.ID, Name: s.Name, Namespace: s.Namespace}
 	for _, cs := range s.ContainerStatuses {
-		if cs.State == ContainerStateRunning {
-			p.Containers = append(p.Containers, &Container{ID: cs.ID, Name: cs.Name, Image: cs.Image, ImageRef: cs.ImageRef,
+		if cs.State == kc.ContainerStateRunning {
+			p.Containers = append(p.Containers, &kc.Container{ID: cs.ID, Name: cs.Name, Image: cs.Image, ImageRef: cs.ImageRef,
 				Hash: cs.Hash, State: cs.State, SandboxID: cs.SandboxID, CreatedAt: cs.CreatedAt.UnixNano()})
 		}
 	}
 	for _, ss := range s.SandboxStatuses {
-		st := ContainerStateExited
+		st := kc.ContainerStateExited
 		if ss.State == runtimeapi.PodSandboxState_SANDBOX_READY {
-			st = ContainerStateRunning
+			st = kc.ContainerStateRunning
 		}
-		p.Sandboxes = append(p.Sandboxes, &Container{ID: ss.Id, Name: sandboxContainerName, State: st, SandboxID: ss.Id, CreatedAt: ss.CreatedAt})
+		p.Sandboxes = append(p.Sandboxes, &kc.Container{ID: ss.Id, Name: kc.SandboxContainerName, State: st, SandboxID: ss.Id, CreatedAt: ss.CreatedAt})
 	}
 	return p
 }

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
@@ -96,14 +98,14 @@ func (a *agent) kill(ctx context.Context, pod *v1.Pod) error {
 }
 
 // summarize lists each container's newest state, e.g. "web=running restarts=0".
-func summarize(pod *v1.Pod, st *runtime.PodStatus) string {
+func summarize(pod *v1.Pod, st *kc.PodStatus) string {
 	var parts []string
 	for _, c := range append(append([]v1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
 		cs := st.FindContainerStatusByName(c.Name)
 		switch {
 		case cs == nil:
 			parts = append(parts, c.Name+"=waiting")
-		case cs.State == runtime.ContainerStateExited:
+		case cs.State == kc.ContainerStateExited:
 			parts = append(parts, fmt.Sprintf("%s=exited(%d,%s) restarts=%d", c.Name, cs.ExitCode, cs.Reason, cs.RestartCount))
 		default:
 			parts = append(parts, fmt.Sprintf("%s=%s restarts=%d", c.Name, cs.State, cs.RestartCount))

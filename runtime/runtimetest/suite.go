@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+
 	"github.com/stretchr/testify/require"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -85,7 +87,7 @@ func (s *suite) sandbox(name string, hostNetwork bool) (string, *runtimeapi.PodS
 	uid := randomUID()
 	cfg := &runtimeapi.PodSandboxConfig{
 		Metadata:     &runtimeapi.PodSandboxMetadata{Name: name, Namespace: "contract", Uid: uid},
-		Labels:       map[string]string{"contract-test": name, runtime.LabelPodUID: uid},
+		Labels:       map[string]string{"contract-test": name, kc.LabelPodUID: uid},
 		Annotations:  map[string]string{"contract/annotation": "yes"},
 		LogDirectory: fmt.Sprintf("%s/%s", s.tg.LogDir, uid),
 		Linux: &runtimeapi.LinuxPodSandboxConfig{SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{

@@ -1,4 +1,4 @@
-package runtime
+package kubecontainer
 
 import (
 	"time"
@@ -111,4 +111,24 @@ func (s *PodStatus) RunningContainers() []*ContainerStatus {
 		}
 	}
 	return out
+}
+
+// FindContainerByID returns the container with this ID, or nil.
+func (p *Pod) FindContainerByID(id string) *Container {
+	for _, c := range p.Containers {
+		if c.ID == id {
+			return c
+		}
+	}
+	return nil
+}
+
+// FindSandboxByID returns the sandbox with this ID, or nil.
+func (p *Pod) FindSandboxByID(id string) *Container {
+	for _, s := range p.Sandboxes {
+		if s.ID == id {
+			return s
+		}
+	}
+	return nil
 }

@@ -1,7 +1,8 @@
-package runtime
+package kubecontainer
 
 import (
 	"testing"
+
 
 	"github.com/stretchr/testify/assert"
 	v1 "k8s.io/api/core/v1"
