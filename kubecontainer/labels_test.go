@@ -3,7 +3,6 @@ package kubecontainer
 import (
 	"testing"
 
-
 	"github.com/stretchr/testify/assert"
 	v1 "k8s.io/api/core/v1"
 )
