@@ -1,0 +1,225 @@
+package pleg
+
+import (
+	"context"
+	"errors"
+	goruntime "runtime"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const (
+	running = kc.ContainerStateRunning
+	exited  = kc.ContainerStateExited
+	created = kc.ContainerStateCreated
+	unknown = kc.ContainerStateUnknown
+)
+
+type env struct {
+	rt    *stubRuntime
+	cache *recordingCache
+	clock *clocktesting.FakeClock
+	g     *GenericPLEG
+}
+
+func newEnv(cfg Config) *env {
+	e := &env{rt: newStubRuntime(), cache: newRecordingCache(), clock: clocktesting.NewFakeClock(time.Unix(1000, 0))}
+	cfg.Runtime, cfg.Cache, cfg.Clock = e.rt, e.cache, e.clock
+	e.g = NewGeneric(cfg)
+	return e
+}
+
+// drain returns the events sent so far as "uid/type/id" strings.
+func drain(ch <-chan *PodLifecycleEvent) []string {
+	var out []string
+	for {
+		select {
+		case e := <-ch:
+			out = append(out, string(e.ID)+"/"+string(e.Type)+"/"+e.Data.(string))
+		default:
+			return out
+		}
+	}
+}
+
+func TestRelistTransitions(t *testing.T) {
+	type st = map[string]kc.ContainerState
+	for _, tc := range []struct {
+		name     string
+		before   st // containers at the first relist (nil: pod absent)
+		after    st
+		want     []string
+		deleted  bool
+		statuses int // GetPodStatus calls in the second relist
+	}{
+		{"new running container", nil, st{"c1": running}, []string{"p/ContainerStarted/c1"}, false, 1},
+		{"created is unknown: cache refreshed, no event", nil, st{"c1": created}, nil, false, 1},
+		{"created to running", st{"c1": created}, st{"c1": running}, []string{"p/ContainerStarted/c1"}, false, 1},
+		{"running to exited", st{"c1": running}, st{"c1": exited}, []string{"p/ContainerDied/c1"}, false, 1},
+		{"exited to removed", st{"c1": exited, "c2": running}, st{"c2": running}, []string{"p/ContainerRemoved/c1"}, false, 1},
+		{"running to removed", st{"c1": running, "c2": running}, st{"c2": running}, []string{"p/ContainerDied/c1", "p/ContainerRemoved/c1"}, false, 1},
+		{"running to unknown: ContainerChanged is not sent", st{"c1": running}, st{"c1": unknown}, nil, false, 1},
+		{"exited to running (restart in place)", st{"c1": exited}, st{"c1": running}, []string{"p/ContainerStarted/c1"}, false, 1},
+		{"new exited container", nil, st{"c1": exited}, []string{"p/ContainerDied/c1"}, false, 1},
+		{"nothing changed", st{"c1": running}, st{"c1": running}, nil, false, 0},
+		{"pod gone: cache entry deleted", st{"c1": exited}, nil, []string{"p/ContainerRemoved/c1"}, true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(Config{})
+			ctx := context.Background()
+			if tc.before != nil {
+				e.rt.set("p", nil, tc.before)
+			}
+			e.g.Relist(ctx)
+			drain(e.g.Watch())
+			calls := e.rt.calls["p"]
+			e.rt.set("p", nil, tc.after)
+			e.clock.Step(time.Second)
+			e.g.Relist(ctx)
+			got := drain(e.g.Watch())
+			sort.Strings(got)
+			sort.Strings(tc.want)
+			assert.Equal(t, tc.want, got)
+			assert.Equal(t, tc.statuses, e.rt.calls["p"]-calls, "status refreshes")
+			assert.Equal(t, tc.deleted, len(e.cache.deletes) == 1, "cache delete")
+			assert.Equal(t, e.clock.Now(), e.cache.times[len(e.cache.times)-1], "cache time is the relist start")
+		})
+	}
+}
+
+func TestRelistSandboxEvents(t *testing.T) {
+	e := newEnv(Config{})
+	ctx := context.Background()
+	e.rt.set("p", map[string]kc.ContainerState{"sb": running}, nil)
+	e.g.Relist(ctx)
+	assert.Equal(t, []string{"p/ContainerStarted/sb"}, drain(e.g.Watch()))
+	e.rt.set("p", map[string]kc.ContainerState{"sb": exited}, nil)
+	e.g.Relist(ctx)
+	assert.Equal(t, []string{"p/ContainerDied/sb"}, drain(e.g.Watch()))
+}
+
+func TestRelistRetriesFailedRefresh(t *testing.T) {
+	e := newEnv(Config{})
+	ctx := context.Background()
+	boom := errors.New("boom")
+	e.rt.statusErr["p"] = boom
+	e.rt.set("p", nil, map[string]kc.ContainerState{"c1": running})
+	e.g.Relist(ctx)
+	assert.Empty(t, drain(e.g.Watch()), "no events while the status can't be read")
+	assert.Equal(t, boom, e.cache.errs["p"], "the error is cached for pod workers")
+
+	e.g.Relist(ctx)
+	assert.Empty(t, drain(e.g.Watch()))
+	assert.Equal(t, 2, e.rt.calls["p"], "retried on the next relist")
+
+	delete(e.rt.statusErr, "p")
+	e.g.Relist(ctx)
+	assert.Equal(t, []string{"p/ContainerStarted/c1"}, drain(e.g.Watch()), "events once the refresh succeeds")
+	e.g.Relist(ctx)
+	assert.Equal(t, 3, e.rt.calls["p"], "no more refreshes once it succeeded")
+
+	// A pod that failed with no further change is still reinspected.
+	e.rt.statusErr["p"] = boom
+	e.rt.set("p", nil, map[string]kc.ContainerState{"c1": exited})
+	e.g.Relist(ctx)
+	e.rt.statusErr["p"] = nil
+	e.g.Relist(ctx)
+	assert.Equal(t, []string{"p/ContainerDied/c1"}, drain(e.g.Watch()))
+}
+
+func TestHealthy(t *testing.T) {
+	e := newEnv(Config{})
+	ok, err := e.g.Healthy()
+	assert.False(t, ok)
+	assert.EqualError(t, err, "pleg has yet to be successful")
+
+	e.g.Relist(context.Background())
+	ok, err = e.g.Healthy()
+	assert.True(t, ok)
+	assert.NoError(t, err)
+
+	e.clock.Step(3 * time.Minute)
+	ok, _ = e.g.Healthy()
+	assert.True(t, ok, "at the threshold")
+
+	// A failing relist does not count as seen.
+	e.rt.listErr = errors.New("runtime down")
+	e.g.Relist(context.Background())
+	e.clock.Step(time.Second)
+	ok, err = e.g.Healthy()
+	assert.False(t, ok)
+	assert.EqualError(t, err, "pleg was last seen active 3m1s ago; threshold is 3m0s")
+
+	e.rt.listErr = nil
+	e.g.Relist(context.Background())
+	ok, _ = e.g.Healthy()
+	assert.True(t, ok)
+}
+
+func TestChannelOverflowDropsAndCounts(t *testing.T) {
+	e := newEnv(Config{ChannelCapacity: 2})
+	e.rt.set("p", nil, map[string]kc.ContainerState{"a": running, "b": running, "c": running})
+	e.g.Relist(context.Background())
+	assert.Len(t, drain(e.g.Watch()), 2)
+	assert.Equal(t, 1.0, testutil.ToFloat64(e.g.cfg.Metrics.discardEvents))
+}
+
+func TestParallelRefreshKeepsPerPodOrder(t *testing.T) {
+	e := newEnv(Config{Parallelism: 4})
+	ctx := context.Background()
+	var pods []types.UID
+	for i := 0; i < 20; i++ {
+		uid := types.UID(string(rune('a' + i)))
+		pods = append(pods, uid)
+		e.rt.set(uid, nil, map[string]kc.ContainerState{"x-" + string(uid): running})
+	}
+	e.g.Relist(ctx)
+	drain(e.g.Watch())
+	for _, uid := range pods {
+		e.rt.set(uid, nil, nil) // running container vanished: Died then Removed
+	}
+	e.g.Relist(ctx)
+	got := drain(e.g.Watch())
+	require.Len(t, got, 40)
+	seenDied := map[string]bool{}
+	for _, ev := range got {
+		parts := strings.SplitN(ev, "/", 3)
+		uid, typ := parts[0], parts[1]
+		if typ == string(ContainerDied) {
+			seenDied[uid] = true
+		} else {
+			assert.True(t, seenDied[uid], "pod %s: Removed after Died", uid)
+		}
+	}
+	assert.Len(t, e.cache.deletes, 20)
+}
+
+func TestRunRelistsEveryPeriodUntilCancelled(t *testing.T) {
+	e := newEnv(Config{RelistPeriod: time.Second})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { e.g.Run(ctx); close(done) }()
+	relists := func() int { e.cache.mu.Lock(); defer e.cache.mu.Unlock(); return len(e.cache.times) }
+	for i := 1; i <= 3; i++ {
+		for relists() < i || !e.clock.HasWaiters() {
+			goruntime.Gosched() // until Run waits on the fake clock
+		}
+		e.clock.Step(time.Second)
+	}
+	cancel()
+	<-done
+	assert.GreaterOrEqual(t, relists(), 3)
+}
