@@ -27,7 +27,7 @@ type Config struct {
 	// ChannelCapacity is the Watch channel's size (default 1000); events
 	// that do not fit are dropped and counted.
 	ChannelCapacity int
-	// Parallelism bounds concurrent status refreshes (default 8; 1 is the
+	// Parallelism bounds concurrent status refreshes (default 16; 1 is the
 	// kubelet's serial behaviour).
 	Parallelism int
 	Metrics     *Metrics

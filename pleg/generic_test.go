@@ -3,6 +3,8 @@ package pleg
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	goruntime "runtime"
 	"sort"
 	"strings"
@@ -19,7 +21,15 @@ import (
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	code := m.Run()
+	closeBench()
+	if err := goleak.Find(); code == 0 && err != nil {
+		fmt.Fprintln(os.Stderr, "goleak:", err)
+		code = 1
+	}
+	os.Exit(code)
+}
 
 const (
 	running = kc.ContainerStateRunning

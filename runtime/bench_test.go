@@ -2,19 +2,14 @@ package runtime_test
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/nodekit-dev/nodekit/internal/testenv"
 	"github.com/nodekit-dev/nodekit/runtime"
-	"github.com/nodekit-dev/nodekit/runtime/fake"
 )
 
 const (
@@ -22,59 +17,20 @@ const (
 	benchContainers = 3
 )
 
-// benchEnv is one fake runtime with 1,000 pods × 3 running containers, made
-// through the Manager over gRPC, shared by the benchmarks and closed in
+// benchNode is one fake runtime with 1,000 pods × 3 running containers,
+// made through the Manager over gRPC, shared by the benchmarks and closed in
 // TestMain.
-var benchEnv struct {
-	once    sync.Once
-	err     error
-	fake    *fake.Runtime
-	client  *runtime.Client
-	manager *runtime.Manager
-	pods    []*v1.Pod
-	close   func()
+var benchNode struct {
+	once sync.Once
+	node *testenv.FakeNode
+	err  error
 }
 
 func benchFixture(b *testing.B) (*runtime.Client, *runtime.Manager, []*v1.Pod) {
 	b.Helper()
-	benchEnv.once.Do(func() { benchEnv.err = populate() })
-	require.NoError(b, benchEnv.err)
-	return benchEnv.client, benchEnv.manager, benchEnv.pods
-}
-
-func populate() error {
-	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "nodekit-bench-")
-	if err != nil {
-		return err
-	}
-	f := fake.New(fake.WithImages(testImage, pauseImage))
-	endpoint := "unix://" + filepath.Join(dir, "cri.sock")
-	stop, err := f.Start(endpoint)
-	if err != nil {
-		return err
-	}
-	client, err := runtime.Dial(ctx, endpoint)
-	if err != nil {
-		return err
-	}
-	m, err := runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: dir, DNS: runtime.HostDNS("", nil, "")})
-	if err != nil {
-		return err
-	}
-	benchEnv.fake, benchEnv.client, benchEnv.manager = f, client, m
-	benchEnv.close = func() { client.Close(ctx); stop(); f.Close(); os.RemoveAll(dir) }
-	for i := 0; i < benchPods; i++ {
-		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pod-%d", i), Namespace: "bench", UID: types.UID(fmt.Sprintf("uid-%d", i))}}
-		for j := 0; j < benchContainers; j++ {
-			pod.Spec.Containers = append(pod.Spec.Containers, v1.Container{Name: fmt.Sprintf("c%d", j), Image: testImage, Args: []string{"sleep"}})
-		}
-		if err := m.SyncPod(ctx, pod, nil, runtime.SyncOptions{}).Error(); err != nil {
-			return err
-		}
-		benchEnv.pods = append(benchEnv.pods, pod)
-	}
-	return nil
+	benchNode.once.Do(func() { benchNode.node, benchNode.err = testenv.NewFakeNode(benchPods, benchContainers) })
+	require.NoError(b, benchNode.err)
+	return benchNode.node.Client, benchNode.node.Manager, benchNode.node.Pods
 }
 
 func BenchmarkListPodSandbox(b *testing.B) {

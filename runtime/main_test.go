@@ -9,8 +9,8 @@ import (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if benchEnv.close != nil {
-		benchEnv.close()
+	if benchNode.node != nil {
+		benchNode.node.Close()
 	}
 	if code == 0 {
 		if err := goleak.Find(); err != nil {

@@ -201,6 +201,9 @@ func (r *Runtime) CreateContainer(ctx context.Context, req *runtimeapi.CreateCon
 	r.st.containerNames[name] = id
 	r.st.containers[id] = c
 	r.st.containerOrder = append(r.st.containerOrder, c)
+	if uid := c.item.Labels[podUIDLabel]; uid != "" {
+		r.st.containersByUID[uid] = append(r.st.containersByUID[uid], c)
+	}
 	sb.containers = append(sb.containers, c)
 	r.publishLocked(c, runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT, now)
 	return &runtimeapi.CreateContainerResponse{ContainerId: id}, nil

@@ -65,6 +65,9 @@ func (r *Runtime) ListContainers(ctx context.Context, req *runtimeapi.ListContai
 func (r *Runtime) filterContainersLocked(f *runtimeapi.ContainerFilter) []*runtimeapi.Container {
 	id, sbID := f.Id, f.PodSandboxId
 	candidates := r.st.containerOrder
+	if uid, ok := f.LabelSelector[podUIDLabel]; ok {
+		candidates = r.st.containersByUID[uid]
+	}
 	if c, err := r.findContainerLocked(id); err == nil {
 		id = c.id
 		candidates = []*container{c}

@@ -197,6 +197,13 @@ func (r *Runtime) removeContainerLocked(c *container, now time.Time, fx *effects
 	delete(r.st.containers, c.id)
 	delete(r.st.containerNames, c.name)
 	r.st.containerOrder = deleteItem(r.st.containerOrder, c)
+	if uid := c.item.Labels[podUIDLabel]; uid != "" {
+		if l := deleteItem(r.st.containersByUID[uid], c); len(l) > 0 {
+			r.st.containersByUID[uid] = l
+		} else {
+			delete(r.st.containersByUID, uid)
+		}
+	}
 	c.sb.containers = deleteItem(c.sb.containers, c)
 	r.containerList.Store(nil)
 	r.publishLocked(c, runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT, nanos(now))

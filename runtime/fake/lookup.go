@@ -67,6 +67,9 @@ func wrapLookup(err error, format string, args ...any) error {
 }
 
 // matchLabels reports whether labels has every pair of sel.
+// podUIDLabel is the label the kubelet filters a pod's objects by.
+const podUIDLabel = "io.kubernetes.pod.uid"
+
 func matchLabels(sel, labels map[string]string) bool {
 	for k, v := range sel {
 		if got, ok := labels[k]; !ok || got != v {

@@ -63,6 +63,10 @@ type state struct {
 	containers     map[string]*container
 	containerOrder []*container
 	containerNames map[string]string // reserved name -> container ID
+	// Indexes by the kubelet's pod UID label, which every kubelet filter
+	// uses: a pod's status read touches its own objects, not all of them.
+	sandboxesByUID  map[string][]*sandbox
+	containersByUID map[string][]*container
 
 	images    map[string]*image // by ID
 	imageRefs map[string]*image // by normalized reference
@@ -111,15 +115,17 @@ func New(opts ...Option) *Runtime {
 		handlers: map[string]bool{"": true},
 		done:     make(chan struct{}),
 		st: state{
-			sandboxes:      map[string]*sandbox{},
-			sandboxNames:   map[string]string{},
-			containers:     map[string]*container{},
-			containerNames: map[string]string{},
-			images:         map[string]*image{},
-			imageRefs:      map[string]*image{},
-			behaviors:      map[string]Behavior{},
-			pulls:          map[string]pullRule{},
-			subs:           map[*subscriber]struct{}{},
+			sandboxes:       map[string]*sandbox{},
+			sandboxNames:    map[string]string{},
+			containers:      map[string]*container{},
+			containerNames:  map[string]string{},
+			sandboxesByUID:  map[string][]*sandbox{},
+			containersByUID: map[string][]*container{},
+			images:          map[string]*image{},
+			imageRefs:       map[string]*image{},
+			behaviors:       map[string]Behavior{},
+			pulls:           map[string]pullRule{},
+			subs:            map[*subscriber]struct{}{},
 			conditions: []*runtimeapi.RuntimeCondition{
 				{Type: runtimeapi.RuntimeReady, Status: true},
 				{Type: runtimeapi.NetworkReady, Status: true},

@@ -125,6 +125,9 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandb
 	r.st.sandboxNames[name] = id
 	r.st.sandboxes[id] = sb
 	r.st.sandboxOrder = append(r.st.sandboxOrder, sb)
+	if uid := sb.item.Labels[podUIDLabel]; uid != "" {
+		r.st.sandboxesByUID[uid] = append(r.st.sandboxesByUID[uid], sb)
+	}
 	r.sandboxList.Store(nil)
 	return &runtimeapi.RunPodSandboxResponse{PodSandboxId: id}, nil
 }
@@ -190,6 +193,13 @@ func (r *Runtime) RemovePodSandbox(ctx context.Context, req *runtimeapi.RemovePo
 	delete(r.st.sandboxes, sb.id)
 	delete(r.st.sandboxNames, sb.name)
 	r.st.sandboxOrder = deleteItem(r.st.sandboxOrder, sb)
+	if uid := sb.item.Labels[podUIDLabel]; uid != "" {
+		if l := deleteItem(r.st.sandboxesByUID[uid], sb); len(l) > 0 {
+			r.st.sandboxesByUID[uid] = l
+		} else {
+			delete(r.st.sandboxesByUID, uid)
+		}
+	}
 	r.sandboxList.Store(nil)
 	return &runtimeapi.RemovePodSandboxResponse{}, nil
 }
@@ -254,6 +264,13 @@ func (r *Runtime) ListPodSandbox(ctx context.Context, req *runtimeapi.ListPodSan
 	id := f.Id
 	if sb, err := r.findSandboxLocked(id); err == nil {
 		id = sb.id
+	}
+	if uid, ok := f.LabelSelector[podUIDLabel]; ok {
+		byUID := r.st.sandboxesByUID[uid]
+		all = make([]*runtimeapi.PodSandbox, len(byUID))
+		for i, sb := range byUID {
+			all[i] = sb.item
+		}
 	}
 	var out []*runtimeapi.PodSandbox
 	for _, s := range all {
