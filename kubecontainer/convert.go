@@ -1,7 +1,10 @@
 package kubecontainer
 
 import (
+	"sort"
 	"time"
+
+	"k8s.io/apimachinery/pkg/types"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -41,4 +44,41 @@ func unixNano(ns int64) time.Time {
 		return time.Time{}
 	}
 	return time.Unix(0, ns)
+}
+
+// PodStatusFromEvent builds a pod's status from a CRI container event, which
+// carries the sandbox's and every container's status, so no further runtime
+// call is needed (the evented PLEG's GeneratePodStatus). ok is false when the
+// event has no sandbox status to tell which pod it is about.
+func PodStatusFromEvent(ev *runtimeapi.ContainerEventResponse) (status *PodStatus, ok bool) {
+	sb := ev.GetPodSandboxStatus()
+	if sb.GetMetadata() == nil {
+		return nil, false
+	}
+	s := &PodStatus{
+		ID:              types.UID(sb.Metadata.Uid),
+		Name:            sb.Metadata.Name,
+		Namespace:       sb.Metadata.Namespace,
+		SandboxStatuses: []*runtimeapi.PodSandboxStatus{sb},
+	}
+	if sb.State == runtimeapi.PodSandboxState_SANDBOX_READY {
+		s.IPs = SandboxIPs(sb)
+	}
+	for _, c := range ev.ContainersStatuses {
+		s.ContainerStatuses = append(s.ContainerStatuses, ContainerStatusFromCRI(c, sb.Id))
+	}
+	SortNewestFirst(s.ContainerStatuses)
+	return s, true
+}
+
+// SortNewestFirst orders container statuses newest first; at equal creation
+// times the higher restart count is the newer.
+func SortNewestFirst(cs []*ContainerStatus) {
+	sort.SliceStable(cs, func(i, j int) bool {
+		a, b := cs[i], cs[j]
+		if !a.CreatedAt.Equal(b.CreatedAt) {
+			return a.CreatedAt.After(b.CreatedAt)
+		}
+		return a.RestartCount > b.RestartCount
+	})
 }

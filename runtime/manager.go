@@ -211,13 +211,7 @@ func (m *Manager) GetPodStatus(ctx context.Context, uid types.UID, name, namespa
 		}
 		ps.ContainerStatuses = append(ps.ContainerStatuses, kc.ContainerStatusFromCRI(r.Status, c.PodSandboxId))
 	}
-	sort.SliceStable(ps.ContainerStatuses, func(i, j int) bool {
-		a, b := ps.ContainerStatuses[i], ps.ContainerStatuses[j]
-		if !a.CreatedAt.Equal(b.CreatedAt) {
-			return a.CreatedAt.After(b.CreatedAt)
-		}
-		return a.RestartCount > b.RestartCount // same clock tick: the later attempt is newer
-	})
+	kc.SortNewestFirst(ps.ContainerStatuses)
 	return ps, nil
 }
 
