@@ -70,6 +70,7 @@ type GenericPLEG struct {
 	lastRelist atomic.Pointer[time.Time] // last successful relist, for Healthy
 	period     atomic.Int64              // current relist period, changeable by the evented PLEG
 	threshold  atomic.Int64
+	wake       chan struct{}             // cuts Run's wait short after a period change
 }
 
 type podRecord struct {
@@ -84,19 +85,25 @@ func NewGeneric(cfg Config) *GenericPLEG {
 		events:    make(chan *PodLifecycleEvent, cfg.ChannelCapacity),
 		records:   map[types.UID]*podRecord{},
 		reinspect: map[types.UID]*kc.Pod{},
+		wake:      make(chan struct{}, 1),
 	}
-	g.SetRelistPeriod(cfg.RelistPeriod, cfg.RelistThreshold)
+	g.period.Store(int64(cfg.RelistPeriod))
+	g.threshold.Store(int64(cfg.RelistThreshold))
 	return g
 }
 
 // Watch returns the channel of pod lifecycle events.
 func (g *GenericPLEG) Watch() <-chan *PodLifecycleEvent { return g.events }
 
-// SetRelistPeriod changes the period and health threshold; it takes effect
-// after the current wait.
+// SetRelistPeriod changes the period and health threshold. A Run waiting
+// out the old period relists at once and continues with the new one.
 func (g *GenericPLEG) SetRelistPeriod(period, threshold time.Duration) {
 	g.period.Store(int64(period))
 	g.threshold.Store(int64(threshold))
+	select {
+	case g.wake <- struct{}{}:
+	default:
+	}
 }
 
 // Run relists until ctx ends, waiting the relist period after each relist
@@ -109,6 +116,8 @@ func (g *GenericPLEG) Run(ctx context.Context) {
 		case <-ctx.Done():
 			t.Stop()
 			return
+		case <-g.wake:
+			t.Stop()
 		case <-t.C():
 		}
 	}

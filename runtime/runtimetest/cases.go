@@ -377,7 +377,29 @@ func testRemoveImage(s *suite) {
 func testContainerEvents(s *suite) {
 	ch := make(chan *runtimeapi.ContainerEventResponse, 100)
 	errc := make(chan error, 1)
-	go func() { errc <- s.tg.Client.GetContainerEvents(s.ctx, ch, nil) }()
+	established := make(chan struct{})
+	go func() {
+		errc <- s.tg.Client.GetContainerEvents(s.ctx, ch, func(runtimeapi.RuntimeService_GetContainerEventsClient) { close(established) })
+	}()
+	unimplemented := func(err error) {
+		require.True(s.t, errors.Is(err, runtime.ErrUnimplemented), "GetContainerEvents ended: %v", err)
+	}
+	// The stream counts as established once opened, but a runtime without
+	// events answers only on the first receive: give it that long.
+	select {
+	case err := <-errc:
+		unimplemented(err)
+		return
+	case <-established:
+	case <-time.After(s.tg.Timeout):
+		s.t.Fatal("GetContainerEvents neither opened nor failed")
+	}
+	select {
+	case err := <-errc:
+		unimplemented(err)
+		return
+	case <-time.After(200 * time.Millisecond):
+	}
 	sb, cfg := s.sandbox("events", false)
 	id := s.started(sb, cfg, "ev", "sleep")
 	want := []runtimeapi.ContainerEventType{runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT, runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT}
@@ -385,8 +407,7 @@ func testContainerEvents(s *suite) {
 	for len(want) > 0 {
 		select {
 		case err := <-errc:
-			require.True(s.t, errors.Is(err, runtime.ErrUnimplemented), "GetContainerEvents ended: %v", err)
-			return
+			s.t.Fatalf("event stream ended: %v", err)
 		case ev := <-ch:
 			if ev.ContainerId == id && ev.ContainerEventType == want[0] {
 				assert.NotNil(s.t, ev.PodSandboxStatus, "event carries the sandbox status")

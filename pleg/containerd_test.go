@@ -1,0 +1,144 @@
+//go:build integration
+
+package pleg_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/rand"
+
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+	"github.com/nodekit-dev/nodekit/internal/testenv"
+	"github.com/nodekit-dev/nodekit/pleg"
+	"github.com/nodekit-dev/nodekit/runtime"
+	"github.com/nodekit-dev/nodekit/statuscache"
+)
+
+type plegUnderTest interface {
+	Watch() <-chan *pleg.PodLifecycleEvent
+	Run(ctx context.Context)
+	Healthy() (bool, error)
+}
+
+// TestPLEGOnContainerd: against the real containerd, a container that
+// starts, exits with a code and is removed yields ContainerStarted (within
+// two relist periods), ContainerDied (exit code in the cache) and
+// ContainerRemoved — for the relister, and for the evented PLEG, which on
+// containerd 1.6 must fall back to relisting.
+func TestPLEGOnContainerd(t *testing.T) {
+	cd := testenv.NeedContainerd(t)
+	client := cd.Dial(t)
+	mgr, err := runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: t.TempDir()})
+	require.NoError(t, err)
+	const period = time.Second
+
+	for _, tc := range []struct {
+		name string
+		make func(cache *statuscache.Cache) plegUnderTest
+	}{
+		{"generic", func(cache *statuscache.Cache) plegUnderTest {
+			return pleg.NewGeneric(pleg.Config{Runtime: mgr, Cache: cache, RelistPeriod: period})
+		}},
+		{"evented-fallback", func(cache *statuscache.Cache) plegUnderTest {
+			e := pleg.NewEvented(pleg.EventedConfig{Config: pleg.Config{Runtime: mgr, Cache: cache, RelistPeriod: period}, Events: client})
+			t.Cleanup(func() { assert.True(t, e.FellBack(), "containerd 1.6 has no events: fell back") })
+			return e
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cache := statuscache.New()
+			p := tc.make(cache)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() { p.Run(ctx); close(done) }()
+			defer func() { cancel(); <-done }()
+
+			port := freePort(t)
+			uid := types.UID("pleg-" + rand.String(8))
+			pod := &v1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: "pleg", Namespace: "default", UID: uid},
+				Spec: v1.PodSpec{HostNetwork: true, RestartPolicy: v1.RestartPolicyNever, Containers: []v1.Container{{
+					Name: "web", Image: testenv.TestImage, Args: []string{"serve"},
+					Env: []v1.EnvVar{{Name: "PORT", Value: strconv.Itoa(port)}},
+				}}},
+			}
+			t.Cleanup(func() {
+				require.NoError(t, mgr.RemovePod(context.Background(), uid))
+				testenv.RemovePodCgroup(t, string(uid))
+			})
+			require.NoError(t, mgr.SyncPod(ctx, pod, nil, runtime.SyncOptions{CgroupParent: testenv.CgroupParent(string(uid))}).Error())
+			started := time.Now()
+			status, err := mgr.GetPodStatus(ctx, uid, pod.Name, pod.Namespace)
+			require.NoError(t, err)
+			web := status.FindContainerStatusByName("web")
+			require.NotNil(t, web)
+
+			waitEvent(t, p, uid, pleg.ContainerStarted, web.ID, 3*period)
+			assert.LessOrEqual(t, time.Since(started), 2*period, "ContainerStarted within two relist periods")
+
+			// Exit with a code through the server itself.
+			waitHTTP(t, fmt.Sprintf("http://127.0.0.1:%d/exit?code=7", port))
+			waitEvent(t, p, uid, pleg.ContainerDied, web.ID, 3*period)
+			cached, err := cache.Get(uid)
+			require.NoError(t, err)
+			cs := cached.FindContainerStatusByName("web")
+			require.NotNil(t, cs, "the cache holds the pod's status")
+			assert.Equal(t, kc.ContainerStateExited, cs.State)
+			assert.Equal(t, 7, cs.ExitCode, "exit code visible in the cache")
+
+			require.NoError(t, client.RemoveContainer(ctx, web.ID))
+			waitEvent(t, p, uid, pleg.ContainerRemoved, web.ID, 3*period)
+			ok, err := p.Healthy()
+			assert.True(t, ok, "%v", err)
+		})
+	}
+}
+
+func waitEvent(t *testing.T, p plegUnderTest, uid types.UID, typ pleg.EventType, id string, within time.Duration) *pleg.PodLifecycleEvent {
+	t.Helper()
+	deadline := time.After(within)
+	for {
+		select {
+		case ev := <-p.Watch():
+			if ev.ID == uid && ev.Type == typ && ev.Data == id {
+				return ev
+			}
+		case <-deadline:
+			t.Fatalf("no %s for container %s within %s", typ, id, within)
+		}
+	}
+}
+
+func waitHTTP(t *testing.T, url string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET %s: %v", url, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}

@@ -1,0 +1,227 @@
+package pleg
+
+import (
+	"context"
+	"errors"
+	goruntime "runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+)
+
+// stubEvents is an EventSource the test drives: each GetContainerEvents call
+// takes the next scripted error, or streams what the test sends.
+type stubEvents struct {
+	mu     sync.Mutex
+	script []error // per call: nil streams until ctx ends or end is closed
+	calls  int
+	feed   chan *runtimeapi.ContainerEventResponse
+}
+
+func (s *stubEvents) GetContainerEvents(ctx context.Context, ch chan *runtimeapi.ContainerEventResponse,
+	established func(runtimeapi.RuntimeService_GetContainerEventsClient)) error {
+	s.mu.Lock()
+	n := s.calls
+	s.calls++
+	var err error
+	if n < len(s.script) {
+		err = s.script[n]
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	established(nil)
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case ev := <-s.feed:
+			ch <- ev
+		}
+	}
+}
+
+func (s *stubEvents) callCount() int { s.mu.Lock(); defer s.mu.Unlock(); return s.calls }
+
+type logSink struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logSink) logger() logr.Logger {
+	return funcr.New(func(prefix, args string) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.lines = append(l.lines, args)
+	}, funcr.Options{})
+}
+
+func (l *logSink) contains(s string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, line := range l.lines {
+		if strings.Contains(line, s) {
+			return true
+		}
+	}
+	return false
+}
+
+type eventedEnv struct {
+	*env
+	src  *stubEvents
+	logs *logSink
+	e    *EventedPLEG
+	stop func()
+}
+
+func startEvented(t *testing.T, script ...error) *eventedEnv {
+	base := newEnv(Config{})
+	ee := &eventedEnv{env: base, src: &stubEvents{script: script, feed: make(chan *runtimeapi.ContainerEventResponse)}, logs: &logSink{}}
+	ee.e = NewEvented(EventedConfig{Config: Config{Runtime: base.rt, Cache: base.cache, Clock: base.clock, Log: ee.logs.logger()},
+		Events: ee.src})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { ee.e.Run(ctx); close(done) }()
+	ee.stop = func() { cancel(); <-done }
+	t.Cleanup(ee.stop)
+	return ee
+}
+
+func event(typ runtimeapi.ContainerEventType, uid, sandboxID, containerID string, created int64) *runtimeapi.ContainerEventResponse {
+	return &runtimeapi.ContainerEventResponse{
+		ContainerId: containerID, ContainerEventType: typ, CreatedAt: created,
+		PodSandboxStatus: &runtimeapi.PodSandboxStatus{Id: sandboxID, State: runtimeapi.PodSandboxState_SANDBOX_READY,
+			Metadata: &runtimeapi.PodSandboxMetadata{Uid: uid, Name: "p", Namespace: "ns"}},
+		ContainersStatuses: []*runtimeapi.ContainerStatus{{Id: containerID, State: runtimeapi.ContainerState_CONTAINER_RUNNING,
+			Metadata: &runtimeapi.ContainerMetadata{Name: "c"}}},
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for i := 0; i < 1_000_000; i++ {
+		if cond() {
+			return
+		}
+		goruntime.Gosched()
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+func TestEventedTranslatesEvents(t *testing.T) {
+	ee := startEvented(t)
+	base := ee.clock.Now().UnixNano()
+	for _, tc := range []struct {
+		typ    runtimeapi.ContainerEventType
+		id     string
+		want   []string
+		delete bool
+	}{
+		{runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT, "c1", nil, false},
+		{runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, "c1", []string{"u/ContainerStarted/c1"}, false},
+		{runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT, "c1", []string{"u/ContainerDied/c1"}, false},
+		{runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT, "c1", []string{"u/ContainerDied/c1", "u/ContainerRemoved/c1"}, false},
+		{runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT, "sb", []string{"u/ContainerDied/sb", "u/ContainerRemoved/sb"}, true},
+	} {
+		base++
+		sets := len(ee.cache.sets["u"])
+		ee.src.feed <- event(tc.typ, "u", "sb", tc.id, base)
+		waitFor(t, "cache set", func() bool { ee.cache.mu.Lock(); defer ee.cache.mu.Unlock(); return len(ee.cache.sets["u"]) > sets })
+		if tc.want != nil {
+			waitFor(t, "events", func() bool { return len(ee.e.Watch()) >= len(tc.want) })
+		}
+		assert.Equal(t, tc.want, drain(ee.e.Watch()), tc.typ.String())
+		ee.cache.mu.Lock()
+		assert.Equal(t, time.Unix(0, base), ee.cache.sets["u"][len(ee.cache.sets["u"])-1], "cache time is the event's")
+		assert.Equal(t, tc.delete, len(ee.cache.deletes) > 0, "cache delete")
+		ee.cache.mu.Unlock()
+	}
+	assert.False(t, ee.e.FellBack())
+}
+
+func TestEventedIgnoresEventsWithoutSandbox(t *testing.T) {
+	ee := startEvented(t)
+	ev := event(runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, "u", "sb", "c1", 1)
+	ev.PodSandboxStatus = nil
+	ee.src.feed <- ev
+	ee.src.feed <- event(runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, "u", "sb", "c2", 2)
+	waitFor(t, "event", func() bool { return len(ee.e.Watch()) == 1 })
+	assert.Equal(t, []string{"u/ContainerStarted/c2"}, drain(ee.e.Watch()))
+}
+
+func TestEventedFallsBackOnUnimplemented(t *testing.T) {
+	ee := startEvented(t, status.Error(codes.Unimplemented, "unknown method GetContainerEvents"))
+	waitFor(t, "fallback", ee.e.FellBack)
+	assert.True(t, ee.logs.contains("does not implement GetContainerEvents"), "says so in the log")
+	assert.Equal(t, 1, ee.src.callCount(), "no retries")
+	assert.Equal(t, time.Second, time.Duration(ee.e.generic.period.Load()), "relists every second")
+
+	// And it relists every second from now on.
+	ee.rt.set("p", nil, map[string]kc.ContainerState{"c1": running})
+	for i := 0; i < 3; i++ {
+		waitFor(t, "relister waiting", ee.clock.HasWaiters)
+		ee.clock.Step(time.Second)
+	}
+	waitFor(t, "relist event", func() bool { return len(ee.e.Watch()) > 0 })
+	assert.Contains(t, drain(ee.e.Watch()), "p/ContainerStarted/c1")
+}
+
+func TestEventedFallsBackAfterMaxRetries(t *testing.T) {
+	boom := errors.New("stream broke")
+	ee := startEvented(t, boom, boom, boom, boom, boom)
+	waitFor(t, "fallback", ee.e.FellBack)
+	assert.Equal(t, 5, ee.src.callCount())
+	assert.Equal(t, 5.0, testutil.ToFloat64(ee.e.cfg.Metrics.connErrors))
+	ee.cache.mu.Lock()
+	relists := len(ee.cache.times)
+	ee.cache.mu.Unlock()
+	assert.GreaterOrEqual(t, relists, 5, "each failure forces a relist")
+	assert.True(t, ee.logs.contains("too many stream failures"))
+}
+
+func TestEventedRetriesThenStreams(t *testing.T) {
+	boom := errors.New("stream broke")
+	ee := startEvented(t, boom, boom)
+	ee.src.feed <- event(runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, "u", "sb", "c1", 1)
+	waitFor(t, "event", func() bool { return len(ee.e.Watch()) == 1 })
+	assert.False(t, ee.e.FellBack())
+	assert.Equal(t, 3, ee.src.callCount())
+	assert.Equal(t, 1.0, testutil.ToFloat64(ee.e.cfg.Metrics.connSuccess))
+	assert.Equal(t, time.Duration(DefaultEventedRelistPeriod), time.Duration(ee.e.generic.period.Load()), "safety-net period")
+}
+
+func TestEventedHealth(t *testing.T) {
+	base := newEnv(Config{})
+	e := NewEvented(EventedConfig{Config: Config{Runtime: base.rt, Cache: base.cache, Clock: base.clock, ChannelCapacity: 1},
+		Events: &stubEvents{}})
+	e.Relist(context.Background())
+	ok, err := e.Healthy()
+	require.True(t, ok, "%v", err)
+	base.clock.Step(5 * time.Minute)
+	ok, _ = e.Healthy()
+	assert.True(t, ok, "the safety net allows 10 minutes")
+	base.clock.Step(6 * time.Minute)
+	ok, err = e.Healthy()
+	assert.False(t, ok)
+	assert.Contains(t, err.Error(), "threshold is 10m0s")
+
+	e.Relist(context.Background())
+	e.generic.send(&PodLifecycleEvent{ID: "x", Type: PodSync, Data: ""})
+	ok, err = e.Healthy()
+	assert.False(t, ok)
+	assert.EqualError(t, err, "EventedPLEG: pleg event channel capacity is full with 1 events")
+}
