@@ -168,4 +168,3 @@ func (e *EventedPLEG) handle(ev *runtimeapi.ContainerEventResponse) {
 	}
 	// CONTAINER_CREATED only updates the cache, as in the kubelet.
 }
-

@@ -70,7 +70,7 @@ type GenericPLEG struct {
 	lastRelist atomic.Pointer[time.Time] // last successful relist, for Healthy
 	period     atomic.Int64              // current relist period, changeable by the evented PLEG
 	threshold  atomic.Int64
-	wake       chan struct{}             // cuts Run's wait short after a period change
+	wake       chan struct{} // cuts Run's wait short after a period change
 }
 
 type podRecord struct {
