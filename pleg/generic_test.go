@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -232,4 +233,36 @@ func TestRunRelistsEveryPeriodUntilCancelled(t *testing.T) {
 	cancel()
 	<-done
 	assert.GreaterOrEqual(t, relists(), 3)
+}
+
+func TestMetricsUseKubeletNames(t *testing.T) {
+	m := NewMetrics()
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, reg.Register(m))
+	e := newEnv(Config{Metrics: m})
+	e.rt.set("p", map[string]kc.ContainerState{"sb": running}, map[string]kc.ContainerState{"a": running, "b": exited})
+	e.g.Relist(context.Background())
+	e.clock.Step(2 * time.Second)
+	e.g.Relist(context.Background())
+
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP kubelet_running_pods Number of pods that have a running pod sandbox
+# TYPE kubelet_running_pods gauge
+kubelet_running_pods 1
+# HELP kubelet_running_containers Number of containers currently running
+# TYPE kubelet_running_containers gauge
+kubelet_running_containers{container_state="created"} 0
+kubelet_running_containers{container_state="exited"} 1
+kubelet_running_containers{container_state="running"} 1
+kubelet_running_containers{container_state="unknown"} 0
+# HELP kubelet_pleg_last_seen_seconds Timestamp in seconds when PLEG was last seen active.
+# TYPE kubelet_pleg_last_seen_seconds gauge
+kubelet_pleg_last_seen_seconds 1002
+`), "kubelet_running_pods", "kubelet_running_containers", "kubelet_pleg_last_seen_seconds"))
+	assert.Equal(t, 1, testutil.CollectAndCount(m, "kubelet_pleg_relist_duration_seconds"))
+	assert.Equal(t, 1, testutil.CollectAndCount(m, "kubelet_pleg_relist_interval_seconds"))
+	n, err := testutil.GatherAndCount(reg, "kubelet_pleg_discard_events", "kubelet_evented_pleg_connection_error_count",
+		"kubelet_evented_pleg_connection_success_count", "kubelet_evented_pleg_connection_latency_seconds")
+	require.NoError(t, err)
+	assert.Equal(t, 4, n)
 }
