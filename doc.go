@@ -6,8 +6,9 @@
 //	runtime/fake  in-memory CRI runtime served over real gRPC, for tests
 //	runtime/runtimetest  CRI contract suite (fake and containerd pass it)
 //	resources/    QoS class, CPU shares/quota, OOM score: the kubelet's formulas
-//	pleg/         pod lifecycle event generator (planned)
-//	statuscache/  pod status cache and status sync (planned)
+//	kubecontainer/ shared types: Pod, PodStatus, labels, container hash
+//	pleg/         pod lifecycle event generator: relisting and evented
+//	statuscache/  pod status cache with GetNewerThan
 //	prober/       liveness, readiness and startup probes (planned)
 //	eviction/, gc/, podsource/, cgroupmgr/  (planned)
 //	examples/kubelet  a node agent composed from the packages
