@@ -180,6 +180,10 @@ func (e *ExitError) Error() string {
 	return "command terminated with non-zero exit code " + strconv.Itoa(int(e.Code))
 }
 
+// ExitStatus is the command's exit code (the k8s.io/utils/exec convention,
+// which probe.Exec relies on).
+func (e *ExitError) ExitStatus() int { return int(e.Code) }
+
 // Exec returns the streaming URL for an interactive exec.
 func (c *Client) Exec(ctx context.Context, req *runtimeapi.ExecRequest) (*runtimeapi.ExecResponse, error) {
 	return c.rs.Exec(ctx, req)
