@@ -1,0 +1,39 @@
+// Package prober runs the kubelet's liveness, readiness and startup probes,
+// built to run 10,000 of them on one node.
+//
+// Semantics are the kubelet's (pkg/kubelet/prober): one worker per (pod,
+// container, probe type); results by container ID in three Results whose
+// Updates channels the caller consumes; defaults timeout 1s, period 10s,
+// success threshold 1, failure threshold 3; a new container ID starts at
+// readiness Failure, liveness Success, startup Unknown; a result takes
+// effect after threshold-many identical results in a row; nothing runs
+// before initialDelaySeconds after the container started; liveness and
+// readiness wait for the startup probe to succeed, which then stops; after a
+// liveness or startup failure a worker holds until a new container ID; a
+// probe that errors is retried three times and otherwise ignored; workers
+// stop when their container will not restart, when the pod is deleted
+// (liveness and startup report Success during shutdown) or on RemovePod.
+// The first probe of a worker created shortly after the agent started is
+// delayed by a random part of its period. A probe's own
+// terminationGracePeriodSeconds is applied by the runtime manager when it
+// kills the container.
+//
+// # Scale
+//
+// The kubelet runs a goroutine and a ticker per probe and lets them all run
+// at once. Here one scheduler goroutine keeps the workers in a heap ordered
+// by due time, with a single timer, and hands due workers to a fixed pool of
+// MaxConcurrentProbes goroutines (default 512): a thousand hanging targets
+// cost at most that many connections, each cut off at its timeout, and only
+// delay other probes once the pool is full. Probe handlers (package probe)
+// reuse one transport, open a fresh connection per HTTP probe as the kubelet
+// does, and close it with SO_LINGER 0 so probes leave no TIME_WAIT.
+//
+// # Use
+//
+//	m, _ := prober.New(prober.Config{Statuses: statusCache, Exec: criClient})
+//	go m.Run(ctx)
+//	m.AddPod(pod)
+//	for u := range m.Liveness().Updates() { ... } // and Readiness, Startup
+//	mgr.SyncPod(ctx, pod, status, runtime.SyncOptions{Probes: m}) // restarts on failure
+package prober

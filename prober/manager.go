@@ -1,0 +1,268 @@
+package prober
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+	"github.com/nodekit-dev/nodekit/prober/probe"
+)
+
+// StatusProvider tells workers their container's current ID, state and
+// start time; *statuscache.Cache implements it.
+type StatusProvider interface {
+	Get(uid types.UID) (*kc.PodStatus, error)
+}
+
+// Config configures a Manager. Zero fields take defaults.
+type Config struct {
+	Statuses StatusProvider
+	// Exec runs exec probes in containers (the CRI client); nil makes exec
+	// probes error.
+	Exec probe.Execer
+	// Runner overrides how probes run (default: package probe's handlers).
+	Runner Runner
+	// HostIP is the address probed for host-network pods (default 127.0.0.1).
+	HostIP string
+	Clock  clock.WithTicker
+	// MaxConcurrentProbes bounds probes in flight (default 512).
+	MaxConcurrentProbes int
+	// UpdatesCapacity is each Results channel's buffer (default 1000).
+	UpdatesCapacity int
+	Metrics         *Metrics
+	Log             logr.Logger
+	// Rand returns [0,1) for the start-up jitter (default math/rand/v2).
+	Rand func() float64
+}
+
+// Manager runs liveness, readiness and startup probes for pods: one worker
+// per (pod, container, probe type), all scheduled by one scheduler.
+type Manager struct {
+	cfg       Config
+	start     time.Time
+	sched     *scheduler
+	liveness  *Results
+	readiness *Results
+	startup   *Results
+
+	mu      sync.Mutex
+	workers map[workerKey]*worker
+}
+
+// New returns a Manager; call Run to start probing.
+func New(cfg Config) (*Manager, error) {
+	if cfg.Statuses == nil {
+		return nil, errors.New("prober: Statuses is required")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.HostIP == "" {
+		cfg.HostIP = "127.0.0.1"
+	}
+	if cfg.MaxConcurrentProbes <= 0 {
+		cfg.MaxConcurrentProbes = 512
+	}
+	if cfg.UpdatesCapacity <= 0 {
+		cfg.UpdatesCapacity = 1000
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics()
+	}
+	if cfg.Rand == nil {
+		cfg.Rand = rand.Float64
+	}
+	if cfg.Runner == nil {
+		cfg.Runner = NewRunner(cfg.Exec)
+	}
+	return &Manager{
+		cfg:       cfg,
+		start:     cfg.Clock.Now(),
+		sched:     newScheduler(cfg.Clock, cfg.MaxConcurrentProbes),
+		liveness:  newResults(Liveness, cfg.UpdatesCapacity),
+		readiness: newResults(Readiness, cfg.UpdatesCapacity),
+		startup:   newResults(Startup, cfg.UpdatesCapacity),
+		workers:   map[workerKey]*worker{},
+	}, nil
+}
+
+// Liveness, Readiness and Startup hold the results; read their Updates.
+func (m *Manager) Liveness() *Results  { return m.liveness }
+func (m *Manager) Readiness() *Results { return m.readiness }
+func (m *Manager) Startup() *Results   { return m.startup }
+
+// LivenessFailed and StartupFailed let the runtime manager decide restarts
+// (runtime.ProbeResults).
+func (m *Manager) LivenessFailed(containerID string) bool {
+	r, ok := m.liveness.Get(containerID)
+	return ok && r == Failure
+}
+
+// StartupFailed reports a container whose startup probe failed.
+func (m *Manager) StartupFailed(containerID string) bool {
+	r, ok := m.startup.Get(containerID)
+	return ok && r == Failure
+}
+
+// Run probes until ctx ends.
+func (m *Manager) Run(ctx context.Context) {
+	m.sched.run(ctx, func(w *worker) bool { return w.doProbe(ctx) }, m.retire)
+}
+
+// AddPod starts workers for every probe of the pod's containers; probes
+// that already have a worker are left alone.
+func (m *Manager) AddPod(pod *v1.Pod) {
+	now := m.cfg.Clock.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		for t, spec := range map[ProbeType]*v1.Probe{Liveness: c.LivenessProbe, Readiness: c.ReadinessProbe, Startup: c.StartupProbe} {
+			if spec == nil {
+				continue
+			}
+			key := workerKey{uid: pod.UID, container: c.Name, probeType: t}
+			if _, ok := m.workers[key]; ok {
+				continue
+			}
+			w := &worker{key: key, pod: pod, container: c, spec: defaulted(spec), results: m.resultsFor(t), mgr: m, index: -1}
+			m.cfg.Metrics.bind(w)
+			m.workers[key] = w
+			due := now
+			// After an agent restart all probes would fire together: spread
+			// the first round over a period.
+			if p := w.period(); p > now.Sub(m.start) {
+				due = now.Add(time.Duration(m.cfg.Rand() * float64(p)))
+			}
+			m.sched.add(w, due)
+		}
+	}
+}
+
+// RemovePod stops the pod's workers.
+func (m *Manager) RemovePod(uid types.UID) {
+	m.mu.Lock()
+	var ws []*worker
+	for k, w := range m.workers {
+		if k.uid == uid {
+			ws = append(ws, w)
+		}
+	}
+	m.mu.Unlock()
+	for _, w := range ws {
+		m.stop(w)
+	}
+}
+
+// CleanupPods stops the workers of pods not in desired.
+func (m *Manager) CleanupPods(desired map[types.UID]struct{}) {
+	m.mu.Lock()
+	var ws []*worker
+	for k, w := range m.workers {
+		if _, ok := desired[k.uid]; !ok {
+			ws = append(ws, w)
+		}
+	}
+	m.mu.Unlock()
+	for _, w := range ws {
+		m.stop(w)
+	}
+}
+
+// Workers returns how many workers exist.
+func (m *Manager) Workers() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.workers)
+}
+
+func (m *Manager) stop(w *worker) {
+	if !m.sched.remove(w) {
+		m.retire(w)
+	}
+	// A running worker is retired when its probe returns.
+}
+
+// retire forgets a stopped worker and its results.
+func (m *Manager) retire(w *worker) {
+	m.mu.Lock()
+	if m.workers[w.key] == w {
+		delete(m.workers, w.key)
+	}
+	m.mu.Unlock()
+	if w.containerID != "" {
+		w.results.remove(w.containerID)
+	}
+	m.cfg.Metrics.unbind(w)
+}
+
+func (m *Manager) resultsFor(t ProbeType) *Results {
+	switch t {
+	case Liveness:
+		return m.liveness
+	case Readiness:
+		return m.readiness
+	}
+	return m.startup
+}
+
+func (m *Manager) worker(uid types.UID, container string, t ProbeType) *worker {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.workers[workerKey{uid: uid, container: container, probeType: t}]
+}
+
+// started: the container has no startup probe, or it succeeded.
+func (m *Manager) started(uid types.UID, container, containerID string) bool {
+	if r, ok := m.startup.Get(containerID); ok {
+		return r == Success
+	}
+	return m.worker(uid, container, Startup) == nil
+}
+
+// UpdatePodStatus sets Started and Ready on the status's container
+// statuses from the probe results, as the kubelet does: a running container
+// has started when it has no startup probe or it succeeded, and is ready
+// when it has started and has no readiness probe or it succeeded. A
+// readiness probe without a result yet is run at once.
+func (m *Manager) UpdatePodStatus(pod *v1.Pod, status *v1.PodStatus) {
+	for i := range status.ContainerStatuses {
+		c := &status.ContainerStatuses[i]
+		id := trimRuntimePrefix(c.ContainerID)
+		started := c.State.Running != nil && m.started(pod.UID, c.Name, id)
+		c.Started = &started
+		ready := false
+		if started {
+			if r, ok := m.readiness.Get(id); ok {
+				ready = r == Success
+			} else if w := m.worker(pod.UID, c.Name, Readiness); w != nil {
+				m.sched.trigger(w)
+			} else {
+				ready = true
+			}
+		}
+		c.Ready = ready
+	}
+	for i := range status.InitContainerStatuses {
+		c := &status.InitContainerStatuses[i]
+		c.Ready = c.State.Terminated != nil && c.State.Terminated.ExitCode == 0
+	}
+}
+
+// trimRuntimePrefix turns "containerd://abc" into "abc".
+func trimRuntimePrefix(id string) string {
+	for i := 0; i+2 < len(id); i++ {
+		if id[i] == ':' && id[i+1] == '/' && id[i+2] == '/' {
+			return id[i+3:]
+		}
+	}
+	return id
+}

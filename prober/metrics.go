@@ -1,0 +1,59 @@
+package prober
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the kubelet's prober metrics, as a Collector the caller
+// registers.
+type Metrics struct {
+	total    *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+// NewMetrics returns prober_probe_total and prober_probe_duration_seconds.
+func NewMetrics() *Metrics {
+	return &Metrics{
+		total: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Subsystem: "prober", Name: "probe_total",
+			Help: "Cumulative number of a liveness, readiness or startup probe for a container by result.",
+		}, []string{"probe_type", "result", "container", "pod", "namespace"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Subsystem: "prober", Name: "probe_duration_seconds",
+			Help:    "Duration in seconds for a probe response.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 14),
+		}, []string{"probe_type", "container", "pod", "namespace"}),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
+	m.total.Describe(ch)
+	m.duration.Describe(ch)
+}
+
+// Collect implements prometheus.Collector.
+func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
+	m.total.Collect(ch)
+	m.duration.Collect(ch)
+}
+
+// The kubelet's values of the result label.
+var resultLabels = map[Result]string{Success: "successful", Failure: "failed", Unknown: "unknown"}
+
+func (m *Metrics) bind(w *worker) {
+	t, c, p, ns := string(w.key.probeType), w.container.Name, w.pod.Name, w.pod.Namespace
+	w.total = make(map[Result]prometheus.Counter, 3)
+	for r, label := range resultLabels {
+		w.total[r] = m.total.WithLabelValues(t, label, c, p, ns)
+	}
+	w.duration = m.duration.WithLabelValues(t, c, p, ns)
+}
+
+func (m *Metrics) unbind(w *worker) {
+	t, c, p, ns := string(w.key.probeType), w.container.Name, w.pod.Name, w.pod.Namespace
+	for _, label := range resultLabels {
+		m.total.DeleteLabelValues(t, label, c, p, ns)
+	}
+	m.duration.DeleteLabelValues(t, c, p, ns)
+}

@@ -1,0 +1,118 @@
+package prober
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/nodekit-dev/nodekit/prober/probe"
+)
+
+// Target is what a probe runs against.
+type Target struct {
+	Pod         *v1.Pod
+	Container   *v1.Container
+	ContainerID string
+	// PodIPs of the pod's sandbox; empty on the host network.
+	PodIPs []string
+	// HostIP is used for host-network pods.
+	HostIP string
+}
+
+// Runner executes one probe. The default runs the handlers of package
+// probe; tests and custom agents may supply their own.
+type Runner interface {
+	Run(ctx context.Context, p *v1.Probe, t Target) (probe.Result, string, error)
+}
+
+// NewRunner returns the default Runner: package probe's HTTP, TCP, gRPC and
+// exec handlers, exec going through e (nil: exec probes error).
+func NewRunner(e probe.Execer) Runner {
+	return &handlers{http: probe.NewHTTP(probe.HTTPOptions{}), grpc: probe.NewGRPC(probe.GRPCOptions{}), exec: e}
+}
+
+// handlers is the default Runner.
+type handlers struct {
+	http *probe.HTTPProber
+	grpc *probe.GRPCProber
+	exec probe.Execer
+}
+
+func (h *handlers) Run(ctx context.Context, p *v1.Probe, t Target) (probe.Result, string, error) {
+	timeout := time.Duration(p.TimeoutSeconds) * time.Second
+	switch {
+	case p.Exec != nil:
+		if h.exec == nil {
+			return probe.Unknown, "", errors.New("exec probe: no runtime to exec in")
+		}
+		return probe.Exec(ctx, h.exec, t.ContainerID, p.Exec.Command, timeout)
+	case p.HTTPGet != nil:
+		g := p.HTTPGet
+		port, err := resolvePort(g.Port, t.Container)
+		if err != nil {
+			return probe.Unknown, "", err
+		}
+		host := g.Host
+		if host == "" {
+			host = t.host()
+		}
+		scheme := "http"
+		if g.Scheme == v1.URISchemeHTTPS {
+			scheme = "https"
+		}
+		var headers http.Header
+		if len(g.HTTPHeaders) > 0 {
+			headers = make(http.Header, len(g.HTTPHeaders))
+			for _, hv := range g.HTTPHeaders {
+				headers.Add(hv.Name, hv.Value)
+			}
+		}
+		return h.http.Probe(ctx, probe.HTTPRequest{Scheme: scheme, Host: host, Port: port, Path: g.Path, Headers: headers, Timeout: timeout})
+	case p.TCPSocket != nil:
+		port, err := resolvePort(p.TCPSocket.Port, t.Container)
+		if err != nil {
+			return probe.Unknown, "", err
+		}
+		host := p.TCPSocket.Host
+		if host == "" {
+			host = t.host()
+		}
+		return probe.TCP(ctx, host, port, timeout)
+	case p.GRPC != nil:
+		service := ""
+		if p.GRPC.Service != nil {
+			service = *p.GRPC.Service
+		}
+		return h.grpc.Probe(ctx, t.host(), int(p.GRPC.Port), service, timeout)
+	}
+	return probe.Unknown, "", errors.New("probe has no handler")
+}
+
+func (t Target) host() string {
+	if len(t.PodIPs) > 0 {
+		return t.PodIPs[0]
+	}
+	return t.HostIP
+}
+
+// resolvePort turns a port number or a named container port into a number.
+func resolvePort(p intstr.IntOrString, c *v1.Container) (int, error) {
+	if p.Type == intstr.Int {
+		return p.IntValue(), nil
+	}
+	for _, cp := range c.Ports {
+		if cp.Name == p.StrVal {
+			return int(cp.ContainerPort), nil
+		}
+	}
+	if n, err := strconv.Atoi(p.StrVal); err == nil {
+		return n, nil
+	}
+	return 0, fmt.Errorf("port %q: no container port with that name in container %s", p.StrVal, c.Name)
+}

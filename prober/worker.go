@@ -1,0 +1,185 @@
+package prober
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+	"github.com/nodekit-dev/nodekit/prober/probe"
+)
+
+// maxProbeRetries is how often a probe that errored (as opposed to failed)
+// is retried within one period, as in the kubelet.
+const maxProbeRetries = 3
+
+type workerKey struct {
+	uid       types.UID
+	container string
+	probeType ProbeType
+}
+
+// worker is one (pod, container, probe type): the kubelet's per-probe state
+// machine, driven by the scheduler instead of its own goroutine and ticker.
+type worker struct {
+	key       workerKey
+	pod       *v1.Pod
+	container *v1.Container
+	spec      v1.Probe // defaulted copy
+	results   *Results
+	mgr       *Manager
+
+	// Probe state, touched only by the goroutine running doProbe.
+	containerID string
+	lastResult  Result
+	resultRun   int
+	onHold      bool
+
+	// Scheduling state, guarded by the scheduler's lock.
+	due     time.Time
+	index   int // position in the heap, -1 when not queued
+	running bool
+	removed bool
+
+	// Metric handles resolved once, not per probe.
+	total    map[Result]prometheus.Counter
+	duration prometheus.Observer
+}
+
+func (w *worker) period() time.Duration { return time.Duration(w.spec.PeriodSeconds) * time.Second }
+
+// doProbe is one period of the worker: it follows the container's current
+// ID, honours the initial delay, startup gating and the hold after a
+// liveness/startup failure, runs the probe and applies the thresholds. It
+// reports false when the worker should stop for good.
+func (w *worker) doProbe(ctx context.Context) bool {
+	status, err := w.mgr.cfg.Statuses.Get(w.key.uid)
+	if err != nil || status == nil {
+		return true // not known yet, or the runtime can't say: wait
+	}
+	c := status.FindContainerStatusByName(w.container.Name)
+	if c == nil || c.ID == "" {
+		return true // not created yet
+	}
+	if w.containerID != c.ID {
+		if w.containerID != "" {
+			w.results.remove(w.containerID)
+		}
+		w.containerID = c.ID
+		w.results.set(c.ID, initialResult(w.key.probeType), w.key.uid)
+		w.lastResult, w.resultRun, w.onHold = Unknown, 0, false // a new container: start over
+	}
+	if w.onHold {
+		return true // failed liveness/startup: wait for the restart
+	}
+	if c.State != kc.ContainerStateRunning {
+		w.results.set(c.ID, Failure, w.key.uid)
+		return !willNotRestart(w.pod, c)
+	}
+	if w.pod.DeletionTimestamp != nil && (w.key.probeType == Liveness || w.key.probeType == Startup) {
+		// Shutting down: never kill a container for failing now.
+		w.results.set(c.ID, Success, w.key.uid)
+		return false
+	}
+	if w.mgr.cfg.Clock.Since(c.StartedAt) < time.Duration(w.spec.InitialDelaySeconds)*time.Second {
+		return true
+	}
+	started := w.mgr.started(w.key.uid, w.container.Name, c.ID)
+	if started == (w.key.probeType == Startup) {
+		// Startup probes stop once started; the others wait for it.
+		return true
+	}
+
+	result, ok := w.run(ctx, status, c.ID)
+	if !ok {
+		return true // the probe errored: no result this period
+	}
+	if w.lastResult == result {
+		w.resultRun++
+	} else {
+		w.lastResult, w.resultRun = result, 1
+	}
+	if (result == Failure && w.resultRun < int(w.spec.FailureThreshold)) ||
+		(result == Success && w.resultRun < int(w.spec.SuccessThreshold)) {
+		return true // below the threshold: no change yet
+	}
+	w.results.set(c.ID, result, w.key.uid)
+	if result == Failure && (w.key.probeType == Liveness || w.key.probeType == Startup) {
+		// The container will be restarted; probing it meanwhile only races
+		// with the kill.
+		w.onHold, w.resultRun = true, 0
+	}
+	return true
+}
+
+// run executes the probe, retrying errors, and maps its result: success
+// and warning count as Success, anything else as Failure; ok is false when
+// every try errored.
+func (w *worker) run(ctx context.Context, status *kc.PodStatus, containerID string) (Result, bool) {
+	target := Target{Pod: w.pod, Container: w.container, ContainerID: containerID, PodIPs: status.IPs, HostIP: w.mgr.cfg.HostIP}
+	var (
+		res probe.Result
+		msg string
+		err error
+	)
+	start := w.mgr.cfg.Clock.Now()
+	for i := 0; i < maxProbeRetries; i++ {
+		if res, msg, err = w.mgr.cfg.Runner.Run(ctx, &w.spec, target); err == nil {
+			break
+		}
+	}
+	w.duration.Observe(w.mgr.cfg.Clock.Since(start).Seconds())
+	switch {
+	case err != nil:
+		w.total[Unknown].Inc()
+		w.mgr.cfg.Log.V(1).Info("probe errored", "probeType", w.key.probeType, "pod", podRef(w.pod), "container", w.container.Name, "error", err.Error())
+		return Unknown, false
+	case res == probe.Success || res == probe.Warning:
+		if res == probe.Warning {
+			w.mgr.cfg.Log.V(1).Info("probe warning", "probeType", w.key.probeType, "pod", podRef(w.pod), "container", w.container.Name, "output", msg)
+		}
+		w.total[Success].Inc()
+		return Success, true
+	default:
+		w.total[Failure].Inc()
+		w.mgr.cfg.Log.V(1).Info("probe failed", "probeType", w.key.probeType, "pod", podRef(w.pod), "container", w.container.Name, "output", msg)
+		return Failure, true
+	}
+}
+
+// willNotRestart: a terminated container the restart policy leaves dead.
+func willNotRestart(pod *v1.Pod, c *kc.ContainerStatus) bool {
+	if c.State != kc.ContainerStateExited {
+		return false
+	}
+	switch pod.Spec.RestartPolicy {
+	case v1.RestartPolicyNever:
+		return true
+	case v1.RestartPolicyOnFailure:
+		return c.ExitCode == 0
+	}
+	return false
+}
+
+func podRef(p *v1.Pod) string { return p.Namespace + "/" + p.Name }
+
+// defaulted fills the API server's defaults a static pod may lack.
+func defaulted(p *v1.Probe) v1.Probe {
+	out := *p
+	if out.TimeoutSeconds <= 0 {
+		out.TimeoutSeconds = 1
+	}
+	if out.PeriodSeconds <= 0 {
+		out.PeriodSeconds = 10
+	}
+	if out.SuccessThreshold <= 0 {
+		out.SuccessThreshold = 1
+	}
+	if out.FailureThreshold <= 0 {
+		out.FailureThreshold = 3
+	}
+	return out
+}
