@@ -120,7 +120,7 @@ func BenchmarkManyWorkers(b *testing.B) {
 		st.set(uid, "c", "id-"+strconv.Itoa(i), kc.ContainerStateRunning, started, 0)
 		m.AddPod(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: string(uid), Namespace: "bench", UID: uid},
 			Spec: v1.PodSpec{HostNetwork: true, Containers: []v1.Container{{Name: "c", ReadinessProbe: &v1.Probe{
-				ProbeHandler: v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/readyz", Port: intstr.FromInt32(int32(port))}},
+				ProbeHandler:  v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/readyz", Port: intstr.FromInt32(int32(port))}},
 				PeriodSeconds: 1, TimeoutSeconds: 1}}}}})
 	}
 	time.Sleep(1500 * time.Millisecond) // let the jittered first round spread out
