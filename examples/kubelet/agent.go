@@ -5,111 +5,131 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-
-	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/yaml"
 
+	"github.com/go-logr/logr"
+	"github.com/nodekit-dev/nodekit/pleg"
+	"github.com/nodekit-dev/nodekit/prober"
 	"github.com/nodekit-dev/nodekit/runtime"
+	"github.com/nodekit-dev/nodekit/statuscache"
 )
 
 type agent struct {
-	cfg   config
-	log   *slog.Logger
-	mgr   *runtime.Manager
-	known map[string]*trackedPod // by manifest file
+	cfg           config
+	log           logr.Logger
+	clock         clock.WithTicker
+	mgr           *runtime.Manager
+	cache         *statuscache.Cache
+	pleg          *pleg.GenericPLEG
+	prober        *prober.Manager
+	runtimePrefix string
+
+	mu      sync.Mutex
+	workers map[types.UID]*podWorker
+	byFile  map[string]*podWorker
 }
 
-type trackedPod struct {
-	pod     *v1.Pod
-	summary string
-}
-
-// syncAll reads the manifests, syncs every pod, and kills pods whose
-// manifest went away. A bad manifest is logged and skipped.
-func (a *agent) syncAll(ctx context.Context) {
+// syncSources reads the manifests and starts, replaces or stops pod
+// workers. A bad manifest is logged and skipped.
+func (a *agent) syncSources(ctx context.Context) {
 	desired := a.readManifests()
-	for file, tp := range a.known {
-		if d, ok := desired[file]; ok && d.UID == tp.pod.UID {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for file, w := range a.byFile {
+		if d, ok := desired[file]; ok && d.UID == w.pod.UID {
 			continue
 		}
-		a.log.Info("pod removed from its source; killing", "pod", podName(tp.pod), "file", file)
-		if err := a.kill(ctx, tp.pod); err != nil {
-			a.log.Error("killing pod", "pod", podName(tp.pod), "error", err)
+		a.log.Info("pod removed from its source", "pod", podName(w.pod), "file", file)
+		close(w.stop)
+		delete(a.byFile, file)
+		delete(a.workers, w.pod.UID)
+	}
+	for file, pod := range desired {
+		if _, ok := a.byFile[file]; ok {
 			continue
 		}
-		delete(a.known, file)
-	}
-	files := make([]string, 0, len(desired))
-	for f := range desired {
-		files = append(files, f)
-	}
-	sort.Strings(files)
-	for _, file := range files {
-		pod := desired[file]
-		tp := a.known[file]
-		if tp == nil {
-			tp = &trackedPod{pod: pod}
-			a.known[file] = tp
-			a.log.Info("pod added", "pod", podName(pod), "uid", pod.UID, "file", file)
-		}
-		a.syncPod(ctx, tp)
+		a.log.Info("pod added", "pod", podName(pod), "uid", pod.UID, "file", file)
+		w := newPodWorker(pod, file)
+		a.byFile[file] = w
+		a.workers[pod.UID] = w
+		a.prober.AddPod(pod)
+		go a.runWorker(ctx, w)
 	}
 }
 
-func (a *agent) syncPod(ctx context.Context, tp *trackedPod) {
-	pod := tp.pod
-	status, err := a.mgr.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
-	if err != nil {
-		a.log.Error("reading pod status", "pod", podName(pod), "error", err)
-		return
-	}
-	res := a.mgr.SyncPod(ctx, pod, status, runtime.SyncOptions{})
-	for _, s := range res.Steps {
-		if s.Err != nil && s.Reason() != "CrashLoopBackOff" {
-			a.log.Warn("sync step failed", "pod", podName(pod), "action", s.Action, "target", s.Target, "reason", s.Reason(), "message", s.Message)
-		}
-	}
-	if status, err = a.mgr.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace); err != nil {
-		return
-	}
-	if sum := summarize(pod, status); sum != tp.summary {
-		tp.summary = sum
-		a.log.Info("pod status", "pod", podName(pod), "containers", sum)
+// pokePod asks the pod's worker for a sync.
+func (a *agent) pokePod(uid types.UID) {
+	a.mu.Lock()
+	w := a.workers[uid]
+	a.mu.Unlock()
+	if w != nil {
+		w.poke()
 	}
 }
 
-func (a *agent) kill(ctx context.Context, pod *v1.Pod) error {
-	status, err := a.mgr.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
-	if err != nil {
-		return err
+func (a *agent) pokeAll() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, w := range a.workers {
+		w.poke()
 	}
-	if err := a.mgr.KillPod(ctx, pod, runtime.PodFromStatus(status), nil); err != nil {
-		return err
-	}
-	return a.mgr.RemovePod(ctx, pod.UID)
 }
 
-// summarize lists each container's newest state, e.g. "web=running restarts=0".
-func summarize(pod *v1.Pod, st *kc.PodStatus) string {
+// pods returns every pod with its current status.
+func (a *agent) pods() []v1.Pod {
+	a.mu.Lock()
+	ws := make([]*podWorker, 0, len(a.workers))
+	for _, w := range a.workers {
+		ws = append(ws, w)
+	}
+	a.mu.Unlock()
+	out := make([]v1.Pod, 0, len(ws))
+	for _, w := range ws {
+		out = append(out, w.apiPod())
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// waitWorkers waits for every worker to finish (after ctx ended or stop).
+func (a *agent) waitWorkers() {
+	a.mu.Lock()
+	ws := make([]*podWorker, 0, len(a.workers))
+	for _, w := range a.workers {
+		ws = append(ws, w)
+	}
+	a.mu.Unlock()
+	for _, w := range ws {
+		<-w.done
+	}
+}
+
+// summarize lists each container's state, e.g. "web=running(0)".
+func summarize(s v1.PodStatus) string {
 	var parts []string
-	for _, c := range append(append([]v1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
-		cs := st.FindContainerStatusByName(c.Name)
+	for _, c := range append(append([]v1.ContainerStatus{}, s.InitContainerStatuses...), s.ContainerStatuses...) {
+		state := "waiting"
 		switch {
-		case cs == nil:
-			parts = append(parts, c.Name+"=waiting")
-		case cs.State == kc.ContainerStateExited:
-			parts = append(parts, fmt.Sprintf("%s=exited(%d,%s) restarts=%d", c.Name, cs.ExitCode, cs.Reason, cs.RestartCount))
-		default:
-			parts = append(parts, fmt.Sprintf("%s=%s restarts=%d", c.Name, cs.State, cs.RestartCount))
+		case c.State.Running != nil:
+			state = "running"
+			if c.Ready {
+				state += ",ready"
+			}
+		case c.State.Terminated != nil:
+			state = fmt.Sprintf("exited:%d", c.State.Terminated.ExitCode)
+		case c.State.Waiting != nil:
+			state = c.State.Waiting.Reason
 		}
+		parts = append(parts, fmt.Sprintf("%s=%s(%d)", c.Name, state, c.RestartCount))
 	}
 	return strings.Join(parts, " ")
 }
@@ -120,7 +140,7 @@ func summarize(pod *v1.Pod, st *kc.PodStatus) string {
 func (a *agent) readManifests() map[string]*v1.Pod {
 	entries, err := os.ReadDir(a.cfg.manifestPath)
 	if err != nil {
-		a.log.Error("reading manifest directory", "path", a.cfg.manifestPath, "error", err)
+		a.log.Error(err, "reading manifest directory", "path", a.cfg.manifestPath)
 		return nil
 	}
 	pods := map[string]*v1.Pod{}
@@ -133,7 +153,7 @@ func (a *agent) readManifests() map[string]*v1.Pod {
 		file := filepath.Join(a.cfg.manifestPath, name)
 		pod, err := a.decode(file)
 		if err != nil {
-			a.log.Error("bad manifest; skipped", "file", file, "error", err)
+			a.log.Error(err, "bad manifest; skipped", "file", file)
 			continue
 		}
 		pods[file] = pod

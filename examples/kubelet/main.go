@@ -3,9 +3,14 @@
 // --pod-manifest-path and keeps their containers running through the runtime
 // package's Manager, on containerd or on an in-process fake runtime.
 //
-// The pod lifecycle event generator, status cache, probes, cgroups and the
-// HTTP API come with their packages; until then the agent relists every
-// second and logs what changes.
+// It composes the packages as the kubelet does: one pod worker per pod,
+// synced when its manifest changes, when the PLEG sees its containers change
+// (through the status cache), when a probe result changes, and every
+// --sync-frequency; liveness and startup failures restart containers, and
+// readiness drives the pod's Ready condition. It serves /healthz on
+// --healthz-port and /pods, /healthz and /metrics on --port, both on
+// 127.0.0.1. Manifests are re-read every --file-check-frequency until
+// package podsource (fsnotify) replaces the stand-in reader.
 package main
 
 import (
@@ -18,23 +23,38 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
+	"github.com/nodekit-dev/nodekit/pleg"
+	"github.com/nodekit-dev/nodekit/prober"
 	"github.com/nodekit-dev/nodekit/runtime"
 	"github.com/nodekit-dev/nodekit/runtime/fake"
+	"github.com/nodekit-dev/nodekit/statuscache"
+	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 )
 
 type config struct {
-	runtimeKind     string
-	endpoint        string
-	manifestPath    string
-	hostname        string
-	relistPeriod    time.Duration
-	podLogsDir      string
-	fakeSocketDir   string
-	fakeServesPorts bool
+	runtimeKind       string
+	endpoint          string
+	manifestPath      string
+	hostname          string
+	hostIP            string
+	relistPeriod      time.Duration
+	syncFrequency     time.Duration
+	fileCheckFreq     time.Duration
+	podLogsDir        string
+	fakeServesPorts   bool
+	healthzPort, port int
 }
+
+// cgroupParent is the pod's cgroup; empty until package cgroupmgr is wired in.
+func (c config) cgroupParent(*v1.Pod) string { return "" }
 
 func main() {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -59,7 +79,12 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&cfg.endpoint, "container-runtime-endpoint", runtime.DefaultRuntimeEndpoint, "CRI endpoint of the remote runtime")
 	fs.StringVar(&cfg.manifestPath, "pod-manifest-path", "/etc/kubernetes/manifests", "directory of static pod manifests")
 	fs.StringVar(&cfg.hostname, "hostname-override", host, "node name")
-	fs.DurationVar(&cfg.relistPeriod, "relist-period", time.Second, "how often pods are synced (the kubelet's PLEG relist period)")
+	fs.DurationVar(&cfg.relistPeriod, "relist-period", pleg.DefaultRelistPeriod, "PLEG relist period")
+	fs.DurationVar(&cfg.syncFrequency, "sync-frequency", time.Minute, "max period between syncs of each pod")
+	fs.DurationVar(&cfg.fileCheckFreq, "file-check-frequency", 20*time.Second, "how often the manifest directory is re-read")
+	fs.IntVar(&cfg.healthzPort, "healthz-port", 10248, "port of the /healthz endpoint on 127.0.0.1 (0 disables)")
+	fs.IntVar(&cfg.port, "port", 10250, "port of the agent's API (/pods, /healthz, /metrics) on 127.0.0.1 (0 disables)")
+	fs.StringVar(&cfg.hostIP, "node-ip", "127.0.0.1", "the node's IP, reported for host-network pods and probed there")
 	fs.StringVar(&cfg.podLogsDir, "pod-logs-dir", runtime.DefaultPodLogsDir, "container log root")
 	fs.BoolVar(&cfg.fakeServesPorts, "fake-host-ports", true, "with the fake runtime, really serve the test image's HTTP on host-network ports")
 	if err := fs.Parse(args); err != nil {
@@ -76,43 +101,122 @@ func parseFlags(args []string) (config, error) {
 	if _, err := runtime.ParseEndpoint(cfg.endpoint); err != nil {
 		return cfg, fmt.Errorf("--container-runtime-endpoint: %w", err)
 	}
-	if cfg.relistPeriod <= 0 {
-		return cfg, fmt.Errorf("--relist-period: invalid value %s: must be positive", cfg.relistPeriod)
+	for name, d := range map[string]time.Duration{"--relist-period": cfg.relistPeriod, "--sync-frequency": cfg.syncFrequency, "--file-check-frequency": cfg.fileCheckFreq} {
+		if d <= 0 {
+			return cfg, fmt.Errorf("%s: invalid value %s: must be positive", name, d)
+		}
+	}
+	for name, p := range map[string]int{"--healthz-port": cfg.healthzPort, "--port": cfg.port} {
+		if p < 0 || p > 65535 {
+			return cfg, fmt.Errorf("%s: invalid value %d: must be between 0 and 65535", name, p)
+		}
 	}
 	cfg.hostname = strings.ToLower(cfg.hostname)
 	return cfg, nil
 }
 
-func run(ctx context.Context, cfg config, log *slog.Logger) error {
-	client, closeRuntime, err := connect(ctx, cfg, log)
+func run(ctx context.Context, cfg config, slogger *slog.Logger) error {
+	log := logr.FromSlogHandler(slogger.Handler())
+	rtMetrics := runtime.NewMetrics()
+	client, closeRuntime, err := connect(ctx, cfg, slogger, runtime.WithMetrics(rtMetrics))
 	if err != nil {
 		return err
 	}
 	defer closeRuntime()
-	mgr, err := runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: cfg.podLogsDir})
+	a, registry, err := newAgent(ctx, cfg, log, client)
+	if err == nil {
+		registry.MustRegister(rtMetrics)
+	}
 	if err != nil {
 		return err
 	}
-	log.Info("nodekit agent started", "node", cfg.hostname, "manifests", cfg.manifestPath, "relist", cfg.relistPeriod)
-	a := &agent{cfg: cfg, log: log, mgr: mgr, known: map[string]*trackedPod{}}
-	ticker := time.NewTicker(cfg.relistPeriod)
-	defer ticker.Stop()
-	for {
-		a.syncAll(ctx)
+	slogger.Info("nodekit agent started", "node", cfg.hostname, "manifests", cfg.manifestPath, "runtime", a.runtimePrefix,
+		"relistPeriod", cfg.relistPeriod, "syncFrequency", cfg.syncFrequency, "healthzPort", cfg.healthzPort, "port", cfg.port)
+	stopServers, err := a.serve(cfg, registry)
+	if err != nil {
+		return err
+	}
+	defer stopServers()
+	a.run(ctx)
+	slogger.Info("shutting down; pods keep running in the runtime")
+	return ctx.Err()
+}
+
+// newAgent wires the packages: status cache, PLEG, prober, runtime manager.
+func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.Client) (*agent, *prometheus.Registry, error) {
+	registry := prometheus.NewRegistry()
+	plegMetrics, proberMetrics := pleg.NewMetrics(), prober.NewMetrics()
+	registry.MustRegister(plegMetrics, proberMetrics)
+	mgr, err := runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: cfg.podLogsDir,
+		HostIP: cfg.hostIP, Log: log.WithName("runtime")})
+	if err != nil {
+		return nil, nil, err
+	}
+	cache := statuscache.New()
+	clk := clock.RealClock{}
+	p := pleg.NewGeneric(pleg.Config{Runtime: mgr, Cache: cache, Clock: clk, RelistPeriod: cfg.relistPeriod,
+		Metrics: plegMetrics, Log: log.WithName("pleg")})
+	pr, err := prober.New(prober.Config{Statuses: cache, Exec: client, HostIP: cfg.hostIP, Clock: clk,
+		Metrics: proberMetrics, Log: log.WithName("prober")})
+	if err != nil {
+		return nil, nil, err
+	}
+	prefix := "cri://"
+	if v, err := client.Version(ctx, runtime.CRIVersion); err == nil {
+		prefix = v.RuntimeName + "://"
+	}
+	return &agent{cfg: cfg, log: log, clock: clk, mgr: mgr, cache: cache, pleg: p, prober: pr, runtimePrefix: prefix,
+		workers: map[types.UID]*podWorker{}, byFile: map[string]*podWorker{}}, registry, nil
+}
+
+// run drives the agent until ctx ends: the PLEG and the prober run in the
+// background; their events and probe updates, the manifest re-reads and the
+// periodic resync poke the pod workers.
+func (a *agent) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() { defer wg.Done(); a.pleg.Run(ctx) }()
+	go func() { defer wg.Done(); a.prober.Run(ctx) }()
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev := <-a.pleg.Watch():
+				a.pokePod(ev.ID)
+			case u := <-a.prober.Liveness().Updates():
+				a.pokePod(u.PodUID)
+			case u := <-a.prober.Readiness().Updates():
+				a.pokePod(u.PodUID)
+			case u := <-a.prober.Startup().Updates():
+				a.pokePod(u.PodUID)
+			}
+		}
+	}()
+	files := a.clock.NewTicker(a.cfg.fileCheckFreq)
+	resync := a.clock.NewTicker(a.cfg.syncFrequency)
+	defer files.Stop()
+	defer resync.Stop()
+	a.syncSources(ctx)
+	for ctx.Err() == nil {
 		select {
 		case <-ctx.Done():
-			log.Info("shutting down; pods keep running in the runtime")
-			return ctx.Err()
-		case <-ticker.C:
+		case <-files.C():
+			a.syncSources(ctx)
+		case <-resync.C():
+			a.pokeAll()
 		}
 	}
+	wg.Wait()
+	a.waitWorkers()
 }
 
 // connect dials the remote runtime, or serves a fake one in-process.
-func connect(ctx context.Context, cfg config, log *slog.Logger) (*runtime.Client, func(), error) {
+func connect(ctx context.Context, cfg config, log *slog.Logger, opts ...runtime.Option) (*runtime.Client, func(), error) {
 	if cfg.runtimeKind != "fake" {
 		dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		client, err := runtime.Dial(dctx, cfg.endpoint)
+		client, err := runtime.Dial(dctx, cfg.endpoint, opts...)
 		cancel()
 		if err == nil {
 			log.Info("using remote runtime", "endpoint", cfg.endpoint)
@@ -133,7 +237,7 @@ func connect(ctx context.Context, cfg config, log *slog.Logger) (*runtime.Client
 	if err != nil {
 		return nil, nil, err
 	}
-	client, err := runtime.Dial(ctx, endpoint)
+	client, err := runtime.Dial(ctx, endpoint, opts...)
 	if err != nil {
 		stopServing()
 		return nil, nil, err

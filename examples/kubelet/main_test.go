@@ -13,7 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/go-logr/logr"
 	"github.com/nodekit-dev/nodekit/runtime"
+	v1 "k8s.io/api/core/v1"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -36,39 +38,87 @@ func TestParseFlagsRejectsBadInput(t *testing.T) {
 	assert.Equal(t, runtime.DefaultRuntimeEndpoint, cfg.endpoint)
 }
 
-// TestAgentRunsManifestsOnFakeRuntime: a good manifest runs next to a bad
-// one, and a removed manifest's pod is killed and removed.
+// TestAgentRunsManifestsOnFakeRuntime runs the whole agent on the fake
+// runtime: a good manifest next to a bad one runs and becomes Ready through
+// its exec readiness probe, a crashing container restarts, and a removed
+// manifest's pod is killed and removed.
 func TestAgentRunsManifestsOnFakeRuntime(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
 	}
-	write("good.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: good}\nspec:\n  containers:\n  - {name: c, image: nodekit.local/testbin:1, args: [sleep]}\n")
+	write("good.yaml", `apiVersion: v1
+kind: Pod
+metadata: {name: good}
+spec:
+  containers:
+  - name: c
+    image: nodekit.local/testbin:1
+    args: [sleep]
+    readinessProbe:
+      exec: {command: [/testbin, echo, ok]}
+      periodSeconds: 1
+`)
+	write("crash.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: crash}\nspec:\n  containers:\n  - {name: c, image: nodekit.local/testbin:1, args: [exit, \"3\"]}\n")
 	write("bad.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec:\n  containers:\n  - {name: c, image: nodekit.local/testbin:1, bogusField: 1}\n")
 	write(".hidden.yaml", "not: a pod")
 
-	cfg, err := parseFlags([]string{"--runtime", "fake", "--pod-manifest-path", dir, "--hostname-override", "n1", "--pod-logs-dir", t.TempDir()})
+	cfg, err := parseFlags([]string{"--runtime", "fake", "--pod-manifest-path", dir, "--hostname-override", "n1",
+		"--pod-logs-dir", t.TempDir(), "--file-check-frequency", "100ms", "--port", "0", "--healthz-port", "0"})
 	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	client, closeRuntime, err := connect(ctx, cfg, log)
+	slogger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	client, closeRuntime, err := connect(ctx, cfg, slogger)
 	require.NoError(t, err)
 	defer closeRuntime()
-	mgr, err := runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: cfg.podLogsDir})
+	a, _, err := newAgent(ctx, cfg, logr.Discard(), client)
 	require.NoError(t, err)
-	a := &agent{cfg: cfg, log: log, mgr: mgr, known: map[string]*trackedPod{}}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { a.run(runCtx); close(done) }()
+	defer func() { stop(); <-done }()
 
-	a.syncAll(ctx)
-	pods, err := mgr.GetPods(ctx, false)
-	require.NoError(t, err)
-	require.Len(t, pods, 1, "only the good manifest runs")
-	assert.Equal(t, "good-n1", pods[0].Name)
-	assert.Len(t, pods[0].Containers, 1)
+	pod := func(name string) *v1.Pod {
+		for _, p := range a.pods() {
+			if p.Name == name {
+				return &p
+			}
+		}
+		return nil
+	}
+	eventually(t, "good pod Running and Ready", func() bool {
+		p := pod("good-n1")
+		return p != nil && p.Status.Phase == v1.PodRunning && len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].Ready
+	})
+	assert.Nil(t, pod("bad-n1"), "the bad manifest is skipped")
+	eventually(t, "crashing container restarted", func() bool {
+		p := pod("crash-n1")
+		return p != nil && len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].RestartCount >= 1 &&
+			p.Status.ContainerStatuses[0].LastTerminationState.Terminated != nil &&
+			p.Status.ContainerStatuses[0].LastTerminationState.Terminated.ExitCode == 3
+	})
 
 	require.NoError(t, os.Remove(filepath.Join(dir, "good.yaml")))
-	a.syncAll(ctx)
-	pods, err = mgr.GetPods(ctx, true)
-	require.NoError(t, err)
-	assert.Empty(t, pods, "removed manifest: pod killed and removed")
+	eventually(t, "removed pod gone from the runtime", func() bool {
+		pods, err := a.mgr.GetPods(ctx, true)
+		require.NoError(t, err)
+		for _, p := range pods {
+			if p.Name == "good-n1" {
+				return false
+			}
+		}
+		return pod("good-n1") == nil
+	})
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for: %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/nodekit-dev/nodekit/runtime"
+)
+
+// errorResyncPeriod is how soon a pod whose sync failed (a container in
+// back-off, an image missing) is synced again.
+const errorResyncPeriod = time.Second
+
+// podWorker serializes everything done to one pod, like the kubelet's pod
+// workers: a sync runs only after the status cache has seen the runtime
+// since the previous sync, so each sync acts on what the last one did.
+type podWorker struct {
+	pod     *v1.Pod
+	file    string
+	trigger chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
+
+	mu      sync.Mutex
+	status  v1.PodStatus
+	started time.Time
+}
+
+func newPodWorker(pod *v1.Pod, file string) *podWorker {
+	return &podWorker{pod: pod, file: file, trigger: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+// poke asks for a sync; pokes while one is pending merge.
+func (w *podWorker) poke() {
+	select {
+	case w.trigger <- struct{}{}:
+	default:
+	}
+}
+
+func (w *podWorker) apiPod() v1.Pod {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p := *w.pod
+	p.Status = w.status
+	return p
+}
+
+func (a *agent) runWorker(ctx context.Context, w *podWorker) {
+	defer close(w.done)
+	var lastSync time.Time
+	var retry <-chan time.Time
+	w.poke()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.stop:
+			a.terminate(w)
+			return
+		case <-w.trigger:
+		case <-retry:
+		}
+		retry = nil
+		status, err := a.cache.GetNewerThan(ctx, w.pod.UID, lastSync)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			a.log.Error(err, "reading pod status", "pod", podName(w.pod))
+		}
+		res := a.mgr.SyncPod(ctx, w.pod, status, runtime.SyncOptions{Probes: a.prober, CgroupParent: a.cfg.cgroupParent(w.pod)})
+		// After the sync, as the kubelet: the next one waits for a relist that
+		// started once this one's changes were made.
+		lastSync = a.clock.Now()
+		for _, s := range res.Steps {
+			if s.Err != nil && s.Reason() != "CrashLoopBackOff" {
+				a.log.Info("sync step failed", "pod", podName(w.pod), "action", s.Action, "target", s.Target, "reason", s.Reason(), "message", s.Message)
+			}
+		}
+		if res.Error() != nil {
+			retry = a.clock.After(errorResyncPeriod)
+		}
+		a.publish(ctx, w, res)
+	}
+}
+
+// publish recomputes the pod's API status after a sync.
+func (a *agent) publish(ctx context.Context, w *podWorker, res *runtime.SyncResult) {
+	st, err := a.mgr.GetPodStatus(ctx, w.pod.UID, w.pod.Name, w.pod.Namespace)
+	if err != nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.started.IsZero() {
+		w.started = a.clock.Now()
+	}
+	status := apiStatus(w.pod, st, res, a.runtimePrefix, a.cfg.hostIP, w.started)
+	a.prober.UpdatePodStatus(w.pod, &status)
+	finishConditions(&status)
+	if summary := summarize(status); summary != summarize(w.status) {
+		a.log.Info("pod status", "pod", podName(w.pod), "phase", status.Phase, "containers", summary)
+	}
+	w.status = status
+}
+
+// terminate kills a pod removed from its source and removes what is left.
+func (a *agent) terminate(w *podWorker) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	a.prober.RemovePod(w.pod.UID)
+	st, err := a.mgr.GetPodStatus(ctx, w.pod.UID, w.pod.Name, w.pod.Namespace)
+	if err == nil {
+		err = a.mgr.KillPod(ctx, w.pod, runtime.PodFromStatus(st), nil)
+	}
+	if err == nil {
+		err = a.mgr.RemovePod(ctx, w.pod.UID)
+	}
+	if err != nil {
+		a.log.Error(err, "terminating pod", "pod", podName(w.pod))
+		return
+	}
+	a.log.Info("pod terminated and removed", "pod", podName(w.pod))
+}
