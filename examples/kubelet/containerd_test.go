@@ -1,0 +1,107 @@
+//go:build integration
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/nodekit-dev/nodekit/internal/testenv"
+)
+
+// TestAgentOnContainerd drives the agent only through manifests on disk:
+// a host-network pod serving HTTP with an HTTP readiness probe becomes
+// Running and Ready on the real containerd; a container exiting 1 is
+// restarted; removing the manifests removes the pods from the runtime.
+func TestAgentOnContainerd(t *testing.T) {
+	cd := testenv.NeedContainerd(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+
+	dir := t.TempDir()
+	write := func(name, body string) { require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644)) }
+	write("web.yaml", fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  hostNetwork: true
+  containers:
+  - name: srv
+    image: nodekit.local/testbin:1
+    imagePullPolicy: Never
+    args: [serve]
+    env: [{name: PORT, value: "%d"}]
+    readinessProbe:
+      httpGet: {path: /readyz, port: %d}
+      periodSeconds: 1
+`, port, port))
+	write("fail.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: fail}\nspec:\n  containers:\n  - {name: c, image: nodekit.local/testbin:1, imagePullPolicy: Never, args: [exit, \"1\"]}\n")
+
+	cfg, err := parseFlags([]string{"--runtime", "remote", "--container-runtime-endpoint", cd.Endpoint, "--pod-manifest-path", dir,
+		"--hostname-override", "e2e", "--pod-logs-dir", t.TempDir(), "--file-check-frequency", "200ms", "--port", "0", "--healthz-port", "0"})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	client, closeRuntime, err := connect(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, err)
+	defer closeRuntime()
+	a, _, err := newAgent(ctx, cfg, logr.Discard(), client)
+	require.NoError(t, err)
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { a.run(runCtx); close(done) }()
+	defer func() { stop(); <-done }()
+
+	pod := func(name string) *v1.Pod {
+		for _, p := range a.pods() {
+			if p.Name == name {
+				return &p
+			}
+		}
+		return nil
+	}
+	eventually(t, "web Running and Ready", func() bool {
+		p := pod("web-e2e")
+		return p != nil && p.Status.Phase == v1.PodRunning && p.Status.ContainerStatuses[0].Ready
+	})
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/healthz", port))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "containerd://", a.runtimePrefix)
+
+	eventually(t, "failing container restarted", func() bool {
+		p := pod("fail-e2e")
+		return p != nil && p.Status.ContainerStatuses[0].RestartCount >= 1 &&
+			p.Status.ContainerStatuses[0].LastTerminationState.Terminated != nil &&
+			p.Status.ContainerStatuses[0].LastTerminationState.Terminated.ExitCode == 1
+	})
+
+	require.NoError(t, os.Remove(filepath.Join(dir, "web.yaml")))
+	require.NoError(t, os.Remove(filepath.Join(dir, "fail.yaml")))
+	eventually(t, "pods removed from containerd", func() bool {
+		pods, err := a.mgr.GetPods(ctx, true)
+		require.NoError(t, err)
+		for _, p := range pods {
+			if p.Name == "web-e2e" || p.Name == "fail-e2e" {
+				return false
+			}
+		}
+		return true
+	})
+}
