@@ -9,7 +9,7 @@
 //	kubecontainer/ shared types: Pod, PodStatus, labels, container hash
 //	pleg/         pod lifecycle event generator: relisting and evented
 //	statuscache/  pod status cache with GetNewerThan
-//	prober/       liveness, readiness and startup probes (planned)
+//	prober/       liveness, readiness and startup probes at scale
 //	eviction/, gc/, podsource/, cgroupmgr/  (planned)
 //	examples/kubelet  a node agent composed from the packages
 //
