@@ -1,0 +1,113 @@
+package cgroupmgr
+
+import (
+	"fmt"
+	"math"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Hard-eviction signals that reserve node resources, and what they reserve.
+const (
+	SignalMemoryAvailable = "memory.available"
+	SignalNodeFsAvailable = "nodefs.available"
+	SignalPIDAvailable    = "pid.available"
+)
+
+// ResourcePID is the kubelet's pseudo-resource for process IDs.
+const ResourcePID v1.ResourceName = "pid"
+
+var signalResource = map[string]v1.ResourceName{
+	SignalMemoryAvailable: v1.ResourceMemory,
+	SignalNodeFsAvailable: v1.ResourceEphemeralStorage,
+	SignalPIDAvailable:    ResourcePID,
+}
+
+// EvictionThreshold is one hard eviction threshold: an absolute Quantity, or
+// a Percentage (0..1] of capacity when Quantity is nil.
+type EvictionThreshold struct {
+	Signal     string
+	Quantity   *resource.Quantity
+	Percentage float64
+}
+
+// AllocatableConfig is the node's capacity and what is held back from pods.
+type AllocatableConfig struct {
+	Capacity               v1.ResourceList
+	KubeReserved           v1.ResourceList // --kube-reserved
+	SystemReserved         v1.ResourceList // --system-reserved
+	HardEvictionThresholds []EvictionThreshold
+}
+
+// NodeAllocatable is what the kubelet reports as allocatable: capacity minus
+// kube-reserved, system-reserved and the hard eviction thresholds, never below 0.
+func NodeAllocatable(cfg AllocatableConfig) (v1.ResourceList, error) {
+	return allocatable(cfg, true)
+}
+
+// PodsCgroupLimits is what the kubelet enforces on the kubepods cgroup:
+// capacity minus kube- and system-reserved only, so that eviction (at the
+// threshold) happens before the kernel OOM-kills at the cgroup limit.
+func PodsCgroupLimits(cfg AllocatableConfig) (v1.ResourceList, error) {
+	return allocatable(cfg, false)
+}
+
+func allocatable(cfg AllocatableConfig, withEviction bool) (v1.ResourceList, error) {
+	for field, l := range map[string]v1.ResourceList{
+		"Capacity": cfg.Capacity, "KubeReserved": cfg.KubeReserved, "SystemReserved": cfg.SystemReserved,
+	} {
+		if err := validateList(field, l); err != nil {
+			return nil, err
+		}
+	}
+	reserved := v1.ResourceList{}
+	addList(reserved, cfg.KubeReserved)
+	addList(reserved, cfg.SystemReserved)
+	if withEviction {
+		for i, t := range cfg.HardEvictionThresholds {
+			q, err := thresholdQuantity(i, t, cfg.Capacity)
+			if err != nil {
+				return nil, err
+			}
+			if q != nil {
+				addList(reserved, v1.ResourceList{signalResource[t.Signal]: *q})
+			}
+		}
+	}
+	out := v1.ResourceList{}
+	for name, capQ := range cfg.Capacity {
+		v := capQ.DeepCopy()
+		if r, ok := reserved[name]; ok {
+			v.Sub(r)
+		}
+		if v.Sign() < 0 {
+			v = *resource.NewQuantity(0, capQ.Format)
+		}
+		out[name] = v
+	}
+	return out, nil
+}
+
+func thresholdQuantity(i int, t EvictionThreshold, capacity v1.ResourceList) (*resource.Quantity, error) {
+	field := fmt.Sprintf("HardEvictionThresholds[%d]", i)
+	name, ok := signalResource[t.Signal]
+	if !ok {
+		return nil, fieldError(field+".Signal", fmt.Sprintf("%q", t.Signal), "unknown signal")
+	}
+	if t.Quantity != nil {
+		if t.Quantity.Sign() < 0 {
+			return nil, fieldError(field+".Quantity", t.Quantity.String(), "must not be negative")
+		}
+		q := t.Quantity.DeepCopy()
+		return &q, nil
+	}
+	if t.Percentage < 0 || t.Percentage > 1 || math.IsNaN(t.Percentage) {
+		return nil, fieldError(field+".Percentage", t.Percentage, "must be within [0, 1]")
+	}
+	c, ok := capacity[name]
+	if !ok || t.Percentage == 0 {
+		return nil, nil
+	}
+	return resource.NewQuantity(int64(float64(c.Value())*t.Percentage), resource.BinarySI), nil
+}

@@ -1,0 +1,341 @@
+package podsource
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// deadline is how fast a change must reach the stream.
+const deadline = time.Second
+
+// stream follows a mux's updates and keeps the resulting pods by UID.
+type stream struct {
+	mu   sync.Mutex
+	pods map[types.UID]*v1.Pod
+	ops  []emitted
+}
+
+func (s *stream) apply(u PodUpdate) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ops = append(s.ops, emitted{u.Op, u.Source, names(u.Pods)})
+	for _, p := range u.Pods {
+		if u.Op == REMOVE {
+			delete(s.pods, p.UID)
+		} else {
+			s.pods[p.UID] = p
+		}
+	}
+}
+
+// byName is the current pods by name.
+func (s *stream) byName() map[string]*v1.Pod {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]*v1.Pod{}
+	for _, p := range s.pods {
+		out[p.Name] = p
+	}
+	return out
+}
+
+func (s *stream) opsSince(n int) []emitted {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]emitted(nil), s.ops[n:]...)
+}
+
+func (s *stream) nops() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.ops)
+}
+
+type fileHarness struct {
+	dir     string
+	mux     *Mux
+	src     *FileSource
+	clock   *clocktesting.FakeClock
+	st      *stream
+	metrics *Metrics
+}
+
+// startFile runs a FileSource on path with a fake clock (so only fsnotify
+// drives changes, unless the test steps the clock) and follows its stream.
+func startFile(t *testing.T, path string) *fileHarness {
+	t.Helper()
+	h := &fileHarness{dir: path, clock: clocktesting.NewFakeClock(time.Now()), st: &stream{pods: map[types.UID]*v1.Pod{}}, metrics: NewMetrics()}
+	h.mux = NewMux(MuxConfig{Clock: h.clock, Metrics: h.metrics})
+	var err error
+	h.src, err = NewFileSource(FileConfig{Path: path, NodeName: node, Clock: h.clock, Metrics: h.metrics}, h.mux)
+	require.NoError(t, err)
+	h.mux.Register(h.src.Name())
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		assert.NoError(t, h.src.Run(ctx))
+	}()
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case u := <-h.mux.Updates():
+				h.st.apply(u)
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	require.Eventually(t, h.mux.AllSourcesReady, 5*time.Second, time.Millisecond)
+	return h
+}
+
+// within asserts that cond becomes true within the deadline.
+func within(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > deadline {
+			t.Fatalf("%s: not seen within %v", what, deadline)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func write(t *testing.T, path, data string) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(path, []byte(data), 0o644))
+}
+
+func image(h *fileHarness, name string) string {
+	p := h.st.byName()[name]
+	if p == nil {
+		return ""
+	}
+	return p.Spec.Containers[0].Image
+}
+
+func TestFileDirectoryLifecycle(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "pre.yaml"), manifest("pre", "i:1"))
+	write(t, filepath.Join(dir, ".hidden.yaml"), manifest("hidden", "i:1"))
+	h := startFile(t, dir)
+	within(t, "existing file", func() bool { return image(h, "pre-node-1") == "i:1" })
+	assert.Len(t, h.st.byName(), 1, "dotfiles are ignored")
+
+	web := filepath.Join(dir, "web.yaml")
+	steps := []struct {
+		name string
+		do   func()
+		want func() bool
+	}{
+		{"create", func() { write(t, web, manifest("web", "i:1")) }, func() bool { return image(h, "web-node-1") == "i:1" }},
+		{"edit in place", func() { write(t, web, manifest("web", "i:2")) }, func() bool { return image(h, "web-node-1") == "i:2" }},
+		{"editor: dot temp file renamed over", func() {
+			tmp := filepath.Join(dir, ".web.yaml.swp")
+			write(t, tmp, manifest("web", "i:3"))
+			require.NoError(t, os.Rename(tmp, web))
+		}, func() bool { return image(h, "web-node-1") == "i:3" }},
+		{"editor: temp file in another dir renamed over", func() {
+			tmp := filepath.Join(t.TempDir(), "web.yaml")
+			write(t, tmp, manifest("web", "i:4"))
+			require.NoError(t, os.Rename(tmp, web))
+		}, func() bool { return image(h, "web-node-1") == "i:4" }},
+		{"editor: backup rename then new file (vim)", func() {
+			require.NoError(t, os.Rename(web, filepath.Join(dir, ".web.yaml~")))
+			write(t, web, manifest("web", "i:5"))
+			require.NoError(t, os.Remove(filepath.Join(dir, ".web.yaml~")))
+		}, func() bool { return image(h, "web-node-1") == "i:5" }},
+		{"delete", func() { require.NoError(t, os.Remove(web)) }, func() bool { return h.st.byName()["web-node-1"] == nil }},
+		{"json manifest", func() {
+			write(t, filepath.Join(dir, "j.json"), `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"j"},"spec":{"containers":[{"name":"c","image":"j:1"}]}}`)
+		}, func() bool { return image(h, "j-node-1") == "j:1" }},
+	}
+	for _, st := range steps {
+		st.do()
+		within(t, st.name, st.want)
+	}
+	assert.Contains(t, h.st.byName(), "pre-node-1")
+	assert.Len(t, h.st.byName(), 2)
+}
+
+func TestFileEditIsRemoveThenAddWithNewUID(t *testing.T) {
+	dir := t.TempDir()
+	web := filepath.Join(dir, "web.yaml")
+	write(t, web, manifest("web", "i:1"))
+	h := startFile(t, dir)
+	within(t, "create", func() bool { return image(h, "web-node-1") == "i:1" })
+	uid1 := h.st.byName()["web-node-1"].UID
+	n := h.st.nops()
+	write(t, web, manifest("web", "i:2"))
+	within(t, "edit", func() bool { return image(h, "web-node-1") == "i:2" })
+	assert.NotEqual(t, uid1, h.st.byName()["web-node-1"].UID)
+	assert.Equal(t, []emitted{{REMOVE, "file", []string{"web-node-1"}}, {ADD, "file", []string{"web-node-1"}}}, h.st.opsSince(n))
+
+	// A manifest with an explicit UID keeps it: an edit is an UPDATE.
+	n = h.st.nops()
+	withUID := "apiVersion: v1\nkind: Pod\nmetadata: {name: fixed, uid: u-1}\nspec: {containers: [{name: c, image: 'i:%d'}]}\n"
+	write(t, filepath.Join(dir, "fixed.yaml"), fmt.Sprintf(withUID, 1))
+	within(t, "create fixed", func() bool { return image(h, "fixed-node-1") == "i:1" })
+	write(t, filepath.Join(dir, "fixed.yaml"), fmt.Sprintf(withUID, 2))
+	within(t, "edit fixed", func() bool { return image(h, "fixed-node-1") == "i:2" })
+	assert.Equal(t, []emitted{{ADD, "file", []string{"fixed-node-1"}}, {UPDATE, "file", []string{"fixed-node-1"}}}, h.st.opsSince(n))
+}
+
+func TestFileInvalidKeepsLastGood(t *testing.T) {
+	dir := t.TempDir()
+	web := filepath.Join(dir, "web.yaml")
+	write(t, web, manifest("web", "i:1"))
+	h := startFile(t, dir)
+	within(t, "create", func() bool { return image(h, "web-node-1") == "i:1" })
+	n := h.st.nops()
+
+	write(t, web, "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec: {containers: [{name: c}]}\n")
+	within(t, "error reported", func() bool { return len(h.src.Errors()) == 1 })
+	assert.Contains(t, h.src.Errors()[0].Error(), web)
+	assert.Contains(t, h.src.Errors()[0].Error(), "spec.containers[0].image: Required value")
+	assert.Equal(t, 1.0, testutil.ToFloat64(h.metrics.invalid.WithLabelValues("file")))
+	write(t, filepath.Join(dir, "bad-new.yaml"), "kind: [")
+	within(t, "second error", func() bool { return len(h.src.Errors()) == 2 })
+	write(t, filepath.Join(dir, "empty.yaml"), "") // being written: no pod, no error
+	write(t, filepath.Join(dir, "other.yaml"), manifest("other", "o:1"))
+	within(t, "other pods keep flowing", func() bool { return image(h, "other-node-1") == "o:1" })
+	assert.Equal(t, "i:1", image(h, "web-node-1"), "last good version kept")
+	assert.Equal(t, []emitted{{ADD, "file", []string{"other-node-1"}}}, h.st.opsSince(n))
+
+	write(t, web, manifest("web", "i:2"))
+	within(t, "fixed", func() bool { return image(h, "web-node-1") == "i:2" })
+	assert.Len(t, h.src.Errors(), 1)
+	write(t, web, "{")
+	within(t, "broken again", func() bool { return len(h.src.Errors()) == 2 })
+	require.NoError(t, os.Remove(web))
+	within(t, "deleted while invalid", func() bool { return h.st.byName()["web-node-1"] == nil })
+}
+
+func TestFileSymlinks(t *testing.T) {
+	dir, ext := t.TempDir(), t.TempDir()
+	target := filepath.Join(ext, "real.yaml")
+	write(t, target, manifest("linked", "l:1"))
+	h := startFile(t, dir)
+	link := filepath.Join(dir, "linked.yaml")
+	require.NoError(t, os.Symlink(target, link))
+	within(t, "symlink created", func() bool { return image(h, "linked-node-1") == "l:1" })
+	write(t, target, manifest("linked", "l:2"))
+	within(t, "target edited", func() bool { return image(h, "linked-node-1") == "l:2" })
+	tmp := filepath.Join(ext, ".tmp")
+	write(t, tmp, manifest("linked", "l:3"))
+	require.NoError(t, os.Rename(tmp, target))
+	within(t, "target replaced by rename", func() bool { return image(h, "linked-node-1") == "l:3" })
+
+	// Symlink swap (as ConfigMap volumes do: the link is replaced atomically).
+	target2 := filepath.Join(ext, "real2.yaml")
+	write(t, target2, manifest("linked", "l:4"))
+	tmpLink := filepath.Join(dir, ".linked.tmp")
+	require.NoError(t, os.Symlink(target2, tmpLink))
+	require.NoError(t, os.Rename(tmpLink, link))
+	within(t, "link swapped", func() bool { return image(h, "linked-node-1") == "l:4" })
+
+	require.NoError(t, os.Remove(link))
+	within(t, "symlink removed", func() bool { return h.st.byName()["linked-node-1"] == nil })
+
+	// A dangling symlink is no pod.
+	require.NoError(t, os.Symlink(filepath.Join(ext, "missing.yaml"), link))
+	write(t, filepath.Join(dir, "marker.yaml"), manifest("marker", "m"))
+	within(t, "marker", func() bool { return image(h, "marker-node-1") == "m" })
+	assert.Nil(t, h.st.byName()["linked-node-1"])
+}
+
+func TestFileSingleFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "pod.yaml")
+	write(t, path, manifest("one", "a:1"))
+	write(t, filepath.Join(dir, "sibling.yaml"), manifest("sibling", "s"))
+	h := startFile(t, path)
+	within(t, "read", func() bool { return image(h, "one-node-1") == "a:1" })
+	tmp := filepath.Join(dir, "pod.yaml.tmp")
+	write(t, tmp, manifest("one", "a:2"))
+	require.NoError(t, os.Rename(tmp, path))
+	within(t, "renamed over", func() bool { return image(h, "one-node-1") == "a:2" })
+	assert.Len(t, h.st.byName(), 1, "siblings of the file are not read")
+	require.NoError(t, os.Remove(path))
+	within(t, "removed", func() bool { return len(h.st.byName()) == 0 })
+}
+
+func TestFileMissingDirectoryThenPeriodicReread(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "manifests")
+	h := startFile(t, dir) // ready with an empty set, as the kubelet
+	assert.Empty(t, h.st.byName())
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	write(t, filepath.Join(dir, "a.yaml"), manifest("a", "a:1"))
+	// Not watched yet: the periodic re-read finds it and starts watching.
+	within(t, "re-read on tick", func() bool { h.clock.Step(DefaultFileCheckFrequency); return image(h, "a-node-1") == "a:1" })
+	write(t, filepath.Join(dir, "b.yaml"), manifest("b", "b:1"))
+	within(t, "now watched", func() bool { return image(h, "b-node-1") == "b:1" })
+}
+
+func TestFile500AtOnce(t *testing.T) {
+	dir := t.TempDir()
+	h := startFile(t, dir)
+	staging := t.TempDir()
+	for i := range 500 {
+		write(t, filepath.Join(staging, fmt.Sprintf("p%03d.yaml", i)), manifest(fmt.Sprintf("p%03d", i), "i:1"))
+	}
+	for i := range 500 {
+		n := fmt.Sprintf("p%03d.yaml", i)
+		require.NoError(t, os.Rename(filepath.Join(staging, n), filepath.Join(dir, n)))
+	}
+	within(t, "500 pods", func() bool { return len(h.st.byName()) == 500 })
+	for i := range 500 {
+		require.NoError(t, os.Remove(filepath.Join(dir, fmt.Sprintf("p%03d.yaml", i))))
+	}
+	within(t, "500 removed", func() bool { return len(h.st.byName()) == 0 })
+}
+
+// TestFileRereadNoChange: a full re-read of unchanged files sends nothing.
+func TestFileRereadNoChange(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 20 {
+		write(t, filepath.Join(dir, fmt.Sprintf("p%d.yaml", i)), manifest(fmt.Sprintf("p%d", i), "i:1"))
+	}
+	m := NewMux(MuxConfig{Buffer: 1000})
+	s := newTestFileSource(t, dir, m)
+	assert.True(t, s.resync())
+	require.NoError(t, s.send(context.Background(), true))
+	assert.Len(t, drain(m), 1)
+	assert.False(t, s.resync())
+	write(t, filepath.Join(dir, "p0.yaml"), manifest("p0", "i:1")) // same bytes
+	assert.False(t, s.resync())
+	write(t, filepath.Join(dir, "p0.yaml"), manifest("p0", "i:1")+"# a comment\n") // same pod
+	assert.True(t, s.resync(), "re-decoded")
+	require.NoError(t, s.send(context.Background(), false))
+	assert.Empty(t, drain(m), "same pod: the mux emits nothing")
+}
+
+// newTestFileSource is a FileSource driven by hand (no Run).
+func newTestFileSource(tb testing.TB, dir string, m *Mux) *FileSource {
+	s, err := NewFileSource(FileConfig{Path: dir, NodeName: node}, m)
+	require.NoError(tb, err)
+	m.Register(s.Name())
+	w, err := fsnotify.NewWatcher()
+	require.NoError(tb, err)
+	tb.Cleanup(func() { w.Close() })
+	s.watcher = w
+	s.watch()
+	return s
+}

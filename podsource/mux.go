@@ -1,0 +1,455 @@
+package podsource
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+)
+
+// Mode says what the mux emits.
+type Mode int
+
+const (
+	// ModeIncremental (the kubelet's PodConfigNotificationIncremental, its
+	// only mode in use) emits REMOVE, ADD, UPDATE, DELETE and RECONCILE per
+	// source, each only when non-empty, in that order.
+	ModeIncremental Mode = iota
+	// ModeSnapshot emits, after any change, one SET with every pod of every
+	// source.
+	ModeSnapshot
+)
+
+// MuxConfig configures a Mux. The zero value is usable.
+type MuxConfig struct {
+	Mode Mode
+	// Buffer is the capacity of the Updates channel (kubelet: 50).
+	Buffer int
+	// Clock stamps kubernetes.io/config.seen. Default: the real clock.
+	Clock   clock.PassiveClock
+	Log     logr.Logger
+	Metrics *Metrics
+}
+
+// Ref names one source's pod.
+type Ref struct {
+	Source string
+	UID    types.UID
+}
+
+// Conflict is a pod that was not passed on because another pod, from the
+// same or an earlier source, already had its namespace/name.
+type Conflict struct {
+	FullName string
+	Kept     Ref
+	Rejected Ref
+}
+
+func (c Conflict) String() string {
+	return fmt.Sprintf("pod %s from source %q (uid %s) conflicts with the one from source %q (uid %s), which is kept",
+		c.FullName, c.Rejected.Source, c.Rejected.UID, c.Kept.Source, c.Kept.UID)
+}
+
+// Mux merges the pods of its sources into one stream of PodUpdates, with
+// the kubelet's podStorage semantics (pkg/kubelet/config/config.go). It is
+// passive: sources call Update, which merges under a lock and sends what
+// changed on Updates before returning (so the stream's order is the merge
+// order, and a slow consumer slows the sources).
+type Mux struct {
+	cfg     MuxConfig
+	log     logr.Logger
+	clock   clock.PassiveClock
+	updates chan PodUpdate
+
+	mu       sync.Mutex
+	order    []string
+	sources  map[string]*sourceState
+	owners   map[string]Ref // full name -> the pod that has it
+	shadowed map[string]int // full name -> number of rejected pods with it
+}
+
+type sourceState struct {
+	pods   map[types.UID]*entry
+	seen   bool // delivered a SET
+	active int  // pods not held back
+}
+
+type entry struct {
+	pod      *v1.Pod // the mux's copy, with config.seen
+	from     *v1.Pod // the source's pointer, to skip unchanged pods fast
+	shadowed bool
+}
+
+// NewMux returns a Mux; register its sources before they send.
+func NewMux(cfg MuxConfig) *Mux {
+	if cfg.Buffer <= 0 {
+		cfg.Buffer = 50
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	return &Mux{cfg: cfg, log: cfg.Log, clock: cfg.Clock, updates: make(chan PodUpdate, cfg.Buffer),
+		sources: map[string]*sourceState{}, owners: map[string]Ref{}, shadowed: map[string]int{}}
+}
+
+// Register declares sources; AllSourcesReady waits for each of them. The
+// order of registration is the order of precedence when a pod that kept
+// its name goes away and several rejected pods could take its place.
+func (m *Mux) Register(sources ...string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, s := range sources {
+		if _, ok := m.sources[s]; !ok {
+			m.order = append(m.order, s)
+			m.sources[s] = &sourceState{pods: map[types.UID]*entry{}}
+		}
+	}
+}
+
+// Updates is the merged stream. The pods in it are copies the consumer owns.
+func (m *Mux) Updates() <-chan PodUpdate { return m.updates }
+
+// SourcesReady reports whether each of the named sources has delivered its
+// full set (a SET) at least once. The kubelet's pod garbage collection must
+// wait for it: before, a pod missing from the stream may only be unread.
+func (m *Mux) SourcesReady(sources ...string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, s := range sources {
+		st, ok := m.sources[s]
+		if !ok || !st.seen {
+			return false
+		}
+	}
+	return true
+}
+
+// AllSourcesReady is SourcesReady for every registered source.
+func (m *Mux) AllSourcesReady() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, st := range m.sources {
+		if !st.seen {
+			return false
+		}
+	}
+	return true
+}
+
+// Conflicts lists the pods currently held back because their full name was
+// taken, sorted by name.
+func (m *Mux) Conflicts() []Conflict {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Conflict
+	for _, src := range m.order {
+		for uid, e := range m.sources[src].pods {
+			if e.shadowed {
+				name := FullName(e.pod)
+				out = append(out, Conflict{FullName: name, Kept: m.owners[name], Rejected: Ref{src, uid}})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].FullName != out[j].FullName {
+			return out[i].FullName < out[j].FullName
+		}
+		return out[i].Rejected.Source < out[j].Rejected.Source
+	})
+	return out
+}
+
+// Pods returns copies of every pod in the stream (not the held-back ones).
+func (m *Mux) Pods() []*v1.Pod {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.allPods()
+}
+
+func (m *Mux) allPods() []*v1.Pod {
+	var out []*v1.Pod
+	for _, src := range m.order {
+		for _, e := range m.sources[src].pods {
+			if !e.shadowed {
+				out = append(out, e.pod.DeepCopy())
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return FullName(out[i]) < FullName(out[j]) })
+	return out
+}
+
+// batch collects one merge's output, per source in emission order.
+type batch struct {
+	order []string
+	ops   map[string]map[Op][]*v1.Pod
+}
+
+func (b *batch) add(src string, op Op, p *v1.Pod) {
+	if b.ops == nil {
+		b.ops = map[string]map[Op][]*v1.Pod{}
+	}
+	byOp, ok := b.ops[src]
+	if !ok {
+		byOp = map[Op][]*v1.Pod{}
+		b.ops[src] = byOp
+		b.order = append(b.order, src)
+	}
+	byOp[op] = append(byOp[op], p.DeepCopy())
+}
+
+// Update merges one update of a source (SET: its full set; ADD, UPDATE,
+// DELETE: pods added or changed; REMOVE: pods gone) and sends the changes.
+// Sources must not modify pods after passing them. It returns an error for
+// an unregistered source or unknown op, or ctx's error if ctx ended while
+// the consumer was not reading (the merge is kept).
+func (m *Mux) Update(ctx context.Context, u PodUpdate) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st, ok := m.sources[u.Source]
+	if !ok {
+		return fmt.Errorf("podsource: update from unregistered source %q", u.Source)
+	}
+	var b batch
+	var released []string
+	switch u.Op {
+	case SET:
+		keep := make(map[types.UID]struct{}, len(u.Pods))
+		for _, p := range u.Pods {
+			keep[p.UID] = struct{}{}
+		}
+		for uid := range st.pods {
+			if _, ok := keep[uid]; !ok {
+				released = m.remove(u.Source, st, uid, &b, released)
+			}
+		}
+		m.upsertAll(u.Source, st, u.Pods, &b, &released)
+	case ADD, UPDATE, DELETE:
+		m.upsertAll(u.Source, st, u.Pods, &b, &released)
+	case REMOVE:
+		for _, p := range u.Pods {
+			released = m.remove(u.Source, st, p.UID, &b, released)
+		}
+	default:
+		return fmt.Errorf("podsource: source %q sent unsupported op %q", u.Source, u.Op)
+	}
+	firstSet := u.Op == SET && !st.seen
+	if u.Op == SET {
+		st.seen = true
+	}
+	m.promote(released, &b)
+	return m.emit(ctx, u.Source, firstSet, &b)
+}
+
+func (m *Mux) upsertAll(src string, st *sourceState, pods []*v1.Pod, b *batch, released *[]string) {
+	seenUID := make(map[types.UID]struct{}, len(pods))
+	for _, p := range pods {
+		if _, dup := seenUID[p.UID]; dup {
+			m.log.Error(nil, "Source sent the same pod UID twice; keeping the first", "source", src, "pod", FullName(p), "podUID", p.UID)
+			continue
+		}
+		seenUID[p.UID] = struct{}{}
+		m.upsert(src, st, p, b, released)
+	}
+}
+
+func (m *Mux) remove(src string, st *sourceState, uid types.UID, b *batch, released []string) []string {
+	e, ok := st.pods[uid]
+	if !ok {
+		return released
+	}
+	delete(st.pods, uid)
+	name := FullName(e.pod)
+	if e.shadowed {
+		m.unshadow(name)
+		return released
+	}
+	delete(m.owners, name)
+	st.active--
+	b.add(src, REMOVE, e.pod)
+	return append(released, name)
+}
+
+func (m *Mux) unshadow(name string) {
+	if m.shadowed[name]--; m.shadowed[name] <= 0 {
+		delete(m.shadowed, name)
+	}
+}
+
+func (m *Mux) upsert(src string, st *sourceState, p *v1.Pod, b *batch, released *[]string) {
+	e, ok := st.pods[p.UID]
+	if ok && e.from == p {
+		return // the very object the source sent before: unchanged
+	}
+	name := FullName(p)
+	if ok && FullName(e.pod) != name { // renamed with an explicit UID
+		*released = m.remove(src, st, p.UID, b, *released)
+		ok = false
+	}
+	if !ok {
+		if owner, taken := m.owners[name]; taken {
+			st.pods[p.UID] = &entry{pod: p.DeepCopy(), from: p, shadowed: true}
+			m.shadowed[name]++
+			c := Conflict{FullName: name, Kept: owner, Rejected: Ref{src, p.UID}}
+			m.log.Error(nil, "Pod conflict: same namespace/name from another pod; keeping the first", "conflict", c.String())
+			m.cfg.Metrics.conflict(src)
+			return
+		}
+		m.owners[name] = Ref{src, p.UID}
+		np := p.DeepCopy()
+		m.stampSeen(np, "")
+		st.pods[p.UID] = &entry{pod: np, from: p}
+		st.active++
+		b.add(src, ADD, np)
+		return
+	}
+	if e.shadowed {
+		e.pod, e.from = p.DeepCopy(), p
+		return
+	}
+	old := e.pod
+	e.from = p
+	if !podsDifferSemantically(old, p) {
+		if !equality.Semantic.DeepEqual(old.Status, p.Status) {
+			np := old.DeepCopy()
+			p.Status.DeepCopyInto(&np.Status)
+			e.pod = np
+			b.add(src, RECONCILE, np)
+		}
+		return
+	}
+	np := p.DeepCopy()
+	m.stampSeen(np, old.Annotations[ConfigSeenAnnotation])
+	e.pod = np
+	if np.DeletionTimestamp != nil {
+		b.add(src, DELETE, np)
+	} else {
+		b.add(src, UPDATE, np)
+	}
+}
+
+func (m *Mux) stampSeen(p *v1.Pod, seen string) {
+	if p.Annotations == nil {
+		p.Annotations = map[string]string{}
+	}
+	if seen == "" {
+		seen = m.clock.Now().UTC().Format(time.RFC3339Nano)
+	}
+	p.Annotations[ConfigSeenAnnotation] = seen
+}
+
+// promote gives each released name still free to the first held-back pod
+// with it, in source registration order.
+func (m *Mux) promote(released []string, b *batch) {
+	for _, name := range released {
+		if m.shadowed[name] == 0 {
+			continue
+		}
+		if _, taken := m.owners[name]; taken {
+			continue
+		}
+	search:
+		for _, src := range m.order {
+			st := m.sources[src]
+			for uid, e := range st.pods {
+				if e.shadowed && FullName(e.pod) == name {
+					e.shadowed = false
+					st.active++
+					m.unshadow(name)
+					m.owners[name] = Ref{src, uid}
+					m.stampSeen(e.pod, "")
+					b.add(src, ADD, e.pod)
+					m.log.Info("Pod held back by a conflict now passes", "pod", name, "source", src, "podUID", uid)
+					break search
+				}
+			}
+		}
+	}
+}
+
+func (m *Mux) emit(ctx context.Context, src string, firstSet bool, b *batch) error {
+	var out []PodUpdate
+	if m.cfg.Mode == ModeSnapshot {
+		if len(b.order) > 0 || firstSet {
+			out = append(out, PodUpdate{Op: SET, Pods: m.allPods(), Source: src})
+		}
+	} else {
+		if firstSet && !slices.Contains(b.order, src) {
+			b.order = append([]string{src}, b.order...)
+		}
+		for _, s := range b.order {
+			ops := b.ops[s]
+			for _, op := range []Op{REMOVE, ADD, UPDATE, DELETE} {
+				if len(ops[op]) > 0 {
+					out = append(out, PodUpdate{Op: op, Pods: ops[op], Source: s})
+				}
+			}
+			// An empty ADD tells the consumer that a source delivered its
+			// first set, as the kubelet does.
+			if s == src && firstSet && len(ops[ADD])+len(ops[UPDATE])+len(ops[DELETE]) == 0 {
+				out = append(out, PodUpdate{Op: ADD, Source: s})
+			}
+			if len(ops[RECONCILE]) > 0 {
+				out = append(out, PodUpdate{Op: RECONCILE, Pods: ops[RECONCILE], Source: s})
+			}
+		}
+	}
+	for _, s := range b.order {
+		m.cfg.Metrics.setPods(s, m.sources[s].active)
+	}
+	for _, u := range out {
+		select {
+		case m.updates <- u:
+			m.cfg.Metrics.update(u.Source, u.Op, len(u.Pods))
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// localAnnotations are the kubelet's own; a change in them alone is not an
+// update.
+var localAnnotations = []string{ConfigSourceAnnotation, ConfigMirrorAnnotation, ConfigSeenAnnotation}
+
+func isLocal(k string) bool { return slices.Contains(localAnnotations, k) }
+
+// podsDifferSemantically is the kubelet's: spec, labels, deletion
+// timestamp and grace period, generation, annotations other than the local
+// ones.
+func podsDifferSemantically(existing, ref *v1.Pod) bool {
+	if existing == ref {
+		return false
+	}
+	if !equality.Semantic.DeepEqual(existing.Spec, ref.Spec) ||
+		!equality.Semantic.DeepEqual(existing.Labels, ref.Labels) ||
+		!equality.Semantic.DeepEqual(existing.DeletionTimestamp, ref.DeletionTimestamp) ||
+		!equality.Semantic.DeepEqual(existing.DeletionGracePeriodSeconds, ref.DeletionGracePeriodSeconds) ||
+		existing.Generation != ref.Generation {
+		return true
+	}
+	n := 0
+	for k, v := range existing.Annotations {
+		if isLocal(k) {
+			continue
+		}
+		n++
+		if rv, ok := ref.Annotations[k]; !ok || rv != v {
+			return true
+		}
+	}
+	for k := range ref.Annotations {
+		if !isLocal(k) {
+			n--
+		}
+	}
+	return n != 0
+}

@@ -1,0 +1,239 @@
+package podsource
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/utils/clock"
+)
+
+// URLConfig configures a URLSource.
+type URLConfig struct {
+	// URL is polled for a Pod or PodList (--manifest-url). Required.
+	URL string
+	// Header is sent with each request (--manifest-url-header).
+	Header http.Header
+	// NodeName is required.
+	NodeName string
+	// Name is the source's name in the mux. Default "http".
+	Name string
+	// CheckPeriod is the poll period (--http-check-frequency). Default 20s.
+	CheckPeriod time.Duration
+	// Client defaults to an http.Client with the kubelet's 10s timeout.
+	Client *http.Client
+	// MaxBodyBytes caps a response body. Default 10 MiB.
+	MaxBodyBytes int64
+	Strict       bool
+	Clock        clock.WithTicker
+	Log          logr.Logger
+	Metrics      *Metrics
+}
+
+// URLSource polls a URL for pods; see the package documentation.
+type URLSource struct {
+	cfg  URLConfig
+	sink Sink
+	log  logr.Logger
+
+	pollMu  sync.Mutex         // serializes Poll
+	mu      sync.Mutex         // guards lastErr
+	last    map[string]*v1.Pod // manifest key -> last good pod
+	lastErr error
+	sent    bool
+	lastSet []*v1.Pod
+}
+
+// NewURLSource returns a URLSource sending to sink.
+func NewURLSource(cfg URLConfig, sink Sink) (*URLSource, error) {
+	if cfg.URL == "" {
+		return nil, errors.New("podsource: URLConfig.URL is required")
+	}
+	if cfg.NodeName == "" {
+		return nil, errors.New("podsource: URLConfig.NodeName is required")
+	}
+	if cfg.Name == "" {
+		cfg.Name = SourceHTTP
+	}
+	if cfg.CheckPeriod <= 0 {
+		cfg.CheckPeriod = DefaultHTTPCheckFrequency
+	}
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{Timeout: 10 * time.Second}
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 10 << 20
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	return &URLSource{cfg: cfg, sink: sink, log: cfg.Log.WithValues("source", cfg.Name, "url", cfg.URL), last: map[string]*v1.Pod{}}, nil
+}
+
+// Name is the source's name in the mux.
+func (s *URLSource) Name() string { return s.cfg.Name }
+
+// Err is the error of the last poll (nil if it succeeded): a fetch error,
+// or a *ManifestError for the body or for its first invalid pod.
+func (s *URLSource) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastErr
+}
+
+// Run polls at once, then every CheckPeriod, until ctx ends.
+func (s *URLSource) Run(ctx context.Context) error {
+	ticker := s.cfg.Clock.NewTicker(s.cfg.CheckPeriod)
+	defer ticker.Stop()
+	for {
+		if err := s.Poll(ctx); err != nil && ctx.Err() == nil {
+			var me *ManifestError
+			if !errors.As(err, &me) {
+				s.log.Error(err, "Manifest URL poll failed; keeping the last good set")
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C():
+		}
+	}
+}
+
+// Poll fetches the URL once and sends the set if it changed. Errors keep
+// the last good set.
+func (s *URLSource) Poll(ctx context.Context) error {
+	s.pollMu.Lock()
+	defer s.pollMu.Unlock()
+	body, err := s.fetch(ctx)
+	if err != nil {
+		s.cfg.Metrics.fetchError(s.cfg.Name)
+		s.setErr(err)
+		return err
+	}
+	if len(body) == 0 {
+		// As the kubelet: an empty body is an empty set (and marks the
+		// source seen), reported as an error all the same.
+		err := fmt.Errorf("podsource: zero-length data received from %s", s.cfg.URL)
+		s.setErr(err)
+		s.last = map[string]*v1.Pod{}
+		return errors.Join(err, s.sendSet(ctx, nil))
+	}
+	parsed, err := Parse(body, ParseOptions{Kind: SourceHTTP, Origin: s.cfg.URL, NodeName: s.cfg.NodeName, Strict: s.cfg.Strict, AllowList: true})
+	if err != nil {
+		s.cfg.Metrics.invalidManifest(s.cfg.Name)
+		s.log.Error(err, "Invalid manifest body; keeping the last good set")
+		s.setErr(err)
+		return err
+	}
+	next := make(map[string]*v1.Pod, len(parsed))
+	var firstErr error
+	for _, p := range parsed {
+		if p.Err != nil {
+			s.cfg.Metrics.invalidManifest(s.cfg.Name)
+			if firstErr == nil {
+				firstErr = p.Err
+			}
+			if old, ok := s.last[p.Key]; ok {
+				s.log.Error(p.Err, "Invalid pod; keeping its last good version", "pod", p.Key)
+				next[p.Key] = old
+			} else {
+				s.log.Error(p.Err, "Invalid pod; skipped", "pod", p.Key)
+			}
+			continue
+		}
+		if _, dup := next[p.Key]; dup {
+			// Keep the first; the mux would report it as a conflict anyway.
+			s.log.Error(nil, "Duplicate pod in manifest; keeping the first", "pod", p.Key)
+			continue
+		}
+		// Reuse the previous object when unchanged, so the mux skips it fast.
+		if old, ok := s.last[p.Key]; ok && old.UID == p.Pod.UID && !podsDifferSemantically(old, p.Pod) &&
+			equality.Semantic.DeepEqual(old.Status, p.Pod.Status) {
+			next[p.Key] = old
+			continue
+		}
+		next[p.Key] = p.Pod
+	}
+	s.setErr(firstErr)
+	s.last = next
+	keys := make([]string, 0, len(next))
+	for k := range next {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	pods := make([]*v1.Pod, 0, len(keys))
+	for _, k := range keys {
+		pods = append(pods, next[k])
+	}
+	if err := s.sendSet(ctx, pods); err != nil {
+		return err
+	}
+	return firstErr
+}
+
+func (s *URLSource) sendSet(ctx context.Context, pods []*v1.Pod) error {
+	if s.sent && samePointers(s.lastSet, pods) {
+		return nil
+	}
+	if err := s.sink.Update(ctx, PodUpdate{Op: SET, Pods: pods, Source: s.cfg.Name}); err != nil {
+		return err
+	}
+	s.sent, s.lastSet = true, pods
+	return nil
+}
+
+func samePointers(a, b []*v1.Pod) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *URLSource) setErr(err error) {
+	s.mu.Lock()
+	s.lastErr = err
+	s.mu.Unlock()
+}
+
+func (s *URLSource) fetch(ctx context.Context) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.cfg.URL, nil)
+	if err != nil {
+		return nil, fmt.Errorf("podsource: manifest URL %s: %w", s.cfg.URL, err)
+	}
+	for k, vs := range s.cfg.Header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	resp, err := s.cfg.Client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("podsource: manifest URL %s: %w", s.cfg.URL, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+		return nil, fmt.Errorf("podsource: manifest URL %s: %v: %s", s.cfg.URL, resp.Status, http.StatusText(resp.StatusCode))
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, s.cfg.MaxBodyBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("podsource: manifest URL %s: reading body: %w", s.cfg.URL, err)
+	}
+	if int64(len(body)) > s.cfg.MaxBodyBytes {
+		return nil, fmt.Errorf("podsource: manifest URL %s: body larger than %d bytes", s.cfg.URL, s.cfg.MaxBodyBytes)
+	}
+	return body, nil
+}
