@@ -19,7 +19,9 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/nodekit-dev/nodekit/cgroupmgr"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
+	"k8s.io/apimachinery/pkg/util/rand"
 )
 
 // TestAgentOnContainerd drives the agent only through manifests on disk:
@@ -34,7 +36,9 @@ func TestAgentOnContainerd(t *testing.T) {
 	l.Close()
 
 	dir := t.TempDir()
-	write := func(name, body string) { require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644)) }
+	write := func(name, body string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
+	}
 	write("web.yaml", fmt.Sprintf(`apiVersion: v1
 kind: Pod
 metadata: {name: web}
@@ -52,9 +56,19 @@ spec:
 `, port, port))
 	write("fail.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: fail}\nspec:\n  containers:\n  - {name: c, image: nodekit.local/testbin:1, imagePullPolicy: Never, args: [exit, \"1\"]}\n")
 
+	cgroupRoot := testenv.CgroupRoot + "/agent-" + rand.String(6)
 	cfg, err := parseFlags([]string{"--runtime", "remote", "--container-runtime-endpoint", cd.Endpoint, "--pod-manifest-path", dir,
-		"--hostname-override", "e2e", "--pod-logs-dir", t.TempDir(), "--file-check-frequency", "200ms", "--port", "0", "--healthz-port", "0"})
+		"--hostname-override", "e2e", "--pod-logs-dir", t.TempDir(), "--file-check-frequency", "200ms", "--port", "0", "--healthz-port", "0",
+		"--cgroup-root", cgroupRoot})
 	require.NoError(t, err)
+	t.Cleanup(func() {
+		cg, err := cgroupmgr.New(cgroupmgr.Config{CgroupRoot: cgroupRoot})
+		require.NoError(t, err)
+		assert.NoError(t, cg.Destroy(cg.KubepodsCgroupName()), "QoS cgroups removable: no pod left in them")
+		for _, d := range []string{"cpu", "memory", "pids"} {
+			_ = os.Remove(filepath.Join("/sys/fs/cgroup", d, cgroupRoot))
+		}
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	client, closeRuntime, err := connect(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -84,6 +98,9 @@ spec:
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Equal(t, "containerd://", a.runtimePrefix)
+	web := pod("web-e2e")
+	podCgroup := filepath.Join("/sys/fs/cgroup/memory", cgroupRoot, "kubepods/besteffort/pod"+string(web.UID))
+	assert.DirExists(t, podCgroup, "the pod runs in its QoS-class pod cgroup")
 
 	eventually(t, "failing container restarted", func() bool {
 		p := pod("fail-e2e")
@@ -103,5 +120,9 @@ spec:
 			}
 		}
 		return true
+	})
+	eventually(t, "pod cgroup removed", func() bool {
+		_, err := os.Stat(podCgroup)
+		return os.IsNotExist(err)
 	})
 }

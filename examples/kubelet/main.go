@@ -9,8 +9,9 @@
 // --sync-frequency; liveness and startup failures restart containers, and
 // readiness drives the pod's Ready condition. It serves /healthz on
 // --healthz-port and /pods, /healthz and /metrics on --port, both on
-// 127.0.0.1. Manifests are re-read every --file-check-frequency until
-// package podsource (fsnotify) replaces the stand-in reader.
+// 127.0.0.1. Pods come from --pod-manifest-path (and --manifest-url)
+// through package podsource; with --cgroups-per-qos (and a real runtime)
+// each pod gets its QoS-class cgroup from package cgroupmgr.
 package main
 
 import (
@@ -28,13 +29,14 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/nodekit-dev/nodekit/cgroupmgr"
 	"github.com/nodekit-dev/nodekit/pleg"
+	"github.com/nodekit-dev/nodekit/podsource"
 	"github.com/nodekit-dev/nodekit/prober"
 	"github.com/nodekit-dev/nodekit/runtime"
 	"github.com/nodekit-dev/nodekit/runtime/fake"
 	"github.com/nodekit-dev/nodekit/statuscache"
 	"github.com/prometheus/client_golang/prometheus"
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 )
@@ -51,10 +53,11 @@ type config struct {
 	podLogsDir        string
 	fakeServesPorts   bool
 	healthzPort, port int
+	manifestURL       string
+	cgroupsPerQOS     bool
+	cgroupRoot        string
+	cgroupDriver      string
 }
-
-// cgroupParent is the pod's cgroup; empty until package cgroupmgr is wired in.
-func (c config) cgroupParent(*v1.Pod) string { return "" }
 
 func main() {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -85,6 +88,10 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.healthzPort, "healthz-port", 10248, "port of the /healthz endpoint on 127.0.0.1 (0 disables)")
 	fs.IntVar(&cfg.port, "port", 10250, "port of the agent's API (/pods, /healthz, /metrics) on 127.0.0.1 (0 disables)")
 	fs.StringVar(&cfg.hostIP, "node-ip", "127.0.0.1", "the node's IP, reported for host-network pods and probed there")
+	fs.StringVar(&cfg.manifestURL, "manifest-url", "", "URL polled for a Pod or PodList")
+	fs.BoolVar(&cfg.cgroupsPerQOS, "cgroups-per-qos", true, "create the QoS and pod cgroup hierarchy (not with the fake runtime)")
+	fs.StringVar(&cfg.cgroupRoot, "cgroup-root", "/", "parent of the kubepods cgroup")
+	fs.StringVar(&cfg.cgroupDriver, "cgroup-driver", "cgroupfs", "cgroup naming: cgroupfs or systemd")
 	fs.StringVar(&cfg.podLogsDir, "pod-logs-dir", runtime.DefaultPodLogsDir, "container log root")
 	fs.BoolVar(&cfg.fakeServesPorts, "fake-host-ports", true, "with the fake runtime, really serve the test image's HTTP on host-network ports")
 	if err := fs.Parse(args); err != nil {
@@ -105,6 +112,9 @@ func parseFlags(args []string) (config, error) {
 		if d <= 0 {
 			return cfg, fmt.Errorf("%s: invalid value %s: must be positive", name, d)
 		}
+	}
+	if cfg.cgroupDriver != "cgroupfs" && cfg.cgroupDriver != "systemd" {
+		return cfg, fmt.Errorf("--cgroup-driver: invalid value %q: want cgroupfs or systemd", cfg.cgroupDriver)
 	}
 	for name, p := range map[string]int{"--healthz-port": cfg.healthzPort, "--port": cfg.port} {
 		if p < 0 || p > 65535 {
@@ -165,8 +175,40 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 	if v, err := client.Version(ctx, runtime.CRIVersion); err == nil {
 		prefix = v.RuntimeName + "://"
 	}
-	return &agent{cfg: cfg, log: log, clock: clk, mgr: mgr, cache: cache, pleg: p, prober: pr, runtimePrefix: prefix,
-		workers: map[types.UID]*podWorker{}, byFile: map[string]*podWorker{}}, registry, nil
+	a := &agent{cfg: cfg, log: log, clock: clk, mgr: mgr, cache: cache, pleg: p, prober: pr, runtimePrefix: prefix,
+		workers: map[types.UID]*podWorker{}}
+	if cfg.cgroupsPerQOS && prefix != "nodekit-fake://" {
+		driver := cgroupmgr.DriverCgroupfs
+		if cfg.cgroupDriver == "systemd" {
+			driver = cgroupmgr.DriverSystemd
+		}
+		if a.cgroups, err = cgroupmgr.New(cgroupmgr.Config{CgroupRoot: cfg.cgroupRoot, Driver: driver}); err != nil {
+			return nil, nil, fmt.Errorf("--cgroups-per-qos: %w", err)
+		}
+		if err := a.cgroups.EnsureQOSCgroups(); err != nil {
+			return nil, nil, fmt.Errorf("QoS cgroups under %s: %w", cfg.cgroupRoot, err)
+		}
+	}
+	srcMetrics := podsource.NewMetrics()
+	registry.MustRegister(srcMetrics)
+	a.mux = podsource.NewMux(podsource.MuxConfig{Clock: clk, Log: log.WithName("podsource"), Metrics: srcMetrics})
+	file, err := podsource.NewFileSource(podsource.FileConfig{Path: cfg.manifestPath, NodeName: cfg.hostname,
+		CheckPeriod: cfg.fileCheckFreq, Clock: clk, Log: log.WithName("file"), Metrics: srcMetrics}, a.mux)
+	if err != nil {
+		return nil, nil, err
+	}
+	a.sources = append(a.sources, file)
+	a.mux.Register(file.Name())
+	if cfg.manifestURL != "" {
+		url, err := podsource.NewURLSource(podsource.URLConfig{URL: cfg.manifestURL, NodeName: cfg.hostname,
+			Clock: clk, Log: log.WithName("url"), Metrics: srcMetrics}, a.mux)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--manifest-url: %w", err)
+		}
+		a.sources = append(a.sources, url)
+		a.mux.Register(url.Name())
+	}
+	return a, registry, nil
 }
 
 // run drives the agent until ctx ends: the PLEG and the prober run in the
@@ -174,6 +216,15 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 // periodic resync poke the pod workers.
 func (a *agent) run(ctx context.Context) {
 	var wg sync.WaitGroup
+	for _, src := range a.sources {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := src.Run(ctx); err != nil && ctx.Err() == nil {
+				a.log.Error(err, "pod source stopped")
+			}
+		}()
+	}
 	wg.Add(3)
 	go func() { defer wg.Done(); a.pleg.Run(ctx) }()
 	go func() { defer wg.Done(); a.prober.Run(ctx) }()
@@ -194,16 +245,13 @@ func (a *agent) run(ctx context.Context) {
 			}
 		}
 	}()
-	files := a.clock.NewTicker(a.cfg.fileCheckFreq)
 	resync := a.clock.NewTicker(a.cfg.syncFrequency)
-	defer files.Stop()
 	defer resync.Stop()
-	a.syncSources(ctx)
 	for ctx.Err() == nil {
 		select {
 		case <-ctx.Done():
-		case <-files.C():
-			a.syncSources(ctx)
+		case u := <-a.mux.Updates():
+			a.apply(ctx, u)
 		case <-resync.C():
 			a.pokeAll()
 		}

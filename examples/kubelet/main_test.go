@@ -60,7 +60,7 @@ spec:
       periodSeconds: 1
 `)
 	write("crash.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: crash}\nspec:\n  containers:\n  - {name: c, image: nodekit.local/testbin:1, args: [exit, \"3\"]}\n")
-	write("bad.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec:\n  containers:\n  - {name: c, image: nodekit.local/testbin:1, bogusField: 1}\n")
+	write("bad.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec:\n  containers:\n  - {name: c, image: \"\"}\n")
 	write(".hidden.yaml", "not: a pod")
 
 	cfg, err := parseFlags([]string{"--runtime", "fake", "--pod-manifest-path", dir, "--hostname-override", "n1",

@@ -18,8 +18,8 @@ const errorResyncPeriod = time.Second
 // workers: a sync runs only after the status cache has seen the runtime
 // since the previous sync, so each sync acts on what the last one did.
 type podWorker struct {
-	pod     *v1.Pod
-	file    string
+	pod     *v1.Pod // replaced under mu by setPod; read by the worker goroutine through spec()
+	source  string
 	trigger chan struct{}
 	stop    chan struct{}
 	done    chan struct{}
@@ -29,8 +29,8 @@ type podWorker struct {
 	started time.Time
 }
 
-func newPodWorker(pod *v1.Pod, file string) *podWorker {
-	return &podWorker{pod: pod, file: file, trigger: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+func newPodWorker(pod *v1.Pod, source string) *podWorker {
+	return &podWorker{pod: pod, source: source, trigger: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 }
 
 // poke asks for a sync; pokes while one is pending merge.
@@ -39,6 +39,18 @@ func (w *podWorker) poke() {
 	case w.trigger <- struct{}{}:
 	default:
 	}
+}
+
+func (w *podWorker) setPod(p *v1.Pod) {
+	w.mu.Lock()
+	w.pod = p
+	w.mu.Unlock()
+}
+
+func (w *podWorker) spec() *v1.Pod {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.pod
 }
 
 func (w *podWorker) apiPod() v1.Pod {
@@ -65,32 +77,52 @@ func (a *agent) runWorker(ctx context.Context, w *podWorker) {
 		case <-retry:
 		}
 		retry = nil
-		status, err := a.cache.GetNewerThan(ctx, w.pod.UID, lastSync)
+		pod := w.spec()
+		status, err := a.cache.GetNewerThan(ctx, pod.UID, lastSync)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
-			a.log.Error(err, "reading pod status", "pod", podName(w.pod))
+			a.log.Error(err, "reading pod status", "pod", podName(pod))
 		}
-		res := a.mgr.SyncPod(ctx, w.pod, status, runtime.SyncOptions{Probes: a.prober, CgroupParent: a.cfg.cgroupParent(w.pod)})
+		parent, err := a.podCgroup(pod)
+		if err != nil {
+			a.log.Error(err, "pod cgroup", "pod", podName(pod))
+			retry = a.clock.After(errorResyncPeriod)
+			continue
+		}
+		res := a.mgr.SyncPod(ctx, pod, status, runtime.SyncOptions{Probes: a.prober, CgroupParent: parent})
 		// After the sync, as the kubelet: the next one waits for a relist that
 		// started once this one's changes were made.
 		lastSync = a.clock.Now()
 		for _, s := range res.Steps {
 			if s.Err != nil && s.Reason() != "CrashLoopBackOff" {
-				a.log.Info("sync step failed", "pod", podName(w.pod), "action", s.Action, "target", s.Target, "reason", s.Reason(), "message", s.Message)
+				a.log.Info("sync step failed", "pod", podName(pod), "action", s.Action, "target", s.Target, "reason", s.Reason(), "message", s.Message)
 			}
 		}
 		if res.Error() != nil {
 			retry = a.clock.After(errorResyncPeriod)
 		}
-		a.publish(ctx, w, res)
+		a.publish(ctx, w, pod, res)
 	}
 }
 
+// podCgroup creates or updates the pod's cgroup and returns it as the
+// sandbox's cgroup parent ("" without cgroups-per-qos).
+func (a *agent) podCgroup(pod *v1.Pod) (string, error) {
+	if a.cgroups == nil {
+		return "", nil
+	}
+	name, err := a.cgroups.EnsurePodCgroup(pod)
+	if err != nil {
+		return "", err
+	}
+	return a.cgroups.Path(name), nil
+}
+
 // publish recomputes the pod's API status after a sync.
-func (a *agent) publish(ctx context.Context, w *podWorker, res *runtime.SyncResult) {
-	st, err := a.mgr.GetPodStatus(ctx, w.pod.UID, w.pod.Name, w.pod.Namespace)
+func (a *agent) publish(ctx context.Context, w *podWorker, pod *v1.Pod, res *runtime.SyncResult) {
+	st, err := a.mgr.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
 	if err != nil {
 		return
 	}
@@ -99,19 +131,27 @@ func (a *agent) publish(ctx context.Context, w *podWorker, res *runtime.SyncResu
 	if w.started.IsZero() {
 		w.started = a.clock.Now()
 	}
-	status := apiStatus(w.pod, st, res, a.runtimePrefix, a.cfg.hostIP, w.started)
-	a.prober.UpdatePodStatus(w.pod, &status)
+	status := apiStatus(pod, st, res, a.runtimePrefix, a.cfg.hostIP, w.started)
+	a.prober.UpdatePodStatus(pod, &status)
 	finishConditions(&status)
 	if summary := summarize(status); summary != summarize(w.status) {
-		a.log.Info("pod status", "pod", podName(w.pod), "phase", status.Phase, "containers", summary)
+		a.log.Info("pod status", "pod", podName(pod), "phase", status.Phase, "containers", summary)
 	}
 	w.status = status
 }
 
-// terminate kills a pod removed from its source and removes what is left.
+// terminate kills a pod removed from its source and removes what is left,
+// its cgroup included.
 func (a *agent) terminate(w *podWorker) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	defer func() {
+		if a.cgroups != nil {
+			if err := a.cgroups.DestroyPodCgroup(w.pod); err != nil {
+				a.log.Error(err, "removing pod cgroup", "pod", podName(w.pod))
+			}
+		}
+	}()
 	a.prober.RemovePod(w.pod.UID)
 	st, err := a.mgr.GetPodStatus(ctx, w.pod.UID, w.pod.Name, w.pod.Namespace)
 	if err == nil {
