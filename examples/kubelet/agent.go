@@ -47,6 +47,7 @@ type agent struct {
 func (a *agent) apply(ctx context.Context, u podsource.PodUpdate) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	defer a.updateQOS()
 	for _, pod := range u.Pods {
 		w := a.workers[pod.UID]
 		switch u.Op {
@@ -72,6 +73,38 @@ func (a *agent) apply(ctx context.Context, u podsource.PodUpdate) {
 			close(w.stop)
 			delete(a.workers, pod.UID)
 		}
+	}
+}
+
+// updateQOS resizes the Burstable cgroup to its pods' requests (a.mu held).
+func (a *agent) updateQOS() {
+	if a.cgroups == nil {
+		return
+	}
+	pods := make([]*v1.Pod, 0, len(a.workers))
+	for _, w := range a.workers {
+		pods = append(pods, w.spec())
+	}
+	if err := a.cgroups.UpdateQOSCgroups(pods); err != nil {
+		a.log.Error(err, "updating QoS cgroups")
+	}
+}
+
+// housekeeping removes the cgroups of pods that are gone (once every source
+// has delivered, so a pod not yet re-read after a restart is not taken for
+// an orphan); cgroups with processes left are reported, not removed.
+func (a *agent) housekeeping() {
+	if a.cgroups == nil || !a.mux.AllSourcesReady() {
+		return
+	}
+	a.mu.Lock()
+	active := make(map[types.UID]bool, len(a.workers))
+	for uid := range a.workers {
+		active[uid] = true
+	}
+	a.mu.Unlock()
+	if _, err := a.cgroups.CleanupOrphans(active); err != nil {
+		a.log.Error(err, "orphaned pod cgroups")
 	}
 }
 

@@ -59,6 +59,9 @@ type config struct {
 	cgroupDriver      string
 }
 
+// housekeepingPeriod is the kubelet's housekeeping interval.
+const housekeepingPeriod = 2 * time.Second
+
 func main() {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	cfg, err := parseFlags(os.Args[1:])
@@ -246,7 +249,9 @@ func (a *agent) run(ctx context.Context) {
 		}
 	}()
 	resync := a.clock.NewTicker(a.cfg.syncFrequency)
+	housekeeping := a.clock.NewTicker(housekeepingPeriod)
 	defer resync.Stop()
+	defer housekeeping.Stop()
 	for ctx.Err() == nil {
 		select {
 		case <-ctx.Done():
@@ -254,6 +259,8 @@ func (a *agent) run(ctx context.Context) {
 			a.apply(ctx, u)
 		case <-resync.C():
 			a.pokeAll()
+		case <-housekeeping.C():
+			a.housekeeping()
 		}
 	}
 	wg.Wait()
