@@ -30,9 +30,10 @@ type agent struct {
 	prober        *prober.Manager
 	runtimePrefix string
 
-	cgroups *cgroupmgr.Manager // nil: --cgroups-per-qos=false
-	mux     *podsource.Mux
-	sources []interface {
+	cgroups   *cgroupmgr.Manager // nil: --cgroups-per-qos=false
+	mux       *podsource.Mux
+	criClient *runtime.Client // for container log paths
+	sources   []interface {
 		Run(context.Context) error
 		Name() string
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -98,6 +99,19 @@ spec:
 			p.Status.ContainerStatuses[0].LastTerminationState.Terminated != nil &&
 			p.Status.ContainerStatuses[0].LastTerminationState.Terminated.ExitCode == 3
 	})
+
+	// The crashing container's log, through /containerLogs.
+	rec := httptest.NewRecorder()
+	a.containerLogs(rec, httptest.NewRequest("GET", "/containerLogs/default/crash-n1/c?tailLines=1", nil))
+	assert.Equal(t, 200, rec.Code, rec.Body.String())
+	assert.Equal(t, "exiting with 3\n", rec.Body.String())
+	rec = httptest.NewRecorder()
+	a.containerLogs(rec, httptest.NewRequest("GET", "/containerLogs/default/crash-n1/c?tailLines=x", nil))
+	assert.Equal(t, 400, rec.Code)
+	assert.Contains(t, rec.Body.String(), `tailLines: invalid value "x"`)
+	rec = httptest.NewRecorder()
+	a.containerLogs(rec, httptest.NewRequest("GET", "/containerLogs/default/nope/c", nil))
+	assert.Equal(t, 404, rec.Code)
 
 	require.NoError(t, os.Remove(filepath.Join(dir, "good.yaml")))
 	eventually(t, "removed pod gone from the runtime", func() bool {

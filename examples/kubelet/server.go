@@ -33,6 +33,7 @@ func (a *agent) serve(cfg config, registry *prometheus.Registry) (func(), error)
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(&list)
 	})
+	api.HandleFunc("/containerLogs/", a.containerLogs)
 	healthMux := http.NewServeMux()
 	healthMux.Handle("/healthz", healthz)
 
