@@ -132,7 +132,10 @@ else
 fi
 
 # ------------------------------------------------------------------ 5. cgroups
-for top in /sys/fs/cgroup/*/"$CGROUP_NAME" /sys/fs/cgroup/"$CGROUP_NAME"; do
+# NODEKIT_KEEP_CGROUPS=1 skips this: a test's private containerd must not
+# touch the test cgroups other tests are using at the same time.
+[[ ${NODEKIT_KEEP_CGROUPS:-0} == 1 ]] && CGROUP_TOPS=() || CGROUP_TOPS=(/sys/fs/cgroup/*/"$CGROUP_NAME" /sys/fs/cgroup/"$CGROUP_NAME")
+for top in "${CGROUP_TOPS[@]}"; do
   [[ -d $top ]] || continue
   while IFS= read -r -d '' cg; do
     rmdir "$cg" 2>/dev/null || true

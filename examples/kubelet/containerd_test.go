@@ -126,3 +126,71 @@ spec:
 		return os.IsNotExist(err)
 	})
 }
+
+// TestAgentSurvivesContainerdRestart: with its own containerd stopped for a
+// while, the agent reports unhealthy; once containerd is back it is healthy
+// again and every pod is reconciled without duplicates.
+func TestAgentSurvivesContainerdRestart(t *testing.T) {
+	cd := testenv.PrivateContainerd(t, "agent-restart")
+	dir := t.TempDir()
+	for _, name := range []string{"a", "b"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name+".yaml"), []byte(
+			"apiVersion: v1\nkind: Pod\nmetadata: {name: "+name+"}\nspec:\n  containers:\n  - {name: c, image: nodekit.local/testbin:1, imagePullPolicy: Never, args: [sleep]}\n"), 0o644))
+	}
+	cgroupRoot := testenv.CgroupRoot + "/agent-" + rand.String(6)
+	cfg, err := parseFlags([]string{"--runtime", "remote", "--container-runtime-endpoint", cd.Endpoint, "--pod-manifest-path", dir,
+		"--hostname-override", "rs", "--pod-logs-dir", t.TempDir(), "--port", "0", "--healthz-port", "0", "--cgroup-root", cgroupRoot})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	client, closeRuntime, err := connect(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, err)
+	defer closeRuntime()
+	a, _, err := newAgent(ctx, cfg, logr.Discard(), client)
+	require.NoError(t, err)
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { a.run(runCtx); close(done) }()
+	defer func() { // before the runtime client closes
+		stop()
+		<-done
+		for _, p := range a.pods() {
+			assert.NoError(t, a.mgr.RemovePod(context.Background(), p.UID))
+			assert.NoError(t, a.cgroups.DestroyPodCgroup(&p))
+		}
+		cg, err := cgroupmgr.New(cgroupmgr.Config{CgroupRoot: cgroupRoot})
+		require.NoError(t, err)
+		assert.NoError(t, cg.Destroy(cg.KubepodsCgroupName()))
+	}()
+
+	running := func() bool {
+		ps := a.pods()
+		if len(ps) != 2 {
+			return false
+		}
+		for _, p := range ps {
+			if p.Status.Phase != v1.PodRunning {
+				return false
+			}
+		}
+		return true
+	}
+	eventually(t, "both pods running", running)
+	require.NoError(t, a.healthy(ctx))
+
+	cd.Kill(t)
+	eventually(t, "unhealthy while containerd is down", func() bool { return a.healthy(ctx) != nil })
+	time.Sleep(5 * time.Second) // stay down for a while: several relists fail
+	assert.Error(t, a.healthy(ctx))
+	cd.Start(t)
+
+	eventually(t, "healthy again", func() bool { return a.healthy(ctx) == nil })
+	eventually(t, "pods reconciled", running)
+	pods, err := a.mgr.GetPods(ctx, true)
+	require.NoError(t, err)
+	require.Len(t, pods, 2)
+	for _, p := range pods {
+		assert.Len(t, p.Sandboxes, 1, "pod %s: no duplicate sandbox", p.Name)
+		assert.Len(t, p.Containers, 1, "pod %s: no duplicate container", p.Name)
+	}
+}

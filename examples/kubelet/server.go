@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strconv"
@@ -12,14 +13,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 // serve starts the healthz and API servers on 127.0.0.1 (TLS and
 // authentication come with the API-server mode); the returned func stops them.
 func (a *agent) serve(cfg config, registry *prometheus.Registry) (func(), error) {
-	healthz := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		if ok, err := a.pleg.Healthy(); !ok {
-			http.Error(w, "pleg: "+err.Error(), http.StatusInternalServerError)
+	healthz := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := a.healthy(r.Context()); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
 		_, _ = w.Write([]byte("ok"))
@@ -67,4 +69,24 @@ func (a *agent) serve(cfg config, registry *prometheus.Registry) (func(), error)
 			_ = srv.Shutdown(ctx)
 		}
 	}, nil
+}
+
+// healthy is the agent's health: the PLEG relisted within its threshold and
+// the runtime answers its Status call now and says it is ready.
+func (a *agent) healthy(ctx context.Context) error {
+	if ok, err := a.pleg.Healthy(); !ok {
+		return fmt.Errorf("pleg: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	st, err := a.criClient.Status(ctx, false)
+	if err != nil {
+		return fmt.Errorf("runtime: %w", err)
+	}
+	for _, c := range st.GetStatus().GetConditions() {
+		if c.Type == runtimeapi.RuntimeReady && !c.Status {
+			return fmt.Errorf("runtime: not ready: %s %s", c.Reason, c.Message)
+		}
+	}
+	return nil
 }

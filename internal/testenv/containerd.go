@@ -180,7 +180,7 @@ func PrivateContainerd(t testing.TB, name string) Containerd {
 	t.Helper()
 	dir := filepath.Join(os.TempDir(), "nodekit-"+name+"-"+strconv.Itoa(os.Getpid()))
 	root := RepoRoot(t)
-	env := append(os.Environ(), "NODEKIT_CONTAINERD_DIR="+dir)
+	env := append(os.Environ(), "NODEKIT_CONTAINERD_DIR="+dir, "NODEKIT_KEEP_CGROUPS=1")
 	t.Cleanup(func() {
 		cmd := exec.Command("bash", filepath.Join(root, "hack", "containerd-down.sh"), "--purge")
 		cmd.Env = env
