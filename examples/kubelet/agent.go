@@ -56,6 +56,11 @@ func (a *agent) apply(ctx context.Context, u podsource.PodUpdate) {
 			if w != nil {
 				continue
 			}
+			if len(a.workers) >= a.cfg.maxPods {
+				// The kubelet's admission: OutOfpods.
+				a.log.Info("pod rejected: node has reached --max-pods", "pod", podName(pod), "maxPods", a.cfg.maxPods)
+				continue
+			}
 			a.log.Info("pod added", "pod", podName(pod), "uid", pod.UID, "source", u.Source)
 			w = newPodWorker(pod, u.Source)
 			a.workers[pod.UID] = w

@@ -57,6 +57,7 @@ type config struct {
 	cgroupsPerQOS     bool
 	cgroupRoot        string
 	cgroupDriver      string
+	maxPods           int
 }
 
 // housekeepingPeriod is the kubelet's housekeeping interval.
@@ -95,6 +96,8 @@ func parseFlags(args []string) (config, error) {
 	fs.BoolVar(&cfg.cgroupsPerQOS, "cgroups-per-qos", true, "create the QoS and pod cgroup hierarchy (not with the fake runtime)")
 	fs.StringVar(&cfg.cgroupRoot, "cgroup-root", "/", "parent of the kubepods cgroup")
 	fs.StringVar(&cfg.cgroupDriver, "cgroup-driver", "cgroupfs", "cgroup naming: cgroupfs or systemd")
+	fs.IntVar(&cfg.maxPods, "max-pods", 110, "pods this node runs at most; more are rejected")
+	configFile := fs.String("config", "", "a KubeletConfiguration file (kubelet.config.k8s.io/v1beta1); flags override it")
 	fs.StringVar(&cfg.podLogsDir, "pod-logs-dir", runtime.DefaultPodLogsDir, "container log root")
 	fs.BoolVar(&cfg.fakeServesPorts, "fake-host-ports", true, "with the fake runtime, really serve the test image's HTTP on host-network ports")
 	if err := fs.Parse(args); err != nil {
@@ -102,6 +105,14 @@ func parseFlags(args []string) (config, error) {
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if *configFile != "" {
+		if err := applyConfigFile(fs, &cfg, *configFile); err != nil {
+			return cfg, err
+		}
+	}
+	if cfg.maxPods <= 0 {
+		return cfg, fmt.Errorf("--max-pods: invalid value %d: must be positive", cfg.maxPods)
 	}
 	switch cfg.runtimeKind {
 	case "auto", "remote", "fake":
