@@ -33,6 +33,7 @@ type agent struct {
 	cgroups   *cgroupmgr.Manager // nil: --cgroups-per-qos=false
 	mux       *podsource.Mux
 	criClient *runtime.Client // for container log paths
+	volumes   volumes
 	sources   []interface {
 		Run(context.Context) error
 		Name() string

@@ -35,7 +35,7 @@ func TestAgentOnContainerd(t *testing.T) {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 
-	dir := t.TempDir()
+	dir, rootDir, hostDir := t.TempDir(), t.TempDir(), filepath.Join(t.TempDir(), "host")
 	write := func(name, body string) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
 	}
@@ -53,12 +53,18 @@ spec:
     readinessProbe:
       httpGet: {path: /readyz, port: %d}
       periodSeconds: 1
-`, port, port))
+    volumeMounts:
+    - {name: mem, mountPath: /mem}
+    - {name: host, mountPath: /host}
+  volumes:
+  - {name: mem, emptyDir: {medium: Memory}}
+  - {name: host, hostPath: {path: %s, type: DirectoryOrCreate}}
+`, port, port, hostDir))
 	write("fail.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: fail}\nspec:\n  containers:\n  - {name: c, image: nodekit.local/testbin:1, imagePullPolicy: Never, args: [exit, \"1\"]}\n")
 
 	cgroupRoot := testenv.CgroupRoot + "/agent-" + rand.String(6)
 	cfg, err := parseFlags([]string{"--runtime", "remote", "--container-runtime-endpoint", cd.Endpoint, "--pod-manifest-path", dir,
-		"--hostname-override", "e2e", "--pod-logs-dir", t.TempDir(), "--file-check-frequency", "200ms", "--port", "0", "--healthz-port", "0",
+		"--hostname-override", "e2e", "--pod-logs-dir", t.TempDir(), "--root-dir", rootDir, "--file-check-frequency", "200ms", "--port", "0", "--healthz-port", "0",
 		"--cgroup-root", cgroupRoot})
 	require.NoError(t, err)
 	t.Cleanup(func() {
@@ -101,6 +107,9 @@ spec:
 	web := pod("web-e2e")
 	podCgroup := filepath.Join("/sys/fs/cgroup/memory", cgroupRoot, "kubepods/besteffort/pod"+string(web.UID))
 	assert.DirExists(t, podCgroup, "the pod runs in its QoS-class pod cgroup")
+	memVolume := filepath.Join(rootDir, "pods", string(web.UID), "volumes/kubernetes.io~empty-dir/mem")
+	assert.True(t, isMountPoint(memVolume), "memory emptyDir is a tmpfs")
+	assert.DirExists(t, hostDir, "hostPath DirectoryOrCreate created")
 
 	eventually(t, "failing container restarted", func() bool {
 		p := pod("fail-e2e")
@@ -121,9 +130,10 @@ spec:
 		}
 		return true
 	})
-	eventually(t, "pod cgroup removed", func() bool {
+	eventually(t, "pod cgroup and volumes removed", func() bool {
 		_, err := os.Stat(podCgroup)
-		return os.IsNotExist(err)
+		_, verr := os.Stat(filepath.Join(rootDir, "pods", string(web.UID)))
+		return os.IsNotExist(err) && os.IsNotExist(verr)
 	})
 }
 
@@ -139,7 +149,7 @@ func TestAgentSurvivesContainerdRestart(t *testing.T) {
 	}
 	cgroupRoot := testenv.CgroupRoot + "/agent-" + rand.String(6)
 	cfg, err := parseFlags([]string{"--runtime", "remote", "--container-runtime-endpoint", cd.Endpoint, "--pod-manifest-path", dir,
-		"--hostname-override", "rs", "--pod-logs-dir", t.TempDir(), "--port", "0", "--healthz-port", "0", "--cgroup-root", cgroupRoot})
+		"--hostname-override", "rs", "--pod-logs-dir", t.TempDir(), "--root-dir", t.TempDir(), "--port", "0", "--healthz-port", "0", "--cgroup-root", cgroupRoot})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -58,6 +58,7 @@ type config struct {
 	cgroupRoot        string
 	cgroupDriver      string
 	maxPods           int
+	rootDir           string
 }
 
 // housekeepingPeriod is the kubelet's housekeeping interval.
@@ -97,6 +98,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&cfg.cgroupRoot, "cgroup-root", "/", "parent of the kubepods cgroup")
 	fs.StringVar(&cfg.cgroupDriver, "cgroup-driver", "cgroupfs", "cgroup naming: cgroupfs or systemd")
 	fs.IntVar(&cfg.maxPods, "max-pods", 110, "pods this node runs at most; more are rejected")
+	fs.StringVar(&cfg.rootDir, "root-dir", "/var/lib/kubelet", "directory for pod volumes")
 	configFile := fs.String("config", "", "a KubeletConfiguration file (kubelet.config.k8s.io/v1beta1); flags override it")
 	fs.StringVar(&cfg.podLogsDir, "pod-logs-dir", runtime.DefaultPodLogsDir, "container log root")
 	fs.BoolVar(&cfg.fakeServesPorts, "fake-host-ports", true, "with the fake runtime, really serve the test image's HTTP on host-network ports")
@@ -171,8 +173,9 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 	registry := prometheus.NewRegistry()
 	plegMetrics, proberMetrics := pleg.NewMetrics(), prober.NewMetrics()
 	registry.MustRegister(plegMetrics, proberMetrics)
+	vols := volumes{rootDir: cfg.rootDir}
 	mgr, err := runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: cfg.podLogsDir,
-		HostIP: cfg.hostIP, Log: log.WithName("runtime")})
+		HostIP: cfg.hostIP, Mounts: vols.mounts, Log: log.WithName("runtime")})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -189,7 +192,7 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 	if v, err := client.Version(ctx, runtime.CRIVersion); err == nil {
 		prefix = v.RuntimeName + "://"
 	}
-	a := &agent{cfg: cfg, log: log, clock: clk, mgr: mgr, cache: cache, pleg: p, prober: pr, runtimePrefix: prefix, criClient: client,
+	a := &agent{cfg: cfg, log: log, clock: clk, mgr: mgr, cache: cache, pleg: p, prober: pr, runtimePrefix: prefix, criClient: client, volumes: vols,
 		workers: map[types.UID]*podWorker{}}
 	if cfg.cgroupsPerQOS && prefix != "nodekit-fake://" {
 		driver := cgroupmgr.DriverCgroupfs

@@ -83,7 +83,8 @@ spec:
 	write(".hidden.yaml", "not: a pod")
 
 	cfg, err := parseFlags([]string{"--runtime", "fake", "--pod-manifest-path", dir, "--hostname-override", "n1",
-		"--pod-logs-dir", t.TempDir(), "--file-check-frequency", "100ms", "--port", "0", "--healthz-port", "0"})
+		"--pod-logs-dir", t.TempDir(), "--file-check-frequency", "100ms", "--port", "0", "--healthz-port", "0",
+		"--root-dir", t.TempDir()})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
