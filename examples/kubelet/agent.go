@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -34,6 +35,7 @@ type agent struct {
 	mux       *podsource.Mux
 	criClient *runtime.Client // for container log paths
 	volumes   volumes
+	started   time.Time
 	sources   []interface {
 		Run(context.Context) error
 		Name() string

@@ -111,6 +111,22 @@ spec:
 	assert.True(t, isMountPoint(memVolume), "memory emptyDir is a tmpfs")
 	assert.DirExists(t, hostDir, "hostPath DirectoryOrCreate created")
 
+	sum, err := a.buildSummary(ctx)
+	require.NoError(t, err)
+	var found bool
+	for _, ps := range sum.Pods {
+		if ps.PodRef.Name == "web-e2e" {
+			found = true
+			require.Len(t, ps.Containers, 1)
+			assert.Equal(t, "srv", ps.Containers[0].Name)
+			require.NotNil(t, ps.Memory.WorkingSetBytes)
+			assert.NotZero(t, *ps.Memory.WorkingSetBytes, "pod working set from its cgroup")
+			assert.NotZero(t, *ps.CPU.UsageCoreNanoSeconds)
+		}
+	}
+	assert.True(t, found, "stats/summary has the pod")
+	require.NotNil(t, sum.Node.Memory, "node stats from the kubepods cgroup")
+
 	eventually(t, "failing container restarted", func() bool {
 		p := pod("fail-e2e")
 		return p != nil && p.Status.ContainerStatuses[0].RestartCount >= 1 &&

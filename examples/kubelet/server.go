@@ -36,6 +36,7 @@ func (a *agent) serve(cfg config, registry *prometheus.Registry) (func(), error)
 		_ = json.NewEncoder(w).Encode(&list)
 	})
 	api.HandleFunc("/containerLogs/", a.containerLogs)
+	api.HandleFunc("/stats/summary", a.summary)
 	healthMux := http.NewServeMux()
 	healthMux.Handle("/healthz", healthz)
 
