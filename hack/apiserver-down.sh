@@ -26,12 +26,12 @@ is_ours() { local pid=$1; [[ $pid =~ ^[0-9]+$ && -r /proc/$pid/cmdline ]] &&
             tr '\0' ' ' < "/proc/$pid/cmdline" | grep -qF -- "$DIR/"; }
 
 stop() { # NAME
-  local f=$DIR/$1.pid pid i
+  local f=$DIR/$1.pid pid
   [[ -f $f ]] || return 0
   pid=$(cat "$f" 2>/dev/null || true)
   if is_ours "$pid"; then
     kill -TERM "$pid" 2>/dev/null
-    for i in $(seq 1 300); do is_ours "$pid" || break; sleep 0.1; done
+    for _ in $(seq 1 300); do is_ours "$pid" || break; sleep 0.1; done
     if is_ours "$pid"; then
       log "$1 (pid $pid) still running 30s after SIGTERM; SIGKILL"
       kill -KILL "$pid" 2>/dev/null; sleep 0.5

@@ -150,7 +150,7 @@ start() {
   local name=$1; shift
   rm -f "$DIR/$name.pid"
   setsid bash -c 'echo $$ > "$0"; exec "$@"' "$DIR/$name.pid" "$@" >> "$DIR/$name.log" 2>&1 < /dev/null 9>&- &
-  local i; for i in $(seq 1 50); do [[ -s $DIR/$name.pid ]] && return 0; sleep 0.1; done
+  local _i; for _i in $(seq 1 50); do [[ -s $DIR/$name.pid ]] && return 0; sleep 0.1; done
   die "$name did not start; see $DIR/$name.log"
 }
 stop_all() { NODEKIT_APISERVER_DIR=$DIR bash "$HACK/apiserver-down.sh" 9>&- >&2 || true; }

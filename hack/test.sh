@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # hack/test.sh - the project's test command (README, .ci/run): unit tests,
-# the real-part tests (build tag "integration") against a throwaway containerd,
-# and every benchmark once with a short -benchtime, all with -race.
+# the real-part tests (build tag "integration": containerd, cgroups, a real
+# kube-apiserver + etcd, loopback servers), and every benchmark once with a
+# short -benchtime, all with -race.
 #
 # Needs root and Debian (apt) for containerd; installs what is missing.
 # Env: NODEKIT_KEEP_CONTAINERD=1 leaves containerd running afterwards;
@@ -20,8 +21,21 @@ log "starting containerd"
 bash hack/containerd-up.sh >/dev/null
 # shellcheck disable=SC1091
 . "${NODEKIT_CONTAINERD_DIR:-/tmp/nodekit-containerd}/env"
+
+# kube-apiserver + etcd: prebuilt binaries from a directory of gzipped
+# releases when one is at hand (NODEKIT_K8S_BIN_DIR, or ../shared/k8s-bin
+# beside the clone), otherwise hack/apiserver-up.sh builds them from the Go
+# module proxy once (8-13 min cold) and caches them.
+if [[ -z ${NODEKIT_K8S_BIN_DIR:-} && -d ../shared/k8s-bin ]]; then
+  NODEKIT_K8S_BIN_DIR=$(cd ../shared/k8s-bin && pwd)
+  export NODEKIT_K8S_BIN_DIR
+fi
+log "starting kube-apiserver + etcd"
+bash hack/apiserver-up.sh >/dev/null
+# shellcheck disable=SC1091
+. "${NODEKIT_APISERVER_DIR:-/tmp/nodekit-apiserver}/env"
 if [[ ${NODEKIT_KEEP_CONTAINERD:-0} != 1 ]]; then
-  trap 'log "stopping containerd"; bash hack/containerd-down.sh >&2 || true' EXIT
+  trap 'log "stopping containerd and the apiserver"; bash hack/containerd-down.sh >&2 || true; bash hack/apiserver-down.sh >&2 || true' EXIT
 fi
 
 log "go vet"

@@ -1,5 +1,5 @@
-// Package podsource brings pods to a node from the kubelet's non-API
-// sources and merges them into one stream, with the semantics of the
+// Package podsource brings pods to a node from the kubelet's sources
+// and merges them into one stream, with the semantics of the
 // kubelet's pkg/kubelet/config (config.go, file.go, http.go, common.go).
 //
 // # Sources
@@ -21,13 +21,20 @@
 //   - PushHandler: an http.Handler to mount on your own server: POST a Pod
 //     manifest to add or replace it, DELETE ?namespace=&name= to remove it;
 //     413 over MaxBodyBytes, 400 with the field errors for a bad manifest.
+//   - APIServerSource: the pods bound to the node in the API server, as the
+//     kubelet's config/apiserver.go: a client-go Reflector lists and watches
+//     pods with the field selector spec.nodeName=<node> into an
+//     UndeltaStore, and each change sends the full set (SET). The Reflector
+//     resumes a broken watch from its last resource version and lists again
+//     after a 410 "too old resource version". Its pods keep their API UID,
+//     name and namespace, get no kubelet defaults and no validation, only
+//     the annotation config.source "api". The node's own credentials
+//     (system:node:<node>) suffice under the Node authorizer. Its
+//     integration tests run against a real kube-apiserver started by
+//     hack/apiserver-up.sh.
 //
-// The API-server source is not here yet: it needs client-go and a real
-// kube-apiserver to test against. It will be one more Sink client sending
-// SETs (with kind "api", no kubelet defaults).
-//
-// Every pod from these sources gets the API defaults a static pod needs
-// (SetAPIDefaults) and the kubelet's own (ApplyKubeletDefaults, the
+// Every pod from the file, URL and push sources gets the API defaults a
+// static pod needs (SetAPIDefaults) and the kubelet's own (ApplyKubeletDefaults, the
 // kubelet's applyDefaults): a UID hashed from the pod and its origin when it
 // has none, the name suffixed with "-<lowercased node name>", namespace
 // "default", spec.nodeName, the config.hash and config.source annotations,
@@ -99,7 +106,9 @@
 //	files, _ := podsource.NewFileSource(podsource.FileConfig{NodeName: node, Log: log, Metrics: metrics}, mux)
 //	url, _ := podsource.NewURLSource(podsource.URLConfig{URL: u, NodeName: node, Log: log, Metrics: metrics}, mux)
 //	push, _ := podsource.NewPushHandler(podsource.PushConfig{NodeName: node, Log: log, Metrics: metrics}, mux)
-//	mux.Register(files.Name(), url.Name(), push.Name())
+//	api, _ := podsource.NewAPIServerSource(podsource.APIServerConfig{Client: clientset, NodeName: node, Log: log, Metrics: metrics}, mux)
+//	mux.Register(files.Name(), url.Name(), push.Name(), api.Name())
+//	go api.Run(ctx)
 //	go files.Run(ctx)
 //	go url.Run(ctx)
 //	go push.Run(ctx)

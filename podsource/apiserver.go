@@ -1,0 +1,217 @@
+package podsource
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
+)
+
+// APIServerConfig configures an APIServerSource.
+type APIServerConfig struct {
+	// Client talks to the API server. Required. With the node's own
+	// credentials (system:node:<NodeName>) the Node authorizer allows
+	// exactly what this source does: list and watch pods with the
+	// spec.nodeName=<NodeName> field selector.
+	Client kubernetes.Interface
+	// NodeName selects the pods bound to this node. Required; it must be
+	// the Node object's name, exactly (no lowercasing).
+	NodeName string
+	// Name is the source's name in the mux. Default "api".
+	Name string
+	// Clock drives the reflector's backoff and timers. Default: real.
+	Clock   clock.Clock
+	Log     logr.Logger
+	Metrics *Metrics
+}
+
+// APIServerSource sends the pods bound to a node in the API server, with
+// the kubelet's semantics (pkg/kubelet/config/apiserver.go): a client-go
+// Reflector lists and then watches pods with the field selector
+// spec.nodeName=<node> into an UndeltaStore, and every change sends the
+// full set (SET) to the sink. The Reflector resumes a broken watch from the
+// last resource version and lists again when that version is gone (410).
+//
+// Pods keep their API identity (UID, name, namespace) and get no kubelet
+// defaults; the copies sent carry kubernetes.io/config.source=api. Mirror
+// pods are passed on like any other pod, as the kubelet does.
+type APIServerSource struct {
+	cfg  APIServerConfig
+	sink Sink
+	log  logr.Logger
+
+	mu        sync.Mutex
+	running   bool
+	synced    bool
+	converted map[types.UID]convertedPod // by UID: the store's object and our copy
+	reflector *cache.Reflector
+}
+
+type convertedPod struct{ from, out *v1.Pod }
+
+// NewAPIServerSource returns an APIServerSource sending to sink.
+func NewAPIServerSource(cfg APIServerConfig, sink Sink) (*APIServerSource, error) {
+	if cfg.Client == nil {
+		return nil, errors.New("podsource: APIServerConfig.Client is required")
+	}
+	if cfg.NodeName == "" {
+		return nil, errors.New("podsource: APIServerConfig.NodeName is required")
+	}
+	if sink == nil {
+		return nil, errors.New("podsource: a sink is required")
+	}
+	if cfg.Name == "" {
+		cfg.Name = SourceAPI
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	return &APIServerSource{cfg: cfg, sink: sink, log: cfg.Log.WithValues("source", cfg.Name, "node", cfg.NodeName),
+		converted: map[types.UID]convertedPod{}}, nil
+}
+
+// Name is the source's name in the mux.
+func (s *APIServerSource) Name() string { return s.cfg.Name }
+
+// HasSynced reports whether the first list has been delivered to the sink
+// (the mux then counts the source as ready).
+func (s *APIServerSource) HasSynced() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.synced
+}
+
+// LastSyncResourceVersion is the resource version the reflector last saw
+// ("" before Run's first list).
+func (s *APIServerSource) LastSyncResourceVersion() string {
+	s.mu.Lock()
+	r := s.reflector
+	s.mu.Unlock()
+	if r == nil {
+		return ""
+	}
+	return r.LastSyncResourceVersion()
+}
+
+// Run lists and watches until ctx ends, then returns nil once the
+// reflector has stopped. Errors of the API server are retried with backoff
+// (logged, counted in podsource_fetch_errors_total). Run may be called only
+// once at a time.
+func (s *APIServerSource) Run(ctx context.Context) error {
+	s.mu.Lock()
+	if s.running {
+		s.mu.Unlock()
+		return errors.New("podsource: APIServerSource.Run is already running")
+	}
+	s.running = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.running = false
+		s.mu.Unlock()
+	}()
+
+	send := func(objs []interface{}) { s.push(ctx, objs) }
+	store := cache.NewUndeltaStore(send, cache.MetaNamespaceKeyFunc)
+	log := s.log
+	r := cache.NewReflectorWithOptions(s.listWatch(), &v1.Pod{}, store, cache.ReflectorOptions{
+		Name:   "podsource/" + s.cfg.Name,
+		Logger: &log,
+		Clock:  s.cfg.Clock,
+	})
+	s.mu.Lock()
+	s.reflector = r
+	s.mu.Unlock()
+	r.RunWithContext(logr.NewContext(ctx, s.log))
+	return nil
+}
+
+// listWatch is the kubelet's NewListWatchFromClient(pods, all namespaces,
+// spec.nodeName=<node>), through the typed client so that it also works
+// with fake clientsets; request errors are counted.
+func (s *APIServerSource) listWatch() cache.ListerWatcher {
+	selector := fields.OneTermEqualSelector("spec.nodeName", s.cfg.NodeName).String()
+	pods := s.cfg.Client.CoreV1().Pods(metav1.NamespaceAll)
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.FieldSelector = selector
+			l, err := pods.List(ctx, o)
+			if err != nil && ctx.Err() == nil {
+				s.cfg.Metrics.fetchError(s.cfg.Name)
+			}
+			return l, err
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.FieldSelector = selector
+			w, err := pods.Watch(ctx, o)
+			if err != nil && ctx.Err() == nil {
+				s.cfg.Metrics.fetchError(s.cfg.Name)
+			}
+			return w, err
+		},
+	}
+	// Lets the reflector know when the client (a fake) cannot do streaming lists.
+	return cache.ToListWatcherWithWatchListSemantics(lw, s.cfg.Client)
+}
+
+// push converts the store's full set and sends it as a SET. It runs on the
+// reflector's goroutine, so a slow consumer of the mux slows the watch, as
+// in the kubelet.
+func (s *APIServerSource) push(ctx context.Context, objs []interface{}) {
+	s.mu.Lock()
+	pods := make([]*v1.Pod, 0, len(objs))
+	next := make(map[types.UID]convertedPod, len(objs))
+	for _, o := range objs {
+		p, ok := o.(*v1.Pod)
+		if !ok {
+			continue
+		}
+		// The field selector does this; a client that ignores it (fakes,
+		// proxies) must not give us other nodes' pods.
+		if p.Spec.NodeName != s.cfg.NodeName {
+			continue
+		}
+		c, ok := s.converted[p.UID]
+		if !ok || c.from != p {
+			c = convertedPod{from: p, out: ConvertAPIPod(p)}
+		}
+		next[p.UID] = c
+		pods = append(pods, c.out)
+	}
+	s.converted = next
+	s.mu.Unlock()
+
+	err := s.sink.Update(ctx, PodUpdate{Op: SET, Pods: pods, Source: s.cfg.Name})
+	switch {
+	case err == nil:
+		s.mu.Lock()
+		s.synced = true
+		s.mu.Unlock()
+	case ctx.Err() == nil:
+		s.log.Error(err, "Cannot deliver the API server's pods")
+	}
+}
+
+// ConvertAPIPod returns the copy of an API server pod that the source
+// sends: the same object (UID, name, namespace, spec, status) with the
+// kubernetes.io/config.source annotation set to SourceAPI ("api", whatever
+// the source is called in the mux, as in the kubelet). No kubelet defaults
+// are applied and p is not modified.
+func ConvertAPIPod(p *v1.Pod) *v1.Pod {
+	out := p.DeepCopy()
+	if out.Annotations == nil {
+		out.Annotations = map[string]string{}
+	}
+	out.Annotations[ConfigSourceAnnotation] = SourceAPI
+	return out
+}

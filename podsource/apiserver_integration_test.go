@@ -1,0 +1,542 @@
+//go:build integration
+
+package podsource
+
+// Tests of APIServerSource against a real kube-apiserver + etcd started by
+// hack/apiserver-up.sh (see that script). They need, from $DIR/env:
+// NODEKIT_KUBECONFIG (admin), NODEKIT_NODE_KUBECONFIG (system:node:<node>)
+// and NODEKIT_NODE_NAME. Pods are named nk-<random>-* so that several runs
+// (or other users of the same apiserver) do not disturb each other.
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/pem"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+)
+
+const startAPIServerHelp = `start the test apiserver first:
+	NODEKIT_K8S_BIN_DIR=/path/to/k8s-bin bash hack/apiserver-up.sh   # or KUBE_APISERVER_BIN+ETCD_BIN, or let it build (8-13 min)
+	. ${NODEKIT_APISERVER_DIR:-/tmp/nodekit-apiserver}/env
+then run: go test -race -tags integration -run APIServer ./podsource/`
+
+type apiEnv struct {
+	adminCfg, nodeCfg *rest.Config
+	node              string
+	admin             kubernetes.Interface
+}
+
+func requireAPIServer(t *testing.T) *apiEnv {
+	t.Helper()
+	var missing []string
+	for _, k := range []string{"NODEKIT_KUBECONFIG", "NODEKIT_NODE_KUBECONFIG", "NODEKIT_NODE_NAME"} {
+		if os.Getenv(k) == "" {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		t.Fatalf("%s not set; %s", strings.Join(missing, ", "), startAPIServerHelp)
+	}
+	e := &apiEnv{node: os.Getenv("NODEKIT_NODE_NAME")}
+	var err error
+	e.adminCfg, err = clientcmd.BuildConfigFromFlags("", os.Getenv("NODEKIT_KUBECONFIG"))
+	require.NoError(t, err, startAPIServerHelp)
+	e.nodeCfg, err = clientcmd.BuildConfigFromFlags("", os.Getenv("NODEKIT_NODE_KUBECONFIG"))
+	require.NoError(t, err, startAPIServerHelp)
+	e.admin = newClient(t, e.adminCfg)
+	if _, err := e.admin.Discovery().ServerVersion(); err != nil {
+		t.Fatalf("apiserver at %s not reachable: %v; %s", e.adminCfg.Host, err, startAPIServerHelp)
+	}
+	return e
+}
+
+// newClient builds a clientset on a transport of its own, whose idle
+// connections are closed when the test ends (goleak checks the package).
+func newClient(t *testing.T, cfg *rest.Config) kubernetes.Interface {
+	t.Helper()
+	tlsCfg, err := rest.TLSConfigFor(cfg)
+	require.NoError(t, err)
+	tr := &http.Transport{TLSClientConfig: tlsCfg, ForceAttemptHTTP2: false, IdleConnTimeout: 5 * time.Second}
+	rt, err := rest.HTTPWrappersForConfig(cfg, tr)
+	require.NoError(t, err)
+	t.Cleanup(tr.CloseIdleConnections)
+	c, err := kubernetes.NewForConfigAndClient(cfg, &http.Client{Transport: rt})
+	require.NoError(t, err)
+	return c
+}
+
+func randPrefix(t *testing.T) string {
+	b := make([]byte, 4)
+	_, err := rand.Read(b)
+	require.NoError(t, err)
+	return "nk-" + hex.EncodeToString(b)
+}
+
+func (e *apiEnv) createPod(t *testing.T, name, nodeName string) *v1.Pod {
+	t.Helper()
+	p := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Annotations: map[string]string{"nodekit/test": "1"}},
+		Spec: v1.PodSpec{NodeName: nodeName, Containers: []v1.Container{{Name: "c", Image: "nodekit.local/testbin:1"}},
+			TerminationGracePeriodSeconds: ptr.To[int64](30)},
+	}
+	out, err := e.admin.CoreV1().Pods("default").Create(context.Background(), p, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = e.admin.CoreV1().Pods("default").Delete(context.Background(), name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+	})
+	return out
+}
+
+// recorder keeps the mux updates about our pods (name prefix).
+type recorder struct {
+	mu      sync.Mutex
+	updates []PodUpdate
+	all     int
+	cond    chan struct{}
+}
+
+func record(ctx context.Context, mux *Mux, prefix string) (*recorder, func()) {
+	r := &recorder{cond: make(chan struct{}, 1)}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case u := <-mux.Updates():
+				var mine []*v1.Pod
+				for _, p := range u.Pods {
+					if strings.HasPrefix(p.Name, prefix) {
+						mine = append(mine, p)
+					}
+				}
+				r.mu.Lock()
+				r.all++
+				if len(mine) > 0 {
+					r.updates = append(r.updates, PodUpdate{Op: u.Op, Source: u.Source, Pods: mine})
+				}
+				r.mu.Unlock()
+				select {
+				case r.cond <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}()
+	return r, func() { <-done }
+}
+
+// wait returns the first update (from index from) with op for pod name.
+func (r *recorder) wait(t *testing.T, from int, op Op, name string) (*v1.Pod, int) {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		r.mu.Lock()
+		for i := from; i < len(r.updates); i++ {
+			u := r.updates[i]
+			for _, p := range u.Pods {
+				if u.Op == op && p.Name == name {
+					r.mu.Unlock()
+					return p, i + 1
+				}
+			}
+		}
+		r.mu.Unlock()
+		select {
+		case <-r.cond:
+		case <-deadline:
+			t.Fatalf("no %s of %s within 20s; got %v", op, name, r.summary())
+		}
+	}
+}
+
+func (r *recorder) summary() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, u := range r.updates {
+		out = append(out, string(u.Op)+":"+strings.Join(names(u.Pods), ","))
+	}
+	return out
+}
+
+// count is how many times pod name appears with op.
+func (r *recorder) count(op Op, name string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, u := range r.updates {
+		for _, p := range u.Pods {
+			if u.Op == op && p.Name == name {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func (r *recorder) len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.updates)
+}
+
+func startSource(t *testing.T, ctx context.Context, client kubernetes.Interface, node string) (*APIServerSource, *Mux, func()) {
+	t.Helper()
+	mux := NewMux(MuxConfig{})
+	src, err := NewAPIServerSource(APIServerConfig{Client: client, NodeName: node, Metrics: NewMetrics()}, mux)
+	require.NoError(t, err)
+	mux.Register(src.Name())
+	require.False(t, mux.SourcesReady(src.Name()))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		assert.NoError(t, src.Run(ctx))
+	}()
+	return src, mux, func() { <-done }
+}
+
+func TestAPIServerSourceLifecycle(t *testing.T) {
+	e := requireAPIServer(t)
+	prefix := randPrefix(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	a := e.createPod(t, prefix+"-a", e.node)
+	other := e.createPod(t, prefix+"-other", "other-"+prefix)
+
+	// The node's own identity: Node authorizer, field selector spec.nodeName.
+	src, mux, wait := startSource(t, ctx, newClient(t, e.nodeCfg), e.node)
+	rec, recDone := record(ctx, mux, prefix)
+	defer recDone()
+	defer wait()
+	defer cancel()
+
+	got, i := rec.wait(t, 0, ADD, a.Name)
+	assert.True(t, mux.SourcesReady(src.Name()), "ready after the first list")
+	assert.True(t, src.HasSynced())
+	assert.Equal(t, a.UID, got.UID, "API pods keep their UID")
+	assert.Equal(t, "default", got.Namespace)
+	assert.Equal(t, SourceAPI, got.Annotations[ConfigSourceAnnotation])
+	assert.Equal(t, "1", got.Annotations["nodekit/test"])
+	assert.NotContains(t, got.Annotations, ConfigHashAnnotation, "no static-pod defaults")
+	assert.NotEmpty(t, src.LastSyncResourceVersion())
+
+	b := e.createPod(t, prefix+"-b", e.node)
+	_, i = rec.wait(t, i, ADD, b.Name)
+
+	// Label change: UPDATE.
+	_, err := e.admin.CoreV1().Pods("default").Patch(ctx, a.Name, types.MergePatchType,
+		[]byte(`{"metadata":{"labels":{"x":"y"}}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+	got, i = rec.wait(t, i, UPDATE, a.Name)
+	assert.Equal(t, "y", got.Labels["x"])
+
+	// Status only: RECONCILE.
+	_, err = e.admin.CoreV1().Pods("default").Patch(ctx, a.Name, types.MergePatchType,
+		[]byte(`{"status":{"phase":"Running"}}`), metav1.PatchOptions{}, "status")
+	require.NoError(t, err)
+	got, i = rec.wait(t, i, RECONCILE, a.Name)
+	assert.Equal(t, v1.PodRunning, got.Status.Phase)
+
+	// Graceful delete of a bound pod: a deletion timestamp, DELETE; then the
+	// final (forced) delete removes it: REMOVE.
+	require.NoError(t, e.admin.CoreV1().Pods("default").Delete(ctx, b.Name, metav1.DeleteOptions{}))
+	got, i = rec.wait(t, i, DELETE, b.Name)
+	assert.NotNil(t, got.DeletionTimestamp)
+	require.NoError(t, e.admin.CoreV1().Pods("default").Delete(ctx, b.Name,
+		metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}))
+	_, i = rec.wait(t, i, REMOVE, b.Name)
+
+	require.NoError(t, e.admin.CoreV1().Pods("default").Delete(ctx, a.Name,
+		metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}))
+	_, _ = rec.wait(t, i, REMOVE, a.Name)
+
+	for _, s := range rec.summary() {
+		assert.NotContains(t, s, other.Name, "another node's pod reached the stream")
+	}
+	assert.Equal(t, 1, rec.count(ADD, a.Name))
+	assert.Equal(t, 1, rec.count(ADD, b.Name))
+}
+
+// cutProxy is a TLS reverse proxy on 127.0.0.1 in front of the apiserver
+// that can cut every open request (the watch) abruptly, refuse requests
+// for a while, and rewrite the next watch's resourceVersion to "1" so that
+// the apiserver itself answers 410 "too old resource version".
+type cutProxy struct {
+	srv *httptest.Server
+	tr  *http.Transport
+
+	mu       sync.Mutex
+	down     bool
+	expire   bool
+	inflight map[*http.Request]context.CancelFunc
+	bodies   map[*eofOnStop]struct{}
+	log      []string // "list rv=..", "watchlist rv=.." (sendInitialEvents), "watch rv=..", "watch rv=.. (rewritten to 1)"
+}
+
+// eofOnStop is a watch response body that ends cleanly (io.EOF) when
+// stopped, as when the apiserver ends a watch at its timeout.
+type eofOnStop struct {
+	io.ReadCloser
+	stopped atomic.Bool
+}
+
+func (b *eofOnStop) Read(buf []byte) (int, error) {
+	n, err := b.ReadCloser.Read(buf)
+	if err != nil && b.stopped.Load() {
+		return n, io.EOF
+	}
+	return n, err
+}
+
+func newCutProxy(t *testing.T, upstream *rest.Config) *cutProxy {
+	t.Helper()
+	tlsCfg, err := rest.TLSConfigFor(upstream)
+	require.NoError(t, err)
+	p := &cutProxy{tr: &http.Transport{TLSClientConfig: tlsCfg}, inflight: map[*http.Request]context.CancelFunc{},
+		bodies: map[*eofOnStop]struct{}{}}
+	rt, err := rest.HTTPWrappersForConfig(upstream, p.tr) // adds the node's token
+	require.NoError(t, err)
+	target, err := url.Parse(upstream.Host)
+	require.NoError(t, err)
+	rp := &httputil.ReverseProxy{
+		Rewrite:   func(r *httputil.ProxyRequest) { r.SetURL(target) },
+		Transport: rt,
+		ModifyResponse: func(res *http.Response) error {
+			if res.Request.URL.Query().Get("watch") == "true" {
+				b := &eofOnStop{ReadCloser: res.Body}
+				res.Body = b
+				p.mu.Lock()
+				p.bodies[b] = struct{}{}
+				p.mu.Unlock()
+			}
+			return nil
+		},
+	}
+	p.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		watching := q.Get("watch") == "true" || q.Get("watch") == "1"
+		p.mu.Lock()
+		if p.down {
+			p.mu.Unlock()
+			http.Error(w, "proxy down", http.StatusServiceUnavailable)
+			return
+		}
+		entry := "list rv=" + q.Get("resourceVersion")
+		if watching {
+			entry = "watch rv=" + q.Get("resourceVersion")
+			if q.Get("sendInitialEvents") == "true" {
+				entry = "watchlist rv=" + q.Get("resourceVersion")
+			}
+			if p.expire && q.Get("resourceVersion") != "" && q.Get("sendInitialEvents") != "true" {
+				p.expire = false
+				q.Set("resourceVersion", "1")
+				r.URL.RawQuery = q.Encode()
+				entry += " (rewritten to 1)"
+			}
+		}
+		p.log = append(p.log, entry)
+		ctx, cancel := context.WithCancel(r.Context())
+		r = r.WithContext(ctx)
+		p.inflight[r] = cancel
+		p.mu.Unlock()
+		defer func() {
+			p.mu.Lock()
+			delete(p.inflight, r)
+			p.mu.Unlock()
+			cancel()
+		}()
+		rp.ServeHTTP(w, r)
+		if ctx.Err() != nil {
+			panic(http.ErrAbortHandler) // cut: drop the connection, no clean end of stream
+		}
+	}))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p.srv.Listener = l
+	p.srv.StartTLS()
+	t.Cleanup(func() {
+		p.cut(false)
+		p.srv.Close()
+		p.tr.CloseIdleConnections()
+	})
+	return p
+}
+
+// config is a client config for the proxy (no credentials: the proxy adds
+// the node's).
+func (p *cutProxy) config() *rest.Config {
+	return &rest.Config{Host: p.srv.URL, TLSClientConfig: rest.TLSClientConfig{
+		CAData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: p.srv.Certificate().Raw})}}
+}
+
+// cut aborts every open request; with down, later ones get 503 until up.
+func (p *cutProxy) cut(down bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = down
+	for _, cancel := range p.inflight {
+		cancel()
+	}
+}
+
+// endWatches ends the open watches cleanly (end of stream, no error).
+func (p *cutProxy) endWatches() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for b := range p.bodies {
+		b.stopped.Store(true)
+		_ = b.Close()
+		delete(p.bodies, b)
+	}
+}
+
+func (p *cutProxy) up() {
+	p.mu.Lock()
+	p.down = false
+	p.mu.Unlock()
+}
+
+func (p *cutProxy) requests() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.log...)
+}
+
+func (p *cutProxy) watching() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for r := range p.inflight {
+		if r.URL.Query().Get("watch") == "true" {
+			return true
+		}
+	}
+	return false
+}
+
+func waitCond(t *testing.T, what string, f func() bool, info ...func() any) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !f() {
+		if time.Now().After(deadline) {
+			var more []any
+			for _, i := range info {
+				more = append(more, i())
+			}
+			t.Fatalf("timed out waiting for %s %v", what, more)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestAPIServerSourceWatchCutAndExpired(t *testing.T) {
+	e := requireAPIServer(t)
+	prefix := randPrefix(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	proxy := newCutProxy(t, e.nodeCfg)
+
+	a := e.createPod(t, prefix+"-a", e.node)
+	src, mux, wait := startSource(t, ctx, newClient(t, proxy.config()), e.node)
+	rec, recDone := record(ctx, mux, prefix)
+	defer recDone()
+	defer wait()
+	defer cancel()
+
+	_, i := rec.wait(t, 0, ADD, a.Name)
+	waitCond(t, "a watch through the proxy", proxy.watching)
+
+	// 1. Cut the watch and refuse requests for a while; changes made
+	// meanwhile arrive once the source is back, exactly once.
+	rvBefore := src.LastSyncResourceVersion()
+	require.NotEmpty(t, rvBefore)
+	nBefore := len(proxy.requests())
+	proxy.cut(true)
+	b := e.createPod(t, prefix+"-b", e.node)
+	_, err := e.admin.CoreV1().Pods("default").Patch(ctx, a.Name, types.MergePatchType,
+		[]byte(`{"metadata":{"labels":{"x":"1"}}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+	time.Sleep(1500 * time.Millisecond) // let the reflector hit the 503s and back off
+	proxy.up()
+	_, i = rec.wait(t, i, ADD, b.Name)
+	_, i = rec.wait(t, i, UPDATE, a.Name)
+	waitCond(t, "the watch to be re-established", proxy.watching)
+	after := proxy.requests()[nBefore:]
+	t.Logf("requests after the cut: %v", after)
+	resumed := false
+	for _, r := range after {
+		if rv := r[strings.Index(r, "rv=")+3:]; rv != "" && rv != "0" {
+			resumed = true // list or watch from where it was, not from scratch
+		}
+		assert.NotContains(t, []string{"list rv=", "watchlist rv=", "list rv=0"}, r, "no list from scratch after a cut")
+	}
+	assert.True(t, resumed, "the reflector resumed from a resource version: %v", after)
+
+	// 2. The watch ends cleanly (as at its timeout); the reflector watches
+	// again from its resource version, which the proxy turns into "1", so
+	// the apiserver answers 410 "too old resource version": the reflector
+	// lists again and goes on; later changes still arrive, no duplicates.
+	time.Sleep(1100 * time.Millisecond) // a watch shorter than 1s that ends is an error for the reflector
+	nBefore = len(proxy.requests())
+	proxy.mu.Lock()
+	proxy.expire = true
+	proxy.mu.Unlock()
+	proxy.endWatches()
+	waitCond(t, "the watch with an expired resource version", func() bool {
+		for _, r := range proxy.requests()[nBefore:] {
+			if strings.Contains(r, "rewritten to 1") {
+				return true
+			}
+		}
+		return false
+	}, func() any { return proxy.requests() })
+	c := e.createPod(t, prefix+"-c", e.node)
+	_, i = rec.wait(t, i, ADD, c.Name)
+	after = proxy.requests()[nBefore:]
+	t.Logf("requests after the 410: %v", after)
+	expiredAt := -1
+	relisted := false
+	for k, r := range after {
+		if strings.Contains(r, "rewritten to 1") {
+			expiredAt = k
+		}
+		if expiredAt >= 0 && k > expiredAt && (strings.HasPrefix(r, "list ") || strings.HasPrefix(r, "watchlist ")) {
+			relisted = true
+		}
+	}
+	assert.True(t, relisted, "a list follows the 410: %v", after)
+
+	require.NoError(t, e.admin.CoreV1().Pods("default").Delete(ctx, b.Name,
+		metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}))
+	_, _ = rec.wait(t, i, REMOVE, b.Name)
+
+	for _, name := range []string{a.Name, b.Name, c.Name} {
+		assert.Equal(t, 1, rec.count(ADD, name), "ADD of %s once: %v", name, rec.summary())
+	}
+	assert.Equal(t, 1, rec.count(UPDATE, a.Name), "UPDATE once: %v", rec.summary())
+	assert.Zero(t, rec.count(REMOVE, a.Name), "%v", rec.summary())
+}
