@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -61,8 +60,6 @@ func applyConfigFile(fs *flag.FlagSet, cfg *config, path string) error {
 	if !set["cgroups-per-qos"] && kc.CgroupsPerQOS != nil {
 		cfg.cgroupsPerQOS = *kc.CgroupsPerQOS
 	}
-	if kc.ImageServiceEndpoint != "" && kc.ImageServiceEndpoint != cfg.endpoint {
-		return errors.New("--config: imageServiceEndpoint: a separate image service is not supported by this agent yet")
-	}
+	str("image-service-endpoint", &cfg.imageEndpoint, kc.ImageServiceEndpoint)
 	return nil
 }

@@ -59,6 +59,7 @@ type config struct {
 	cgroupDriver      string
 	maxPods           int
 	rootDir           string
+	imageEndpoint     string
 }
 
 // housekeepingPeriod is the kubelet's housekeeping interval.
@@ -85,6 +86,7 @@ func parseFlags(args []string) (config, error) {
 	cfg := config{}
 	fs.StringVar(&cfg.runtimeKind, "runtime", "auto", "container runtime: auto (containerd if it answers, else fake), remote, or fake")
 	fs.StringVar(&cfg.endpoint, "container-runtime-endpoint", runtime.DefaultRuntimeEndpoint, "CRI endpoint of the remote runtime")
+	fs.StringVar(&cfg.imageEndpoint, "image-service-endpoint", "", "CRI image service endpoint (default: the runtime endpoint)")
 	fs.StringVar(&cfg.manifestPath, "pod-manifest-path", "/etc/kubernetes/manifests", "directory of static pod manifests")
 	fs.StringVar(&cfg.hostname, "hostname-override", host, "node name")
 	fs.DurationVar(&cfg.relistPeriod, "relist-period", pleg.DefaultRelistPeriod, "PLEG relist period")
@@ -124,6 +126,11 @@ func parseFlags(args []string) (config, error) {
 	if _, err := runtime.ParseEndpoint(cfg.endpoint); err != nil {
 		return cfg, fmt.Errorf("--container-runtime-endpoint: %w", err)
 	}
+	if cfg.imageEndpoint != "" {
+		if _, err := runtime.ParseEndpoint(cfg.imageEndpoint); err != nil {
+			return cfg, fmt.Errorf("--image-service-endpoint: %w", err)
+		}
+	}
 	for name, d := range map[string]time.Duration{"--relist-period": cfg.relistPeriod, "--sync-frequency": cfg.syncFrequency, "--file-check-frequency": cfg.fileCheckFreq} {
 		if d <= 0 {
 			return cfg, fmt.Errorf("%s: invalid value %s: must be positive", name, d)
@@ -144,7 +151,11 @@ func parseFlags(args []string) (config, error) {
 func run(ctx context.Context, cfg config, slogger *slog.Logger) error {
 	log := logr.FromSlogHandler(slogger.Handler())
 	rtMetrics := runtime.NewMetrics()
-	client, closeRuntime, err := connect(ctx, cfg, slogger, runtime.WithMetrics(rtMetrics))
+	opts := []runtime.Option{runtime.WithMetrics(rtMetrics)}
+	if cfg.imageEndpoint != "" {
+		opts = append(opts, runtime.WithImageEndpoint(cfg.imageEndpoint))
+	}
+	client, closeRuntime, err := connect(ctx, cfg, slogger, opts...)
 	if err != nil {
 		return err
 	}
