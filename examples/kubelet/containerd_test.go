@@ -5,8 +5,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -14,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
@@ -77,15 +74,8 @@ spec:
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	client, closeRuntime, err := connect(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	require.NoError(t, err)
-	defer closeRuntime()
-	a, _, err := newAgent(ctx, cfg, logr.Discard(), client)
-	require.NoError(t, err)
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { a.run(runCtx); close(done) }()
-	defer func() { stop(); <-done }()
+	a, stop := startAgent(t, ctx, cfg)
+	defer stop()
 
 	pod := func(name string) *v1.Pod {
 		for _, p := range a.pods() {
@@ -169,17 +159,9 @@ func TestAgentSurvivesContainerdRestart(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	client, closeRuntime, err := connect(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	require.NoError(t, err)
-	defer closeRuntime()
-	a, _, err := newAgent(ctx, cfg, logr.Discard(), client)
-	require.NoError(t, err)
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { a.run(runCtx); close(done) }()
-	defer func() { // before the runtime client closes
+	a, stop := startAgent(t, ctx, cfg)
+	defer func() {
 		stop()
-		<-done
 		for _, p := range a.pods() {
 			assert.NoError(t, a.mgr.RemovePod(context.Background(), p.UID))
 			assert.NoError(t, a.cgroups.DestroyPodCgroup(&p))

@@ -88,16 +88,8 @@ spec:
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	slogger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	client, closeRuntime, err := connect(ctx, cfg, slogger)
-	require.NoError(t, err)
-	defer closeRuntime()
-	a, _, err := newAgent(ctx, cfg, logr.Discard(), client)
-	require.NoError(t, err)
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { a.run(runCtx); close(done) }()
-	defer func() { stop(); <-done }()
+	a, stop := startAgent(t, ctx, cfg)
+	defer stop()
 
 	pod := func(name string) *v1.Pod {
 		for _, p := range a.pods() {
@@ -154,4 +146,20 @@ func eventually(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// startAgent connects to cfg's runtime and runs the agent in the
+// background; stop ends it. The runtime connection closes when the test
+// ends, so deferred clean-ups can still use the agent's runtime manager.
+func startAgent(t *testing.T, ctx context.Context, cfg config) (a *agent, stop func()) {
+	t.Helper()
+	client, closeRuntime, err := connect(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, err)
+	t.Cleanup(closeRuntime)
+	a, _, err = newAgent(ctx, cfg, logr.Discard(), client)
+	require.NoError(t, err)
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { a.run(runCtx); close(done) }()
+	return a, func() { cancel(); <-done }
 }
