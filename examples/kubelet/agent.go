@@ -19,6 +19,7 @@ import (
 	"github.com/nodekit-dev/nodekit/prober"
 	"github.com/nodekit-dev/nodekit/runtime"
 	"github.com/nodekit-dev/nodekit/statuscache"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 type agent struct {
@@ -36,6 +37,7 @@ type agent struct {
 	criClient *runtime.Client // for container log paths
 	volumes   volumes
 	started   time.Time
+	registry  *prometheus.Registry
 	sources   []interface {
 		Run(context.Context) error
 		Name() string

@@ -203,7 +203,7 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 	if v, err := client.Version(ctx, runtime.CRIVersion); err == nil {
 		prefix = v.RuntimeName + "://"
 	}
-	a := &agent{cfg: cfg, log: log, clock: clk, mgr: mgr, cache: cache, pleg: p, prober: pr, runtimePrefix: prefix, criClient: client, volumes: vols, started: clk.Now(),
+	a := &agent{cfg: cfg, log: log, clock: clk, mgr: mgr, cache: cache, pleg: p, prober: pr, runtimePrefix: prefix, criClient: client, volumes: vols, started: clk.Now(), registry: registry,
 		workers: map[types.UID]*podWorker{}}
 	if cfg.cgroupsPerQOS && prefix != "nodekit-fake://" {
 		driver := cgroupmgr.DriverCgroupfs

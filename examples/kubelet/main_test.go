@@ -104,6 +104,48 @@ spec:
 		return p != nil && p.Status.Phase == v1.PodRunning && len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].Ready
 	})
 	assert.Nil(t, pod("bad-n1"), "the bad manifest is skipped")
+	mfs, err := a.registry.Gather()
+	require.NoError(t, err)
+	invalid := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() == "podsource_invalid_manifests_total" {
+			for _, m := range mf.GetMetric() {
+				invalid += m.GetCounter().GetValue()
+			}
+		}
+	}
+	assert.GreaterOrEqual(t, invalid, 1.0, "the bad manifest is counted")
+
+	// Editing a manifest (a new env value) replaces its pod: static pods get
+	// their UID from their content, so the old one is killed, a new one runs.
+	oldUID := pod("good-n1").UID
+	write("good.yaml", `apiVersion: v1
+kind: Pod
+metadata: {name: good}
+spec:
+  containers:
+  - name: c
+    image: nodekit.local/testbin:1
+    args: [sleep]
+    env: [{name: VERSION, value: "2"}]
+    readinessProbe:
+      exec: {command: [/testbin, echo, ok]}
+      periodSeconds: 1
+`)
+	eventually(t, "edited pod replaced", func() bool {
+		p := pod("good-n1")
+		if p == nil || p.UID == oldUID || p.Status.Phase != v1.PodRunning {
+			return false
+		}
+		pods, err := a.mgr.GetPods(ctx, true)
+		require.NoError(t, err)
+		for _, rp := range pods {
+			if rp.ID == oldUID {
+				return false
+			}
+		}
+		return true
+	})
 	eventually(t, "crashing container restarted", func() bool {
 		p := pod("crash-n1")
 		return p != nil && len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].RestartCount >= 1 &&
