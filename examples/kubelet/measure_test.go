@@ -59,8 +59,13 @@ func TestMeasureAgent(t *testing.T) {
 	args := fmt.Sprintf("--runtime remote --container-runtime-endpoint %s --pod-manifest-path %s --hostname-override m "+
 		"--pod-logs-dir %s --root-dir %s --port %d --healthz-port 0 --cgroup-root %s",
 		cd.Endpoint, dir, t.TempDir(), t.TempDir(), apiPort, cgroupRoot)
+	// NODEKIT_AGENT_BIN measures a built agent binary instead of this test
+	// binary running main (whose RSS includes the test's own packages).
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), runAgentEnv+"=1", "NODEKIT_AGENT_ARGS="+args)
+	if bin := os.Getenv("NODEKIT_AGENT_BIN"); bin != "" {
+		cmd = exec.Command(bin, strings.Fields(args)...)
+	}
 	logFile, err := os.Create(filepath.Join(t.TempDir(), "agent.log"))
 	require.NoError(t, err)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
