@@ -21,7 +21,8 @@
 //   - PushHandler: an http.Handler to mount on your own server: POST a Pod
 //     manifest to add or replace it, DELETE ?namespace=&name= to remove it;
 //     413 over MaxBodyBytes, 400 with the field errors for a bad manifest.
-//   - APIServerSource: the pods bound to the node in the API server, as the
+//   - apiserver.Source (subpackage podsource/apiserver, so that only its
+//     users compile client-go): the pods bound to the node in the API server, as the
 //     kubelet's config/apiserver.go: a client-go Reflector lists and watches
 //     pods with the field selector spec.nodeName=<node> into an
 //     UndeltaStore, and each change sends the full set (SET). The Reflector
@@ -106,7 +107,7 @@
 //	files, _ := podsource.NewFileSource(podsource.FileConfig{NodeName: node, Log: log, Metrics: metrics}, mux)
 //	url, _ := podsource.NewURLSource(podsource.URLConfig{URL: u, NodeName: node, Log: log, Metrics: metrics}, mux)
 //	push, _ := podsource.NewPushHandler(podsource.PushConfig{NodeName: node, Log: log, Metrics: metrics}, mux)
-//	api, _ := podsource.NewAPIServerSource(podsource.APIServerConfig{Client: clientset, NodeName: node, Log: log, Metrics: metrics}, mux)
+//	api, _ := apiserver.New(apiserver.Config{Client: clientset, NodeName: node, Log: log, Metrics: metrics}, mux)
 //	mux.Register(files.Name(), url.Name(), push.Name(), api.Name())
 //	go api.Run(ctx)
 //	go files.Run(ctx)

@@ -57,6 +57,10 @@ func (m *Metrics) conflict(source string) {
 	}
 }
 
+// FetchError counts a failed fetch of source (for sources outside this
+// package, such as podsource/apiserver).
+func (m *Metrics) FetchError(source string) { m.fetchError(source) }
+
 func (m *Metrics) fetchError(source string) {
 	if m != nil {
 		m.fetchErrs.WithLabelValues(source).Inc()

@@ -1,8 +1,8 @@
 //go:build integration
 
-package podsource
+package apiserver
 
-// Tests of APIServerSource against a real kube-apiserver + etcd started by
+// Tests of Source against a real kube-apiserver + etcd started by
 // hack/apiserver-up.sh (see that script). They need, from $DIR/env:
 // NODEKIT_KUBECONFIG (admin), NODEKIT_NODE_KUBECONFIG (system:node:<node>)
 // and NODEKIT_NODE_NAME. Pods are named nk-<random>-* so that several runs
@@ -25,6 +25,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/nodekit-dev/nodekit/podsource"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -112,12 +114,12 @@ func (e *apiEnv) createPod(t *testing.T, name, nodeName string) *v1.Pod {
 // recorder keeps the mux updates about our pods (name prefix).
 type recorder struct {
 	mu      sync.Mutex
-	updates []PodUpdate
+	updates []podsource.PodUpdate
 	all     int
 	cond    chan struct{}
 }
 
-func record(ctx context.Context, mux *Mux, prefix string) (*recorder, func()) {
+func record(ctx context.Context, mux *podsource.Mux, prefix string) (*recorder, func()) {
 	r := &recorder{cond: make(chan struct{}, 1)}
 	done := make(chan struct{})
 	go func() {
@@ -136,7 +138,7 @@ func record(ctx context.Context, mux *Mux, prefix string) (*recorder, func()) {
 				r.mu.Lock()
 				r.all++
 				if len(mine) > 0 {
-					r.updates = append(r.updates, PodUpdate{Op: u.Op, Source: u.Source, Pods: mine})
+					r.updates = append(r.updates, podsource.PodUpdate{Op: u.Op, Source: u.Source, Pods: mine})
 				}
 				r.mu.Unlock()
 				select {
@@ -150,7 +152,7 @@ func record(ctx context.Context, mux *Mux, prefix string) (*recorder, func()) {
 }
 
 // wait returns the first update (from index from) with op for pod name.
-func (r *recorder) wait(t *testing.T, from int, op Op, name string) (*v1.Pod, int) {
+func (r *recorder) wait(t *testing.T, from int, op podsource.Op, name string) (*v1.Pod, int) {
 	t.Helper()
 	deadline := time.After(20 * time.Second)
 	for {
@@ -184,7 +186,7 @@ func (r *recorder) summary() []string {
 }
 
 // count is how many times pod name appears with op.
-func (r *recorder) count(op Op, name string) int {
+func (r *recorder) count(op podsource.Op, name string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n := 0
@@ -204,10 +206,10 @@ func (r *recorder) len() int {
 	return len(r.updates)
 }
 
-func startSource(t *testing.T, ctx context.Context, client kubernetes.Interface, node string) (*APIServerSource, *Mux, func()) {
+func startSource(t *testing.T, ctx context.Context, client kubernetes.Interface, node string) (*Source, *podsource.Mux, func()) {
 	t.Helper()
-	mux := NewMux(MuxConfig{})
-	src, err := NewAPIServerSource(APIServerConfig{Client: client, NodeName: node, Metrics: NewMetrics()}, mux)
+	mux := podsource.NewMux(podsource.MuxConfig{})
+	src, err := New(Config{Client: client, NodeName: node, Metrics: podsource.NewMetrics()}, mux)
 	require.NoError(t, err)
 	mux.Register(src.Name())
 	require.False(t, mux.SourcesReady(src.Name()))
@@ -219,7 +221,7 @@ func startSource(t *testing.T, ctx context.Context, client kubernetes.Interface,
 	return src, mux, func() { <-done }
 }
 
-func TestAPIServerSourceLifecycle(t *testing.T) {
+func TestSourceLifecycle(t *testing.T) {
 	e := requireAPIServer(t)
 	prefix := randPrefix(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -235,51 +237,51 @@ func TestAPIServerSourceLifecycle(t *testing.T) {
 	defer wait()
 	defer cancel()
 
-	got, i := rec.wait(t, 0, ADD, a.Name)
+	got, i := rec.wait(t, 0, podsource.ADD, a.Name)
 	assert.True(t, mux.SourcesReady(src.Name()), "ready after the first list")
 	assert.True(t, src.HasSynced())
 	assert.Equal(t, a.UID, got.UID, "API pods keep their UID")
 	assert.Equal(t, "default", got.Namespace)
-	assert.Equal(t, SourceAPI, got.Annotations[ConfigSourceAnnotation])
+	assert.Equal(t, podsource.SourceAPI, got.Annotations[podsource.ConfigSourceAnnotation])
 	assert.Equal(t, "1", got.Annotations["nodekit/test"])
-	assert.NotContains(t, got.Annotations, ConfigHashAnnotation, "no static-pod defaults")
+	assert.NotContains(t, got.Annotations, podsource.ConfigHashAnnotation, "no static-pod defaults")
 	assert.NotEmpty(t, src.LastSyncResourceVersion())
 
 	b := e.createPod(t, prefix+"-b", e.node)
-	_, i = rec.wait(t, i, ADD, b.Name)
+	_, i = rec.wait(t, i, podsource.ADD, b.Name)
 
-	// Label change: UPDATE.
+	// Label change: podsource.UPDATE.
 	_, err := e.admin.CoreV1().Pods("default").Patch(ctx, a.Name, types.MergePatchType,
 		[]byte(`{"metadata":{"labels":{"x":"y"}}}`), metav1.PatchOptions{})
 	require.NoError(t, err)
-	got, i = rec.wait(t, i, UPDATE, a.Name)
+	got, i = rec.wait(t, i, podsource.UPDATE, a.Name)
 	assert.Equal(t, "y", got.Labels["x"])
 
-	// Status only: RECONCILE.
+	// Status only: podsource.RECONCILE.
 	_, err = e.admin.CoreV1().Pods("default").Patch(ctx, a.Name, types.MergePatchType,
 		[]byte(`{"status":{"phase":"Running"}}`), metav1.PatchOptions{}, "status")
 	require.NoError(t, err)
-	got, i = rec.wait(t, i, RECONCILE, a.Name)
+	got, i = rec.wait(t, i, podsource.RECONCILE, a.Name)
 	assert.Equal(t, v1.PodRunning, got.Status.Phase)
 
 	// Graceful delete of a bound pod: a deletion timestamp, DELETE; then the
-	// final (forced) delete removes it: REMOVE.
+	// final (forced) delete removes it: podsource.REMOVE.
 	require.NoError(t, e.admin.CoreV1().Pods("default").Delete(ctx, b.Name, metav1.DeleteOptions{}))
-	got, i = rec.wait(t, i, DELETE, b.Name)
+	got, i = rec.wait(t, i, podsource.DELETE, b.Name)
 	assert.NotNil(t, got.DeletionTimestamp)
 	require.NoError(t, e.admin.CoreV1().Pods("default").Delete(ctx, b.Name,
 		metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}))
-	_, i = rec.wait(t, i, REMOVE, b.Name)
+	_, i = rec.wait(t, i, podsource.REMOVE, b.Name)
 
 	require.NoError(t, e.admin.CoreV1().Pods("default").Delete(ctx, a.Name,
 		metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}))
-	_, _ = rec.wait(t, i, REMOVE, a.Name)
+	_, _ = rec.wait(t, i, podsource.REMOVE, a.Name)
 
 	for _, s := range rec.summary() {
 		assert.NotContains(t, s, other.Name, "another node's pod reached the stream")
 	}
-	assert.Equal(t, 1, rec.count(ADD, a.Name))
-	assert.Equal(t, 1, rec.count(ADD, b.Name))
+	assert.Equal(t, 1, rec.count(podsource.ADD, a.Name))
+	assert.Equal(t, 1, rec.count(podsource.ADD, b.Name))
 }
 
 // cutProxy is a TLS reverse proxy on 127.0.0.1 in front of the apiserver
@@ -453,7 +455,7 @@ func waitCond(t *testing.T, what string, f func() bool, info ...func() any) {
 	}
 }
 
-func TestAPIServerSourceWatchCutAndExpired(t *testing.T) {
+func TestSourceWatchCutAndExpired(t *testing.T) {
 	e := requireAPIServer(t)
 	prefix := randPrefix(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -467,7 +469,7 @@ func TestAPIServerSourceWatchCutAndExpired(t *testing.T) {
 	defer wait()
 	defer cancel()
 
-	_, i := rec.wait(t, 0, ADD, a.Name)
+	_, i := rec.wait(t, 0, podsource.ADD, a.Name)
 	waitCond(t, "a watch through the proxy", proxy.watching)
 
 	// 1. Cut the watch and refuse requests for a while; changes made
@@ -482,8 +484,8 @@ func TestAPIServerSourceWatchCutAndExpired(t *testing.T) {
 	require.NoError(t, err)
 	time.Sleep(1500 * time.Millisecond) // let the reflector hit the 503s and back off
 	proxy.up()
-	_, i = rec.wait(t, i, ADD, b.Name)
-	_, i = rec.wait(t, i, UPDATE, a.Name)
+	_, i = rec.wait(t, i, podsource.ADD, b.Name)
+	_, i = rec.wait(t, i, podsource.UPDATE, a.Name)
 	waitCond(t, "the watch to be re-established", proxy.watching)
 	after := proxy.requests()[nBefore:]
 	t.Logf("requests after the cut: %v", after)
@@ -515,7 +517,7 @@ func TestAPIServerSourceWatchCutAndExpired(t *testing.T) {
 		return false
 	}, func() any { return proxy.requests() })
 	c := e.createPod(t, prefix+"-c", e.node)
-	_, i = rec.wait(t, i, ADD, c.Name)
+	_, i = rec.wait(t, i, podsource.ADD, c.Name)
 	after = proxy.requests()[nBefore:]
 	t.Logf("requests after the 410: %v", after)
 	expiredAt := -1
@@ -532,11 +534,11 @@ func TestAPIServerSourceWatchCutAndExpired(t *testing.T) {
 
 	require.NoError(t, e.admin.CoreV1().Pods("default").Delete(ctx, b.Name,
 		metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}))
-	_, _ = rec.wait(t, i, REMOVE, b.Name)
+	_, _ = rec.wait(t, i, podsource.REMOVE, b.Name)
 
 	for _, name := range []string{a.Name, b.Name, c.Name} {
-		assert.Equal(t, 1, rec.count(ADD, name), "ADD of %s once: %v", name, rec.summary())
+		assert.Equal(t, 1, rec.count(podsource.ADD, name), "ADD of %s once: %v", name, rec.summary())
 	}
-	assert.Equal(t, 1, rec.count(UPDATE, a.Name), "UPDATE once: %v", rec.summary())
-	assert.Zero(t, rec.count(REMOVE, a.Name), "%v", rec.summary())
+	assert.Equal(t, 1, rec.count(podsource.UPDATE, a.Name), "UPDATE once: %v", rec.summary())
+	assert.Zero(t, rec.count(podsource.REMOVE, a.Name), "%v", rec.summary())
 }

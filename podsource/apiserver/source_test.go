@@ -1,10 +1,12 @@
-package podsource
+package apiserver
 
 import (
 	"context"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nodekit-dev/nodekit/podsource"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -22,34 +24,34 @@ func apiPod(name, nodeName string, uid types.UID) *v1.Pod {
 	}
 }
 
-func TestConvertAPIPod(t *testing.T) {
+func TestConvertPod(t *testing.T) {
 	p := apiPod("a", node, "uid-a")
 	p.Annotations = nil
-	out := ConvertAPIPod(p)
-	assert.Equal(t, SourceAPI, out.Annotations[ConfigSourceAnnotation])
+	out := ConvertPod(p)
+	assert.Equal(t, podsource.SourceAPI, out.Annotations[podsource.ConfigSourceAnnotation])
 	assert.Nil(t, p.Annotations, "the input is not modified")
 	assert.Equal(t, p.UID, out.UID)
 	assert.Equal(t, "a", out.Name, "no node suffix")
 	assert.Equal(t, "ns1", out.Namespace)
-	_, hasHash := out.Annotations[ConfigHashAnnotation]
+	_, hasHash := out.Annotations[podsource.ConfigHashAnnotation]
 	assert.False(t, hasHash, "no kubelet defaults")
 	assert.Empty(t, out.Spec.Tolerations)
 }
 
-func TestNewAPIServerSourceValidates(t *testing.T) {
-	mux := NewMux(MuxConfig{})
-	_, err := NewAPIServerSource(APIServerConfig{NodeName: node}, mux)
+func TestNewValidates(t *testing.T) {
+	mux := podsource.NewMux(podsource.MuxConfig{})
+	_, err := New(Config{NodeName: node}, mux)
 	assert.Error(t, err)
-	_, err = NewAPIServerSource(APIServerConfig{Client: fake.NewClientset()}, mux)
+	_, err = New(Config{Client: fake.NewClientset()}, mux)
 	assert.Error(t, err)
-	s, err := NewAPIServerSource(APIServerConfig{Client: fake.NewClientset(), NodeName: node}, mux)
+	s, err := New(Config{Client: fake.NewClientset(), NodeName: node}, mux)
 	require.NoError(t, err)
 	assert.Equal(t, "api", s.Name())
 }
 
 // recvUntil reads the mux until cond holds for the updates of source src,
 // or fails after a deadline.
-func recvUntil(t *testing.T, mux *Mux, d time.Duration, cond func(PodUpdate) bool) PodUpdate {
+func recvUntil(t *testing.T, mux *podsource.Mux, d time.Duration, cond func(podsource.PodUpdate) bool) podsource.PodUpdate {
 	t.Helper()
 	timer := time.NewTimer(d)
 	defer timer.Stop()
@@ -61,18 +63,18 @@ func recvUntil(t *testing.T, mux *Mux, d time.Duration, cond func(PodUpdate) boo
 			}
 		case <-timer.C:
 			t.Fatalf("no matching update within %v", d)
-			return PodUpdate{}
+			return podsource.PodUpdate{}
 		}
 	}
 }
 
-func TestAPIServerSourceFake(t *testing.T) {
+func TestSourceFake(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// The fake ignores field selectors: the source must filter by itself.
 	client := fake.NewClientset(apiPod("a", node, "uid-a"), apiPod("other", "node-2", "uid-o"))
-	mux := NewMux(MuxConfig{})
-	src, err := NewAPIServerSource(APIServerConfig{Client: client, NodeName: node, Metrics: NewMetrics()}, mux)
+	mux := podsource.NewMux(podsource.MuxConfig{})
+	src, err := New(Config{Client: client, NodeName: node, Metrics: podsource.NewMetrics()}, mux)
 	require.NoError(t, err)
 	mux.Register(src.Name())
 	assert.False(t, mux.SourcesReady("api"))
@@ -83,52 +85,52 @@ func TestAPIServerSourceFake(t *testing.T) {
 	defer wg.Wait()
 	defer cancel()
 
-	u := recvUntil(t, mux, 10*time.Second, func(u PodUpdate) bool { return u.Op == ADD })
+	u := recvUntil(t, mux, 10*time.Second, func(u podsource.PodUpdate) bool { return u.Op == podsource.ADD })
 	require.Len(t, u.Pods, 1)
 	p := u.Pods[0]
 	assert.Equal(t, "a", p.Name)
 	assert.Equal(t, "ns1", p.Namespace)
 	assert.Equal(t, types.UID("uid-a"), p.UID)
-	assert.Equal(t, SourceAPI, p.Annotations[ConfigSourceAnnotation])
+	assert.Equal(t, podsource.SourceAPI, p.Annotations[podsource.ConfigSourceAnnotation])
 	assert.Equal(t, "x", p.Annotations["user"])
-	assert.NotEmpty(t, p.Annotations[ConfigSeenAnnotation])
+	assert.NotEmpty(t, p.Annotations[podsource.ConfigSeenAnnotation])
 	assert.True(t, mux.SourcesReady("api"))
 	assert.True(t, src.HasSynced())
 	// The object in the "API" is untouched.
 	stored, err := client.CoreV1().Pods("ns1").Get(ctx, "a", metav1.GetOptions{})
 	require.NoError(t, err)
-	assert.NotContains(t, stored.Annotations, ConfigSourceAnnotation)
+	assert.NotContains(t, stored.Annotations, podsource.ConfigSourceAnnotation)
 
-	// Label change: UPDATE.
+	// Label change: podsource.UPDATE.
 	stored.Labels = map[string]string{"l": "1"}
 	_, err = client.CoreV1().Pods("ns1").Update(ctx, stored, metav1.UpdateOptions{})
 	require.NoError(t, err)
-	u = recvUntil(t, mux, 10*time.Second, func(u PodUpdate) bool { return u.Op != RECONCILE })
-	assert.Equal(t, UPDATE, u.Op)
+	u = recvUntil(t, mux, 10*time.Second, func(u podsource.PodUpdate) bool { return u.Op != podsource.RECONCILE })
+	assert.Equal(t, podsource.UPDATE, u.Op)
 	assert.Equal(t, []string{"a"}, names(u.Pods))
 
-	// Status change only: RECONCILE.
+	// Status change only: podsource.RECONCILE.
 	stored, err = client.CoreV1().Pods("ns1").Get(ctx, "a", metav1.GetOptions{})
 	require.NoError(t, err)
 	stored.Status.Phase = v1.PodRunning
 	_, err = client.CoreV1().Pods("ns1").UpdateStatus(ctx, stored, metav1.UpdateOptions{})
 	require.NoError(t, err)
-	u = recvUntil(t, mux, 10*time.Second, func(PodUpdate) bool { return true })
-	assert.Equal(t, RECONCILE, u.Op)
+	u = recvUntil(t, mux, 10*time.Second, func(podsource.PodUpdate) bool { return true })
+	assert.Equal(t, podsource.RECONCILE, u.Op)
 
-	// Another node's pod added later: nothing; a second own pod: ADD.
+	// Another node's pod added later: nothing; a second own pod: podsource.ADD.
 	_, err = client.CoreV1().Pods("ns1").Create(ctx, apiPod("other2", "node-2", "uid-o2"), metav1.CreateOptions{})
 	require.NoError(t, err)
 	_, err = client.CoreV1().Pods("ns1").Create(ctx, apiPod("b", node, "uid-b"), metav1.CreateOptions{})
 	require.NoError(t, err)
-	u = recvUntil(t, mux, 10*time.Second, func(PodUpdate) bool { return true })
-	assert.Equal(t, ADD, u.Op)
+	u = recvUntil(t, mux, 10*time.Second, func(podsource.PodUpdate) bool { return true })
+	assert.Equal(t, podsource.ADD, u.Op)
 	assert.Equal(t, []string{"b"}, names(u.Pods))
 
-	// Delete: REMOVE.
+	// Delete: podsource.REMOVE.
 	require.NoError(t, client.CoreV1().Pods("ns1").Delete(ctx, "a", metav1.DeleteOptions{}))
-	u = recvUntil(t, mux, 10*time.Second, func(PodUpdate) bool { return true })
-	assert.Equal(t, REMOVE, u.Op)
+	u = recvUntil(t, mux, 10*time.Second, func(podsource.PodUpdate) bool { return true })
+	assert.Equal(t, podsource.REMOVE, u.Op)
 	assert.Equal(t, []string{"a"}, names(u.Pods))
 	assert.Equal(t, []string{"b"}, names(mux.Pods()))
 

@@ -1,4 +1,4 @@
-package podsource
+package apiserver
 
 import (
 	"context"
@@ -15,10 +15,12 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
+
+	"github.com/nodekit-dev/nodekit/podsource"
 )
 
-// APIServerConfig configures an APIServerSource.
-type APIServerConfig struct {
+// Config configures an Source.
+type Config struct {
 	// Client talks to the API server. Required. With the node's own
 	// credentials (system:node:<NodeName>) the Node authorizer allows
 	// exactly what this source does: list and watch pods with the
@@ -32,22 +34,22 @@ type APIServerConfig struct {
 	// Clock drives the reflector's backoff and timers. Default: real.
 	Clock   clock.Clock
 	Log     logr.Logger
-	Metrics *Metrics
+	Metrics *podsource.Metrics
 }
 
-// APIServerSource sends the pods bound to a node in the API server, with
+// Source sends the pods bound to a node in the API server, with
 // the kubelet's semantics (pkg/kubelet/config/apiserver.go): a client-go
 // Reflector lists and then watches pods with the field selector
 // spec.nodeName=<node> into an UndeltaStore, and every change sends the
-// full set (SET) to the sink. The Reflector resumes a broken watch from the
+// full set (podsource.SET) to the sink. The Reflector resumes a broken watch from the
 // last resource version and lists again when that version is gone (410).
 //
 // Pods keep their API identity (UID, name, namespace) and get no kubelet
 // defaults; the copies sent carry kubernetes.io/config.source=api. Mirror
 // pods are passed on like any other pod, as the kubelet does.
-type APIServerSource struct {
-	cfg  APIServerConfig
-	sink Sink
+type Source struct {
+	cfg  Config
+	sink podsource.Sink
 	log  logr.Logger
 
 	mu        sync.Mutex
@@ -59,33 +61,33 @@ type APIServerSource struct {
 
 type convertedPod struct{ from, out *v1.Pod }
 
-// NewAPIServerSource returns an APIServerSource sending to sink.
-func NewAPIServerSource(cfg APIServerConfig, sink Sink) (*APIServerSource, error) {
+// New returns a Source sending to sink.
+func New(cfg Config, sink podsource.Sink) (*Source, error) {
 	if cfg.Client == nil {
-		return nil, errors.New("podsource: APIServerConfig.Client is required")
+		return nil, errors.New("podsource: Config.Client is required")
 	}
 	if cfg.NodeName == "" {
-		return nil, errors.New("podsource: APIServerConfig.NodeName is required")
+		return nil, errors.New("podsource: Config.NodeName is required")
 	}
 	if sink == nil {
 		return nil, errors.New("podsource: a sink is required")
 	}
 	if cfg.Name == "" {
-		cfg.Name = SourceAPI
+		cfg.Name = podsource.SourceAPI
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
-	return &APIServerSource{cfg: cfg, sink: sink, log: cfg.Log.WithValues("source", cfg.Name, "node", cfg.NodeName),
+	return &Source{cfg: cfg, sink: sink, log: cfg.Log.WithValues("source", cfg.Name, "node", cfg.NodeName),
 		converted: map[types.UID]convertedPod{}}, nil
 }
 
 // Name is the source's name in the mux.
-func (s *APIServerSource) Name() string { return s.cfg.Name }
+func (s *Source) Name() string { return s.cfg.Name }
 
 // HasSynced reports whether the first list has been delivered to the sink
 // (the mux then counts the source as ready).
-func (s *APIServerSource) HasSynced() bool {
+func (s *Source) HasSynced() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.synced
@@ -93,7 +95,7 @@ func (s *APIServerSource) HasSynced() bool {
 
 // LastSyncResourceVersion is the resource version the reflector last saw
 // ("" before Run's first list).
-func (s *APIServerSource) LastSyncResourceVersion() string {
+func (s *Source) LastSyncResourceVersion() string {
 	s.mu.Lock()
 	r := s.reflector
 	s.mu.Unlock()
@@ -107,11 +109,11 @@ func (s *APIServerSource) LastSyncResourceVersion() string {
 // reflector has stopped. Errors of the API server are retried with backoff
 // (logged, counted in podsource_fetch_errors_total). Run may be called only
 // once at a time.
-func (s *APIServerSource) Run(ctx context.Context) error {
+func (s *Source) Run(ctx context.Context) error {
 	s.mu.Lock()
 	if s.running {
 		s.mu.Unlock()
-		return errors.New("podsource: APIServerSource.Run is already running")
+		return errors.New("podsource: Source.Run is already running")
 	}
 	s.running = true
 	s.mu.Unlock()
@@ -139,7 +141,7 @@ func (s *APIServerSource) Run(ctx context.Context) error {
 // listWatch is the kubelet's NewListWatchFromClient(pods, all namespaces,
 // spec.nodeName=<node>), through the typed client so that it also works
 // with fake clientsets; request errors are counted.
-func (s *APIServerSource) listWatch() cache.ListerWatcher {
+func (s *Source) listWatch() cache.ListerWatcher {
 	selector := fields.OneTermEqualSelector("spec.nodeName", s.cfg.NodeName).String()
 	pods := s.cfg.Client.CoreV1().Pods(metav1.NamespaceAll)
 	lw := &cache.ListWatch{
@@ -147,7 +149,7 @@ func (s *APIServerSource) listWatch() cache.ListerWatcher {
 			o.FieldSelector = selector
 			l, err := pods.List(ctx, o)
 			if err != nil && ctx.Err() == nil {
-				s.cfg.Metrics.fetchError(s.cfg.Name)
+				s.cfg.Metrics.FetchError(s.cfg.Name)
 			}
 			return l, err
 		},
@@ -155,7 +157,7 @@ func (s *APIServerSource) listWatch() cache.ListerWatcher {
 			o.FieldSelector = selector
 			w, err := pods.Watch(ctx, o)
 			if err != nil && ctx.Err() == nil {
-				s.cfg.Metrics.fetchError(s.cfg.Name)
+				s.cfg.Metrics.FetchError(s.cfg.Name)
 			}
 			return w, err
 		},
@@ -164,10 +166,10 @@ func (s *APIServerSource) listWatch() cache.ListerWatcher {
 	return cache.ToListWatcherWithWatchListSemantics(lw, s.cfg.Client)
 }
 
-// push converts the store's full set and sends it as a SET. It runs on the
+// push converts the store's full set and sends it as a podsource.SET. It runs on the
 // reflector's goroutine, so a slow consumer of the mux slows the watch, as
 // in the kubelet.
-func (s *APIServerSource) push(ctx context.Context, objs []interface{}) {
+func (s *Source) push(ctx context.Context, objs []interface{}) {
 	s.mu.Lock()
 	pods := make([]*v1.Pod, 0, len(objs))
 	next := make(map[types.UID]convertedPod, len(objs))
@@ -183,7 +185,7 @@ func (s *APIServerSource) push(ctx context.Context, objs []interface{}) {
 		}
 		c, ok := s.converted[p.UID]
 		if !ok || c.from != p {
-			c = convertedPod{from: p, out: ConvertAPIPod(p)}
+			c = convertedPod{from: p, out: ConvertPod(p)}
 		}
 		next[p.UID] = c
 		pods = append(pods, c.out)
@@ -191,7 +193,7 @@ func (s *APIServerSource) push(ctx context.Context, objs []interface{}) {
 	s.converted = next
 	s.mu.Unlock()
 
-	err := s.sink.Update(ctx, PodUpdate{Op: SET, Pods: pods, Source: s.cfg.Name})
+	err := s.sink.Update(ctx, podsource.PodUpdate{Op: podsource.SET, Pods: pods, Source: s.cfg.Name})
 	switch {
 	case err == nil:
 		s.mu.Lock()
@@ -202,16 +204,16 @@ func (s *APIServerSource) push(ctx context.Context, objs []interface{}) {
 	}
 }
 
-// ConvertAPIPod returns the copy of an API server pod that the source
+// ConvertPod returns the copy of an API server pod that the source
 // sends: the same object (UID, name, namespace, spec, status) with the
-// kubernetes.io/config.source annotation set to SourceAPI ("api", whatever
+// kubernetes.io/config.source annotation set to podsource.SourceAPI ("api", whatever
 // the source is called in the mux, as in the kubelet). No kubelet defaults
 // are applied and p is not modified.
-func ConvertAPIPod(p *v1.Pod) *v1.Pod {
+func ConvertPod(p *v1.Pod) *v1.Pod {
 	out := p.DeepCopy()
 	if out.Annotations == nil {
 		out.Annotations = map[string]string{}
 	}
-	out.Annotations[ConfigSourceAnnotation] = SourceAPI
+	out.Annotations[podsource.ConfigSourceAnnotation] = podsource.SourceAPI
 	return out
 }
