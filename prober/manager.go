@@ -236,7 +236,7 @@ func (m *Manager) started(uid types.UID, container, containerID string) bool {
 func (m *Manager) UpdatePodStatus(pod *v1.Pod, status *v1.PodStatus) {
 	for i := range status.ContainerStatuses {
 		c := &status.ContainerStatuses[i]
-		id := trimRuntimePrefix(c.ContainerID)
+		id := kc.TrimRuntimeType(c.ContainerID)
 		started := c.State.Running != nil && m.started(pod.UID, c.Name, id)
 		c.Started = &started
 		ready := false
@@ -255,14 +255,4 @@ func (m *Manager) UpdatePodStatus(pod *v1.Pod, status *v1.PodStatus) {
 		c := &status.InitContainerStatuses[i]
 		c.Ready = c.State.Terminated != nil && c.State.Terminated.ExitCode == 0
 	}
-}
-
-// trimRuntimePrefix turns "containerd://abc" into "abc".
-func trimRuntimePrefix(id string) string {
-	for i := 0; i+2 < len(id); i++ {
-		if id[i] == ':' && id[i+1] == '/' && id[i+2] == '/' {
-			return id[i+3:]
-		}
-	}
-	return id
 }

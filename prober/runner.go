@@ -3,13 +3,12 @@ package prober
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/nodekit-dev/nodekit/prober/probe"
 )
@@ -54,7 +53,7 @@ func (h *handlers) Run(ctx context.Context, p *v1.Probe, t Target) (probe.Result
 		return probe.Exec(ctx, h.exec, t.ContainerID, p.Exec.Command, timeout)
 	case p.HTTPGet != nil:
 		g := p.HTTPGet
-		port, err := resolvePort(g.Port, t.Container)
+		port, err := kc.ResolvePort(g.Port, t.Container)
 		if err != nil {
 			return probe.Unknown, "", err
 		}
@@ -75,7 +74,7 @@ func (h *handlers) Run(ctx context.Context, p *v1.Probe, t Target) (probe.Result
 		}
 		return h.http.Probe(ctx, probe.HTTPRequest{Scheme: scheme, Host: host, Port: port, Path: g.Path, Headers: headers, Timeout: timeout})
 	case p.TCPSocket != nil:
-		port, err := resolvePort(p.TCPSocket.Port, t.Container)
+		port, err := kc.ResolvePort(p.TCPSocket.Port, t.Container)
 		if err != nil {
 			return probe.Unknown, "", err
 		}
@@ -99,20 +98,4 @@ func (t Target) host() string {
 		return t.PodIPs[0]
 	}
 	return t.HostIP
-}
-
-// resolvePort turns a port number or a named container port into a number.
-func resolvePort(p intstr.IntOrString, c *v1.Container) (int, error) {
-	if p.Type == intstr.Int {
-		return p.IntValue(), nil
-	}
-	for _, cp := range c.Ports {
-		if cp.Name == p.StrVal {
-			return int(cp.ContainerPort), nil
-		}
-	}
-	if n, err := strconv.Atoi(p.StrVal); err == nil {
-		return n, nil
-	}
-	return 0, fmt.Errorf("port %q: no container port with that name in container %s", p.StrVal, c.Name)
 }

@@ -11,8 +11,9 @@ import (
 	"strconv"
 	"time"
 
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // maxHookOutput caps what a hook's output adds to a message.
@@ -61,7 +62,7 @@ func (m *Manager) httpHook(ctx context.Context, pod *v1.Pod, c *v1.Container, po
 			host = "127.0.0.1"
 		}
 	}
-	port, err := resolvePort(g.Port, c)
+	port, err := kc.ResolvePort(g.Port, c)
 	if err != nil {
 		return err
 	}
@@ -87,22 +88,4 @@ func (m *Manager) httpHook(ctx context.Context, pod *v1.Pod, c *v1.Container, po
 		return fmt.Errorf("HTTP lifecycle hook %s returned status %d", u.String(), resp.StatusCode)
 	}
 	return nil
-}
-
-// resolvePort turns a port number or a named container port into a number.
-func resolvePort(p intstr.IntOrString, c *v1.Container) (int, error) {
-	if p.Type == intstr.Int {
-		return p.IntValue(), nil
-	}
-	if c != nil {
-		for _, cp := range c.Ports {
-			if cp.Name == p.StrVal {
-				return int(cp.ContainerPort), nil
-			}
-		}
-	}
-	if n, err := strconv.Atoi(p.StrVal); err == nil {
-		return n, nil
-	}
-	return 0, fmt.Errorf("port %q: no container port with that name", p.StrVal)
 }

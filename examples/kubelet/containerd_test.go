@@ -77,14 +77,7 @@ spec:
 	a, stop := startAgent(t, ctx, cfg)
 	defer stop()
 
-	pod := func(name string) *v1.Pod {
-		for _, p := range a.pods() {
-			if p.Name == name {
-				return &p
-			}
-		}
-		return nil
-	}
+	pod := func(name string) *v1.Pod { return podNamed(a, name) }
 	eventually(t, "web Running and Ready", func() bool {
 		p := pod("web-e2e")
 		return p != nil && p.Status.Phase == v1.PodRunning && p.Status.ContainerStatuses[0].Ready

@@ -91,14 +91,7 @@ spec:
 	a, stop := startAgent(t, ctx, cfg)
 	defer stop()
 
-	pod := func(name string) *v1.Pod {
-		for _, p := range a.pods() {
-			if p.Name == name {
-				return &p
-			}
-		}
-		return nil
-	}
+	pod := func(name string) *v1.Pod { return podNamed(a, name) }
 	eventually(t, "good pod Running and Ready", func() bool {
 		p := pod("good-n1")
 		return p != nil && p.Status.Phase == v1.PodRunning && len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].Ready
@@ -204,4 +197,14 @@ func startAgent(t *testing.T, ctx context.Context, cfg config) (a *agent, stop f
 	done := make(chan struct{})
 	go func() { a.run(runCtx); close(done) }()
 	return a, func() { cancel(); <-done }
+}
+
+// podNamed returns the agent's pod with this name and its status, or nil.
+func podNamed(a *agent, name string) *v1.Pod {
+	for _, p := range a.pods() {
+		if p.Name == name {
+			return &p
+		}
+	}
+	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/nodekit-dev/nodekit/kubecontainer"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
@@ -44,7 +46,7 @@ func (a *agent) buildSummary(ctx context.Context) (*statsapi.Summary, error) {
 		}
 		var cpu, mem, ws uint64
 		for _, c := range p.Status.ContainerStatuses {
-			st := byID[trimPrefix(c.ContainerID)]
+			st := byID[kubecontainer.TrimRuntimeType(c.ContainerID)]
 			if st == nil || c.State.Running == nil {
 				continue
 			}
@@ -95,12 +97,3 @@ func applyUsage(cpu *statsapi.CPUStats, mem *statsapi.MemoryStats, u *cgroupmgr.
 }
 
 func ptr[T any](v T) *T { return &v }
-
-func trimPrefix(id string) string {
-	for i := 0; i+2 < len(id); i++ {
-		if id[i:i+3] == "://" {
-			return id[i+3:]
-		}
-	}
-	return id
-}
