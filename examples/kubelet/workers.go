@@ -103,7 +103,7 @@ func (a *agent) runWorker(ctx context.Context, w *podWorker) {
 		if res.Error() != nil {
 			retry = a.clock.After(errorResyncPeriod)
 		}
-		a.publish(ctx, w, pod, res)
+		a.publish(w, pod, res)
 	}
 }
 
@@ -121,8 +121,11 @@ func (a *agent) podCgroup(pod *v1.Pod) (string, error) {
 }
 
 // publish recomputes the pod's API status after a sync.
-func (a *agent) publish(ctx context.Context, w *podWorker, pod *v1.Pod, res *runtime.SyncResult) {
-	st, err := a.mgr.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
+//
+// It reads the status cache rather than the runtime: what this sync changed
+// reaches the cache with the next relist, whose events sync and publish again.
+func (a *agent) publish(w *podWorker, pod *v1.Pod, res *runtime.SyncResult) {
+	st, err := a.cache.Get(pod.UID)
 	if err != nil {
 		return
 	}
