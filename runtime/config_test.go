@@ -71,6 +71,12 @@ func TestSandboxConfig(t *testing.T) {
 	assert.Empty(t, cfg.Hostname, "no hostname on the host network")
 	assert.Equal(t, runtimeapi.NamespaceMode_NODE, cfg.Linux.SecurityContext.NamespaceOptions.Network)
 	assert.Len(t, cfg.PortMappings, 1, "invalid port left out of the sandbox")
+
+	m.cfg.SandboxLabels = map[string]string{"nodekit.dev/node": "n1", kc.LabelPodUID: "not-this"}
+	cfg, err = m.SandboxConfig(pod, 0, "")
+	require.NoError(t, err)
+	assert.Equal(t, "n1", cfg.Labels["nodekit.dev/node"], "extra sandbox labels")
+	assert.Equal(t, "u1", cfg.Labels[kc.LabelPodUID], "the kubelet's labels win")
 }
 
 func TestContainerConfig(t *testing.T) {

@@ -9,9 +9,12 @@ import (
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 )
 
-func sandboxLabels(pod *v1.Pod) map[string]string {
-	l := make(map[string]string, len(pod.Labels)+3)
+func sandboxLabels(pod *v1.Pod, extra map[string]string) map[string]string {
+	l := make(map[string]string, len(pod.Labels)+len(extra)+3)
 	for k, v := range pod.Labels {
+		l[k] = v
+	}
+	for k, v := range extra {
 		l[k] = v
 	}
 	l[kc.LabelPodName] = pod.Name

@@ -58,6 +58,10 @@ type ManagerConfig struct {
 	Images  ImageService
 	// RuntimeHandler is the RuntimeClass handler for sandboxes ("" = default).
 	RuntimeHandler string
+	// SandboxLabels are added to every sandbox's labels (after the pod's
+	// own, before the kubelet's io.kubernetes.pod.* ones), e.g. to tell one
+	// agent's pods from another's on a shared runtime.
+	SandboxLabels map[string]string
 	// PodLogsDir is the root of container logs (default /var/log/pods).
 	PodLogsDir string
 	// DNS configures sandbox DNS (default: HostDNS("/etc/resolv.conf", nil, "")).

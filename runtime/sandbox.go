@@ -22,7 +22,7 @@ func (m *Manager) SandboxConfig(pod *v1.Pod, attempt uint32, cgroupParent string
 		Metadata: &runtimeapi.PodSandboxMetadata{
 			Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID), Attempt: attempt,
 		},
-		Labels:       sandboxLabels(pod),
+		Labels:       sandboxLabels(pod, m.cfg.SandboxLabels),
 		Annotations:  copyMap(pod.Annotations),
 		LogDirectory: PodLogsDir(m.cfg.PodLogsDir, pod),
 	}

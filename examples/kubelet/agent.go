@@ -20,6 +20,9 @@ import (
 	"github.com/nodekit-dev/nodekit/runtime"
 	"github.com/nodekit-dev/nodekit/statuscache"
 	"github.com/prometheus/client_golang/prometheus"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 )
 
 type agent struct {
@@ -43,8 +46,32 @@ type agent struct {
 		Name() string
 	}
 
+	orphanWG sync.WaitGroup // orphan kills in flight
+
 	mu      sync.Mutex
 	workers map[types.UID]*podWorker
+	// stopping holds the workers told to stop, until housekeeping sees them
+	// done: a static pod's new version (a new UID) starts only after the
+	// old one is gone, as in the kubelet, so both never hold the same host
+	// port or volume at once; and orphan clean-up leaves them alone.
+	stopping map[types.UID]*podWorker
+	// orphans are runtime pods no source wants, being killed.
+	orphans map[types.UID]bool
+}
+
+// nodeLabel marks the sandboxes this agent creates with its node name, so
+// orphan clean-up never touches pods of another agent sharing the runtime.
+const nodeLabel = "nodekit.dev/node"
+
+// previousOf returns the done channel of a stopping worker of a pod with
+// pod's full name (a.mu held), or nil.
+func (a *agent) previousOf(pod *v1.Pod) <-chan struct{} {
+	for _, w := range a.stopping {
+		if w.pod.Namespace == pod.Namespace && w.pod.Name == pod.Name {
+			return w.done
+		}
+	}
+	return nil
 }
 
 // apply acts on one update from the pod sources: new pods get a worker,
@@ -70,7 +97,7 @@ func (a *agent) apply(ctx context.Context, u podsource.PodUpdate) {
 			w = newPodWorker(pod, u.Source)
 			a.workers[pod.UID] = w
 			a.prober.AddPod(pod)
-			go a.runWorker(ctx, w)
+			go a.runWorker(ctx, w, a.previousOf(pod))
 		case podsource.UPDATE:
 			if w != nil {
 				w.setPod(pod)
@@ -83,6 +110,7 @@ func (a *agent) apply(ctx context.Context, u podsource.PodUpdate) {
 			a.log.Info("pod removed from its source", "pod", podName(pod), "source", u.Source)
 			close(w.stop)
 			delete(a.workers, pod.UID)
+			a.stopping[pod.UID] = w
 		}
 	}
 }
@@ -101,22 +129,95 @@ func (a *agent) updateQOS() {
 	}
 }
 
-// housekeeping removes the cgroups of pods that are gone (once every source
-// has delivered, so a pod not yet re-read after a restart is not taken for
-// an orphan); cgroups with processes left are reported, not removed.
-func (a *agent) housekeeping() {
-	if a.cgroups == nil || !a.mux.AllSourcesReady() {
+// housekeeping, as the kubelet's HandlePodCleanups, once every source has
+// delivered (so a pod not yet re-read after a restart is not taken for an
+// orphan): kills and removes runtime pods no source wants (left by a
+// manifest deleted while the agent was down, or a failed termination), and
+// removes the cgroups of pods that are gone; cgroups with processes left
+// are reported, not removed.
+func (a *agent) housekeeping(ctx context.Context) {
+	a.mu.Lock()
+	for uid, w := range a.stopping {
+		select {
+		case <-w.done:
+			delete(a.stopping, uid)
+		default:
+		}
+	}
+	a.mu.Unlock()
+	if !a.mux.AllSourcesReady() {
+		return
+	}
+	a.killOrphans(ctx)
+	if a.cgroups == nil {
 		return
 	}
 	a.mu.Lock()
-	active := make(map[types.UID]bool, len(a.workers))
+	active := make(map[types.UID]bool, len(a.workers)+len(a.stopping))
 	for uid := range a.workers {
 		active[uid] = true
+	}
+	for uid := range a.stopping {
+		active[uid] = true
+	}
+	for uid := range a.orphans {
+		active[uid] = true // its cgroup goes once it is killed
 	}
 	a.mu.Unlock()
 	if _, err := a.cgroups.CleanupOrphans(active); err != nil {
 		a.log.Error(err, "orphaned pod cgroups")
 	}
+}
+
+// killOrphans starts killing, in the background, every pod of this node's
+// in the runtime that has no worker and is not being stopped.
+func (a *agent) killOrphans(ctx context.Context) {
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	sandboxes, err := a.criClient.ListPodSandbox(lctx, &runtimeapi.PodSandboxFilter{
+		LabelSelector: map[string]string{nodeLabel: a.cfg.hostname}})
+	if err != nil {
+		a.log.Error(err, "listing pods for orphan clean-up")
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, s := range sandboxes {
+		li := kc.ReadLabels(s.Labels, nil)
+		uid := li.PodUID
+		if uid == "" || a.workers[uid] != nil || a.stopping[uid] != nil || a.orphans[uid] {
+			continue
+		}
+		a.orphans[uid] = true
+		a.orphanWG.Add(1)
+		go func() {
+			defer a.orphanWG.Done()
+			a.killOrphan(ctx, uid, li.PodName, li.PodNamespace)
+			a.mu.Lock()
+			delete(a.orphans, uid)
+			a.mu.Unlock()
+		}()
+	}
+}
+
+// killOrphan kills a pod only the runtime knows, with the grace periods
+// recorded on its containers, and removes it and its cgroup.
+func (a *agent) killOrphan(ctx context.Context, uid types.UID, name, namespace string) {
+	log := a.log.WithValues("pod", namespace+"/"+name, "uid", uid)
+	log.Info("killing orphaned pod: no source has it")
+	st, err := a.mgr.GetPodStatus(ctx, uid, name, namespace)
+	if err == nil {
+		err = a.mgr.KillPod(ctx, nil, runtime.PodFromStatus(st), nil)
+	}
+	if err == nil {
+		err = a.mgr.RemovePod(ctx, uid)
+	}
+	if err != nil {
+		log.Error(err, "killing orphaned pod") // tried again at the next housekeeping
+		return
+	}
+	a.cache.Delete(uid)
+	log.Info("orphaned pod killed and removed")
 }
 
 // pokePod asks the pod's worker for a sync.
@@ -153,11 +254,15 @@ func (a *agent) pods() []v1.Pod {
 	return out
 }
 
-// waitWorkers waits for every worker to finish (after ctx ended or stop).
+// waitWorkers waits for every worker, stopping ones included, to finish
+// (after ctx ended).
 func (a *agent) waitWorkers() {
 	a.mu.Lock()
-	ws := make([]*podWorker, 0, len(a.workers))
+	ws := make([]*podWorker, 0, len(a.workers)+len(a.stopping))
 	for _, w := range a.workers {
+		ws = append(ws, w)
+	}
+	for _, w := range a.stopping {
 		ws = append(ws, w)
 	}
 	a.mu.Unlock()

@@ -60,6 +60,9 @@ func applyConfigFile(fs *flag.FlagSet, cfg *config, path string) error {
 	if !set["cgroups-per-qos"] && kc.CgroupsPerQOS != nil {
 		cfg.cgroupsPerQOS = *kc.CgroupsPerQOS
 	}
+	if !set["enable-debugging-handlers"] && kc.EnableDebuggingHandlers != nil {
+		cfg.debugHandlers = *kc.EnableDebuggingHandlers
+	}
 	str("image-service-endpoint", &cfg.imageEndpoint, kc.ImageServiceEndpoint)
 	return nil
 }

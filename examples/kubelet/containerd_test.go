@@ -136,8 +136,8 @@ spec:
 	})
 }
 
-// TestAgentSurvivesContainerdRestart: with its own containerd stopped for a
-// while, the agent reports unhealthy; once containerd is back it is healthy
+// TestAgentSurvivesContainerdRestart: with its own containerd stopped for 30s,
+// the agent reports unhealthy; once containerd is back it is healthy
 // again and every pod is reconciled without duplicates.
 func TestAgentSurvivesContainerdRestart(t *testing.T) {
 	cd := testenv.PrivateContainerd(t, "agent-restart")
@@ -150,7 +150,7 @@ func TestAgentSurvivesContainerdRestart(t *testing.T) {
 	cfg, err := parseFlags([]string{"--runtime", "remote", "--container-runtime-endpoint", cd.Endpoint, "--pod-manifest-path", dir,
 		"--hostname-override", "rs", "--pod-logs-dir", t.TempDir(), "--root-dir", t.TempDir(), "--port", "0", "--healthz-port", "0", "--cgroup-root", cgroupRoot})
 	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	a, stop := startAgent(t, ctx, cfg)
 	defer func() {
@@ -181,7 +181,7 @@ func TestAgentSurvivesContainerdRestart(t *testing.T) {
 
 	cd.Kill(t)
 	eventually(t, "unhealthy while containerd is down", func() bool { return a.healthy(ctx) != nil })
-	time.Sleep(5 * time.Second) // stay down for a while: several relists fail
+	time.Sleep(30 * time.Second) // the outage: 30 relists fail
 	assert.Error(t, a.healthy(ctx))
 	cd.Start(t)
 

@@ -60,6 +60,7 @@ type config struct {
 	maxPods           int
 	rootDir           string
 	imageEndpoint     string
+	debugHandlers     bool
 }
 
 // housekeepingPeriod is the kubelet's housekeeping interval.
@@ -101,6 +102,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&cfg.cgroupDriver, "cgroup-driver", "cgroupfs", "cgroup naming: cgroupfs or systemd")
 	fs.IntVar(&cfg.maxPods, "max-pods", 110, "pods this node runs at most; more are rejected")
 	fs.StringVar(&cfg.rootDir, "root-dir", "/var/lib/kubelet", "directory for pod volumes")
+	fs.BoolVar(&cfg.debugHandlers, "enable-debugging-handlers", true, "serve /debug/pprof/ on --port")
 	configFile := fs.String("config", "", "a KubeletConfiguration file (kubelet.config.k8s.io/v1beta1); flags override it")
 	fs.StringVar(&cfg.podLogsDir, "pod-logs-dir", runtime.DefaultPodLogsDir, "container log root")
 	fs.BoolVar(&cfg.fakeServesPorts, "fake-host-ports", true, "with the fake runtime, really serve the test image's HTTP on host-network ports")
@@ -186,7 +188,8 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 	registry.MustRegister(plegMetrics, proberMetrics)
 	vols := volumes{rootDir: cfg.rootDir}
 	mgr, err := runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: cfg.podLogsDir,
-		HostIP: cfg.hostIP, Mounts: vols.mounts, Log: log.WithName("runtime")})
+		SandboxLabels: map[string]string{nodeLabel: cfg.hostname},
+		HostIP:        cfg.hostIP, Mounts: vols.mounts, Log: log.WithName("runtime")})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -204,7 +207,7 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 		prefix = v.RuntimeName + "://"
 	}
 	a := &agent{cfg: cfg, log: log, clock: clk, mgr: mgr, cache: cache, pleg: p, prober: pr, runtimePrefix: prefix, criClient: client, volumes: vols, started: clk.Now(), registry: registry,
-		workers: map[types.UID]*podWorker{}}
+		workers: map[types.UID]*podWorker{}, stopping: map[types.UID]*podWorker{}, orphans: map[types.UID]bool{}}
 	if cfg.cgroupsPerQOS && prefix != "nodekit-fake://" {
 		driver := cgroupmgr.DriverCgroupfs
 		if cfg.cgroupDriver == "systemd" {
@@ -285,11 +288,12 @@ func (a *agent) run(ctx context.Context) {
 		case <-resync.C():
 			a.pokeAll()
 		case <-housekeeping.C():
-			a.housekeeping()
+			a.housekeeping(ctx)
 		}
 	}
 	wg.Wait()
 	a.waitWorkers()
+	a.orphanWG.Wait()
 }
 
 // connect dials the remote runtime, or serves a fake one in-process.

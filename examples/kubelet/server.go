@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strconv"
 	"time"
 
@@ -37,6 +38,13 @@ func (a *agent) serve(cfg config, registry *prometheus.Registry) (func(), error)
 	})
 	api.HandleFunc("/containerLogs/", a.containerLogs)
 	api.HandleFunc("/stats/summary", a.summary)
+	if cfg.debugHandlers {
+		// The kubelet's enableDebuggingHandlers: profiles on the main port.
+		api.HandleFunc("/debug/pprof/", pprof.Index)
+		api.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		api.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		api.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	healthMux := http.NewServeMux()
 	healthMux.Handle("/healthz", healthz)
 

@@ -61,8 +61,20 @@ func (w *podWorker) apiPod() v1.Pod {
 	return p
 }
 
-func (a *agent) runWorker(ctx context.Context, w *podWorker) {
+// runWorker syncs w's pod until ctx ends or w is stopped; it starts once
+// previous (the last same-named pod's termination, if any) is done.
+func (a *agent) runWorker(ctx context.Context, w *podWorker, previous <-chan struct{}) {
 	defer close(w.done)
+	if previous != nil {
+		select {
+		case <-previous:
+		case <-ctx.Done():
+			return
+		case <-w.stop:
+			a.terminate(w)
+			return
+		}
+	}
 	var lastSync time.Time
 	var retry <-chan time.Time
 	w.poke()
@@ -103,8 +115,36 @@ func (a *agent) runWorker(ctx context.Context, w *podWorker) {
 		if res.Error() != nil {
 			retry = a.clock.After(errorResyncPeriod)
 		}
+		if changed(res) {
+			a.refreshStatus(ctx, pod)
+		}
 		a.publish(w, pod, res)
 	}
+}
+
+// changed says whether a sync started or stopped anything.
+func changed(res *runtime.SyncResult) bool {
+	for _, s := range res.Steps {
+		if s.Err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// refreshStatus reads the pod back from the runtime after a sync that
+// changed it, so its new state is published now rather than after the next
+// relist (up to --relist-period later; the kubelet waits for that relist).
+// The status is read after the sync, so it satisfies the next sync's
+// GetNewerThan(lastSync) without waiting; the PLEG still sees the change
+// and its events cause one more, idle, sync.
+func (a *agent) refreshStatus(ctx context.Context, pod *v1.Pod) {
+	at := a.clock.Now()
+	st, err := a.mgr.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
+	if err != nil {
+		return // the relist will bring it
+	}
+	a.cache.Set(pod.UID, st, nil, at)
 }
 
 // podCgroup creates or updates the pod's cgroup and returns it as the
@@ -120,10 +160,8 @@ func (a *agent) podCgroup(pod *v1.Pod) (string, error) {
 	return a.cgroups.Path(name), nil
 }
 
-// publish recomputes the pod's API status after a sync.
-//
-// It reads the status cache rather than the runtime: what this sync changed
-// reaches the cache with the next relist, whose events sync and publish again.
+// publish recomputes the pod's API status after a sync from the status
+// cache (refreshed by refreshStatus when the sync changed something).
 func (a *agent) publish(w *podWorker, pod *v1.Pod, res *runtime.SyncResult) {
 	st, err := a.cache.Get(pod.UID)
 	if err != nil {

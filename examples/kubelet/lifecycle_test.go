@@ -1,0 +1,286 @@
+//go:build integration
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/rand"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/nodekit-dev/nodekit/cgroupmgr"
+	"github.com/nodekit-dev/nodekit/internal/testenv"
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+	"github.com/nodekit-dev/nodekit/runtime"
+)
+
+// agentProcess is the agent running as its own process (this test binary
+// re-executed into main, or $NODEKIT_AGENT_BIN), writing to one log file.
+type agentProcess struct {
+	cmd  *exec.Cmd
+	args string
+	log  string
+}
+
+func startAgentProcess(t *testing.T, args, logPath string) *agentProcess {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), runAgentEnv+"=1", "NODEKIT_AGENT_ARGS="+args)
+	if bin := os.Getenv("NODEKIT_AGENT_BIN"); bin != "" {
+		cmd = exec.Command(bin, strings.Fields(args)...)
+	}
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	require.NoError(t, err)
+	defer f.Close()
+	cmd.Stdout, cmd.Stderr = f, f
+	require.NoError(t, cmd.Start())
+	return &agentProcess{cmd: cmd, args: args, log: logPath}
+}
+
+// stop ends the agent with sig and waits for it.
+func (p *agentProcess) stop(sig syscall.Signal) {
+	_ = p.cmd.Process.Signal(sig)
+	_ = p.cmd.Wait()
+}
+
+func (p *agentProcess) logText() string {
+	b, _ := os.ReadFile(p.log)
+	return string(b)
+}
+
+// TestAgentLifecycleOnContainerd drives a separately running agent on the
+// real containerd only through manifests on disk and its HTTP API: a pod
+// with an HTTP readiness and liveness probe becomes Running and Ready; a
+// failing liveness probe restarts its container; a container exiting 1 is
+// restarted with back-off; the agent killed with SIGKILL and started again
+// adopts its running pods without restarting them, and kills the pod whose
+// manifest was deleted meanwhile; an edited manifest replaces the pod, whose
+// container then has a new hash; deleting the manifests removes the pods,
+// their cgroups and their volumes.
+func TestAgentLifecycleOnContainerd(t *testing.T) {
+	cd := testenv.NeedContainerd(t)
+	ports := freePorts(t, 2)
+	webPort, apiPort := ports[0], ports[1]
+	dir, rootDir := t.TempDir(), t.TempDir()
+	write := func(name, body string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
+	}
+	web := func(version string) string {
+		return fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  hostNetwork: true
+  terminationGracePeriodSeconds: 5
+  containers:
+  - name: srv
+    image: nodekit.local/testbin:1
+    imagePullPolicy: Never
+    args: [serve]
+    env: [{name: PORT, value: "%d"}, {name: VERSION, value: "%s"}]
+    readinessProbe:
+      httpGet: {path: /readyz, port: %d}
+      periodSeconds: 1
+    livenessProbe:
+      httpGet: {path: /healthz, port: %d}
+      periodSeconds: 1
+      failureThreshold: 2
+    volumeMounts: [{name: scratch, mountPath: /scratch}]
+  volumes: [{name: scratch, emptyDir: {}}]
+`, webPort, version, webPort, webPort)
+	}
+	write("web.yaml", web("1"))
+	write("crash.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: crash}\nspec:\n  containers:\n  - {name: c, image: nodekit.local/testbin:1, imagePullPolicy: Never, args: [exit, \"1\"]}\n")
+	write("keep.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: keep}\nspec:\n  containers:\n  - {name: c, image: nodekit.local/testbin:1, imagePullPolicy: Never, args: [sleep]}\n")
+
+	cgroupRoot := testenv.CgroupRoot + "/lifecycle-" + rand.String(6)
+	args := fmt.Sprintf("--runtime remote --container-runtime-endpoint %s --pod-manifest-path %s --hostname-override lc "+
+		"--pod-logs-dir %s --root-dir %s --port %d --healthz-port 0 --cgroup-root %s --file-check-frequency 1s",
+		cd.Endpoint, dir, t.TempDir(), rootDir, apiPort, cgroupRoot)
+	logPath := filepath.Join(t.TempDir(), "agent.log")
+	agent := startAgentProcess(t, args, logPath)
+	cri := cd.Dial(t)
+	t.Cleanup(func() {
+		agent.stop(syscall.SIGTERM)
+		if t.Failed() {
+			t.Logf("agent log:\n%s", agent.logText())
+		}
+		// Whatever a failed run left: remove this agent's pods, then the cgroups.
+		ctx := context.Background()
+		sbs, _ := cri.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{nodeLabel: "lc"}})
+		for _, s := range sbs {
+			_ = cri.StopPodSandbox(ctx, s.Id)
+			_ = cri.RemovePodSandbox(ctx, s.Id)
+		}
+		cg, err := cgroupmgr.New(cgroupmgr.Config{CgroupRoot: cgroupRoot})
+		require.NoError(t, err)
+		assert.NoError(t, cg.Destroy(cg.KubepodsCgroupName()), "QoS cgroups removable: no pod left in them")
+	})
+
+	apiURL := fmt.Sprintf("http://127.0.0.1:%d/pods", apiPort)
+	pod := func(name string) *v1.Pod {
+		list, err := listPods(apiURL)
+		if err != nil {
+			return nil
+		}
+		for i := range list.Items {
+			if list.Items[i].Name == name {
+				return &list.Items[i]
+			}
+		}
+		return nil
+	}
+	container := func(p *v1.Pod) *v1.ContainerStatus {
+		if p == nil || len(p.Status.ContainerStatuses) != 1 {
+			return nil
+		}
+		return &p.Status.ContainerStatuses[0]
+	}
+	ready := func(name string) func() bool {
+		return func() bool {
+			c := container(pod(name))
+			return c != nil && c.State.Running != nil && c.Ready
+		}
+	}
+	waitFor(t, time.Minute, ready("web-lc"))
+	waitFor(t, 30*time.Second, func() bool { c := container(pod("keep-lc")); return c != nil && c.State.Running != nil })
+	first := container(pod("web-lc")).ContainerID
+
+	// Liveness: /healthz starts failing; after failureThreshold (2) probes
+	// the container is killed and started again, fresh and healthy.
+	get(t, fmt.Sprintf("http://127.0.0.1:%d/healthz/fail", webPort))
+	waitFor(t, 30*time.Second, func() bool {
+		c := container(pod("web-lc"))
+		return c != nil && c.RestartCount == 1 && c.ContainerID != first && c.State.Running != nil && c.Ready &&
+			c.LastTerminationState.Terminated != nil
+	})
+
+	// Back-off: the crashing container is restarted at once, then after the
+	// kubelet's 10s back-off, waiting in CrashLoopBackOff meanwhile.
+	var sawBackOff bool
+	waitFor(t, 45*time.Second, func() bool {
+		c := container(pod("crash-lc"))
+		if c == nil {
+			return false
+		}
+		if c.State.Waiting != nil && c.State.Waiting.Reason == "CrashLoopBackOff" {
+			sawBackOff = true
+		}
+		return c.RestartCount >= 2 && sawBackOff
+	})
+	last := container(pod("crash-lc")).LastTerminationState.Terminated
+	require.NotNil(t, last)
+	assert.Equal(t, int32(1), last.ExitCode)
+
+	// The agent dies (SIGKILL: no clean-up of any kind); keep.yaml is
+	// deleted while it is down. The new agent adopts web as it is and kills
+	// the orphaned keep pod.
+	before := container(pod("web-lc"))
+	webUID := pod("web-lc").UID
+	keepUID := pod("keep-lc").UID
+	agent.stop(syscall.SIGKILL)
+	require.NoError(t, os.Remove(filepath.Join(dir, "keep.yaml")))
+	agent = startAgentProcess(t, args, logPath)
+	waitFor(t, 30*time.Second, ready("web-lc"))
+	after := container(pod("web-lc"))
+	assert.Equal(t, before.ContainerID, after.ContainerID, "web's container adopted, not restarted")
+	assert.Equal(t, before.RestartCount, after.RestartCount)
+	assert.Equal(t, before.State.Running.StartedAt, after.State.Running.StartedAt)
+	runtimePod := func(uid types.UID) *kc.Pod {
+		sbs, err := cri.ListPodSandbox(context.Background(), &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{kc.LabelPodUID: string(uid)}})
+		require.NoError(t, err)
+		cs, err := cri.ListContainers(context.Background(), &runtimeapi.ContainerFilter{LabelSelector: map[string]string{kc.LabelPodUID: string(uid)}})
+		require.NoError(t, err)
+		for _, p := range runtime.GroupPods(sbs, cs) {
+			return p
+		}
+		return nil
+	}
+	waitFor(t, 30*time.Second, func() bool { return runtimePod(keepUID) == nil })
+	assert.Contains(t, agent.logText(), "orphaned pod killed and removed")
+	wp := runtimePod(webUID)
+	require.NotNil(t, wp)
+	assert.Len(t, wp.Sandboxes, 1, "no second sandbox after the restart")
+	assert.Len(t, wp.Containers, 2, "the first container (exited) and the one running since the liveness restart")
+
+	// Editing the manifest gives the static pod a new UID: the old pod is
+	// killed first (same name, same host port), then the new one runs a new
+	// container with the new environment. Its hash label is the kubelet's
+	// (name and image only, since Kubernetes 1.31), so unchanged by an env
+	// edit: what replaces the container is the new UID.
+	oldContainer := running(t, wp)
+	write("web.yaml", web("2"))
+	waitFor(t, time.Minute, func() bool { p := pod("web-lc"); return p != nil && p.UID != webUID && ready("web-lc")() })
+	waitFor(t, 30*time.Second, func() bool { return runtimePod(webUID) == nil })
+	newPod := runtimePod(pod("web-lc").UID)
+	require.NotNil(t, newPod)
+	newContainer := running(t, newPod)
+	assert.NotEqual(t, oldContainer.ID, newContainer.ID, "a new container")
+	assert.Equal(t, kc.HashContainer(&v1.Container{Name: "srv", Image: "nodekit.local/testbin:1"}), newContainer.Hash)
+	assert.Contains(t, containerEnv(t, cri, newContainer.ID), "VERSION=2")
+
+	// Deleting the manifests removes the pods, their cgroups and volumes.
+	newUID := newPod.ID
+	require.NoError(t, os.Remove(filepath.Join(dir, "web.yaml")))
+	require.NoError(t, os.Remove(filepath.Join(dir, "crash.yaml")))
+	waitFor(t, time.Minute, func() bool { list, err := listPods(apiURL); return err == nil && len(list.Items) == 0 })
+	waitFor(t, 30*time.Second, func() bool {
+		sbs, err := cri.ListPodSandbox(context.Background(), &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{nodeLabel: "lc"}})
+		require.NoError(t, err)
+		return len(sbs) == 0
+	})
+	waitFor(t, 30*time.Second, func() bool {
+		_, cgErr := os.Stat(filepath.Join("/sys/fs/cgroup/memory", cgroupRoot, "kubepods/besteffort/pod"+string(newUID)))
+		_, volErr := os.Stat(filepath.Join(rootDir, "pods", string(newUID)))
+		return os.IsNotExist(cgErr) && os.IsNotExist(volErr)
+	})
+}
+
+// running is p's running container.
+func running(t *testing.T, p *kc.Pod) *kc.Container {
+	t.Helper()
+	for _, c := range p.Containers {
+		if c.State == kc.ContainerStateRunning {
+			return c
+		}
+	}
+	t.Fatalf("pod %s has no running container", p.Name)
+	return nil
+}
+
+// containerEnv reads a running container's environment from its process,
+// found through containerd's verbose status ({"pid": N, ...}).
+func containerEnv(t *testing.T, cri *runtime.Client, id string) []string {
+	t.Helper()
+	resp, err := cri.ContainerStatus(context.Background(), id, true)
+	require.NoError(t, err)
+	var info struct{ Pid int }
+	require.NoError(t, json.Unmarshal([]byte(resp.Info["info"]), &info), "verbose info: %q", resp.Info["info"])
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", info.Pid))
+	require.NoError(t, err)
+	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+}
+
+func get(t *testing.T, url string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, url)
+}
