@@ -22,10 +22,11 @@
 //
 // The kubelet runs a goroutine and a ticker per probe and lets them all run
 // at once. Here one scheduler goroutine keeps the workers in a heap ordered
-// by due time, with a single timer, and hands due workers to a fixed pool of
-// MaxConcurrentProbes goroutines (default 512): a thousand hanging targets
-// cost at most that many connections, each cut off at its timeout, and only
-// delay other probes once the pool is full. Probe handlers (package probe)
+// by due time, with a single timer, and runs each due worker on a goroutine
+// of its own, at most MaxConcurrentProbes (default 512) at once: a thousand
+// hanging targets cost at most that many connections, each cut off at its
+// timeout, and only delay other probes once the bound is reached; idle, the
+// prober holds no goroutine but the scheduler. Probe handlers (package probe)
 // reuse one transport, open a fresh connection per HTTP probe as the kubelet
 // does, and close it with SO_LINGER 0 so probes leave no TIME_WAIT.
 //

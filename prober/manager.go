@@ -1,7 +1,6 @@
 package prober
 
 import (
-	"context"
 	"errors"
 	"math/rand/v2"
 	"sync"
@@ -52,6 +51,8 @@ type Manager struct {
 	liveness  *Results
 	readiness *Results
 	startup   *Results
+
+	run *runState // set by Run
 
 	mu      sync.Mutex
 	workers map[workerKey]*worker
@@ -112,11 +113,6 @@ func (m *Manager) StartupFailed(containerID string) bool {
 	return ok && r == Failure
 }
 
-// Run probes until ctx ends.
-func (m *Manager) Run(ctx context.Context) {
-	m.sched.run(ctx, func(w *worker) bool { return w.doProbe(ctx) }, m.retire)
-}
-
 // AddPod starts workers for every probe of the pod's containers; probes
 // that already have a worker are left alone.
 func (m *Manager) AddPod(pod *v1.Pod) {
@@ -134,6 +130,7 @@ func (m *Manager) AddPod(pod *v1.Pod) {
 				continue
 			}
 			w := &worker{key: key, pod: pod, container: c, spec: defaulted(spec), results: m.resultsFor(t), mgr: m, index: -1}
+			w.batchDone = func(res probe.Result, msg string, err error) { m.batchDone(w, res, msg, err) }
 			m.cfg.Metrics.bind(w)
 			m.workers[key] = w
 			due := now

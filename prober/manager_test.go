@@ -3,9 +3,11 @@ package prober
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	goruntime "runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -362,4 +364,53 @@ func waitUntil(t *testing.T, cond func() bool) {
 		goruntime.Gosched()
 	}
 	t.Fatal("condition not reached")
+}
+
+// blockingRunner holds every probe until release is closed.
+type blockingRunner struct {
+	inFlight, peak, total atomic.Int64
+	release               chan struct{}
+}
+
+func (b *blockingRunner) Run(ctx context.Context, _ *v1.Probe, _ Target) (probe.Result, string, error) {
+	n := b.inFlight.Add(1)
+	for p := b.peak.Load(); n > p && !b.peak.CompareAndSwap(p, n); p = b.peak.Load() {
+	}
+	<-b.release
+	b.inFlight.Add(-1)
+	b.total.Add(1)
+	return probe.Success, "", nil
+}
+
+// TestProbesInFlightAreBounded: 20 probes due at once against targets that
+// hang run at most MaxConcurrentProbes (3) at a time; once they answer all
+// 20 run, and no goroutine stays behind for them.
+func TestProbesInFlightAreBounded(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(10000, 0))
+	st := &statuses{m: map[types.UID]*kc.PodStatus{}}
+	br := &blockingRunner{release: make(chan struct{})}
+	m, err := New(Config{Statuses: st, Runner: br, Clock: clk, Rand: func() float64 { return 0 }, MaxConcurrentProbes: 3})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { m.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	go drainUpdates(m, done)
+	base := goruntime.NumGoroutine()
+	for i := 0; i < 20; i++ {
+		uid := types.UID(fmt.Sprintf("uid%d", i))
+		st.set(uid, "c", fmt.Sprintf("id%d", i), kc.ContainerStateRunning, clk.Now(), 0)
+		m.AddPod(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: string(uid), Namespace: "ns", UID: uid},
+			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", ReadinessProbe: &v1.Probe{
+				ProbeHandler: execProbe("ready").ProbeHandler, PeriodSeconds: 60}}}}})
+	}
+	waitUntil(t, func() bool { return br.inFlight.Load() == 3 })
+	for i := 0; i < 1000; i++ {
+		goruntime.Gosched()
+	}
+	assert.Equal(t, int64(3), br.peak.Load(), "never more than MaxConcurrentProbes in flight")
+	close(br.release)
+	waitUntil(t, func() bool { return br.total.Load() == 20 })
+	assert.Equal(t, int64(3), br.peak.Load())
+	waitUntil(t, func() bool { return goruntime.NumGoroutine() <= base })
 }

@@ -52,35 +52,15 @@ func (h *handlers) Run(ctx context.Context, p *v1.Probe, t Target) (probe.Result
 		}
 		return probe.Exec(ctx, h.exec, t.ContainerID, p.Exec.Command, timeout)
 	case p.HTTPGet != nil:
-		g := p.HTTPGet
-		port, err := kc.ResolvePort(g.Port, t.Container)
+		req, err := httpRequest(p, t)
 		if err != nil {
 			return probe.Unknown, "", err
 		}
-		host := g.Host
-		if host == "" {
-			host = t.host()
-		}
-		scheme := "http"
-		if g.Scheme == v1.URISchemeHTTPS {
-			scheme = "https"
-		}
-		var headers http.Header
-		if len(g.HTTPHeaders) > 0 {
-			headers = make(http.Header, len(g.HTTPHeaders))
-			for _, hv := range g.HTTPHeaders {
-				headers.Add(hv.Name, hv.Value)
-			}
-		}
-		return h.http.Probe(ctx, probe.HTTPRequest{Scheme: scheme, Host: host, Port: port, Path: g.Path, Headers: headers, Timeout: timeout})
+		return h.http.Probe(ctx, req)
 	case p.TCPSocket != nil:
-		port, err := kc.ResolvePort(p.TCPSocket.Port, t.Container)
+		host, port, err := tcpTarget(p, t)
 		if err != nil {
 			return probe.Unknown, "", err
-		}
-		host := p.TCPSocket.Host
-		if host == "" {
-			host = t.host()
 		}
 		return probe.TCP(ctx, host, port, timeout)
 	case p.GRPC != nil:
@@ -91,6 +71,45 @@ func (h *handlers) Run(ctx context.Context, p *v1.Probe, t Target) (probe.Result
 		return h.grpc.Probe(ctx, t.host(), int(p.GRPC.Port), service, timeout)
 	}
 	return probe.Unknown, "", errors.New("probe has no handler")
+}
+
+// httpRequest resolves an httpGet probe against t.
+func httpRequest(p *v1.Probe, t Target) (probe.HTTPRequest, error) {
+	g := p.HTTPGet
+	port, err := kc.ResolvePort(g.Port, t.Container)
+	if err != nil {
+		return probe.HTTPRequest{}, err
+	}
+	host := g.Host
+	if host == "" {
+		host = t.host()
+	}
+	scheme := "http"
+	if g.Scheme == v1.URISchemeHTTPS {
+		scheme = "https"
+	}
+	var headers http.Header
+	if len(g.HTTPHeaders) > 0 {
+		headers = make(http.Header, len(g.HTTPHeaders))
+		for _, hv := range g.HTTPHeaders {
+			headers.Add(hv.Name, hv.Value)
+		}
+	}
+	return probe.HTTPRequest{Scheme: scheme, Host: host, Port: port, Path: g.Path, Headers: headers,
+		Timeout: time.Duration(p.TimeoutSeconds) * time.Second}, nil
+}
+
+// tcpTarget resolves a tcpSocket probe against t.
+func tcpTarget(p *v1.Probe, t Target) (string, int, error) {
+	port, err := kc.ResolvePort(p.TCPSocket.Port, t.Container)
+	if err != nil {
+		return "", 0, err
+	}
+	host := p.TCPSocket.Host
+	if host == "" {
+		host = t.host()
+	}
+	return host, port, nil
 }
 
 func (t Target) host() string {

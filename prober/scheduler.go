@@ -10,17 +10,18 @@ import (
 )
 
 // scheduler runs every worker at its period from one goroutine with one
-// timer (a min-heap of due times) and a fixed pool of probe goroutines, in
-// place of the kubelet's goroutine and ticker per probe. The pool bounds how
-// many probes are in flight, so hanging targets cannot exhaust descriptors:
-// they only delay other probes once the pool is full.
+// timer (a min-heap of due times), in place of the kubelet's goroutine and
+// ticker per probe. A bound on probes in flight keeps hanging targets from
+// exhausting descriptors: they only delay other probes once it is reached.
 type scheduler struct {
 	clock clock.WithTicker
-	pool  int
+	pool  int           // workers between start and finish at most
+	slack time.Duration // workers due this soon start now
 
-	mu    sync.Mutex
-	queue workerHeap
-	wake  chan struct{}
+	mu       sync.Mutex
+	queue    workerHeap
+	inFlight int
+	wake     chan struct{}
 }
 
 func newScheduler(clk clock.WithTicker, pool int) *scheduler {
@@ -30,7 +31,7 @@ func newScheduler(clk clock.WithTicker, pool int) *scheduler {
 // add queues w at due.
 func (s *scheduler) add(w *worker, due time.Time) {
 	s.mu.Lock()
-	w.due = due
+	w.setDue(due)
 	heap.Push(&s.queue, w)
 	head := w.index == 0
 	s.mu.Unlock()
@@ -54,7 +55,7 @@ func (s *scheduler) remove(w *worker) (running bool) {
 func (s *scheduler) trigger(w *worker) {
 	s.mu.Lock()
 	if w.index >= 0 && w.due.After(s.clock.Now()) {
-		w.due = s.clock.Now()
+		w.setDue(s.clock.Now())
 		heap.Fix(&s.queue, w.index)
 	}
 	s.mu.Unlock()
@@ -68,41 +69,41 @@ func (s *scheduler) poke() {
 	}
 }
 
-// run dispatches due workers to the pool until ctx ends. exec runs one
-// worker period and says whether to keep the worker; done is called for a
-// worker that stopped or was removed while running.
-func (s *scheduler) run(ctx context.Context, exec func(*worker) bool, done func(*worker)) {
-	work := make(chan *worker)
-	var wg sync.WaitGroup
-	for i := 0; i < s.pool; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for w := range work {
-				keep := exec(w)
-				s.finish(w, keep, done)
-			}
-		}()
-	}
-	defer func() {
-		close(work)
-		wg.Wait()
-	}()
+// run dispatches due workers until ctx ends: start begins a worker's
+// period and must end it, at once or later, with finish. poll, called at
+// every wake-up, drives probes in flight and says when it wants to be
+// called again (0: not needed). Workers due within slack of now start now,
+// so that probes due close together share one wake-up. At most pool
+// workers are between start and finish at once.
+func (s *scheduler) run(ctx context.Context, start func(*worker, time.Time), poll func(time.Time) time.Duration) {
 	timer := s.clock.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		w, wait := s.next()
-		if w != nil {
-			select {
-			case work <- w:
-				continue
-			case <-ctx.Done():
-				s.requeue(w)
-				return
+		now := s.clock.Now()
+		poll(now) // harvest first: finished probes free their slots
+		var wait time.Duration
+		for {
+			w, until := s.next(now)
+			if w == nil {
+				wait = until
+				break
 			}
+			start(w, now)
+		}
+		// Again, for the probes just started: when to read them.
+		if p := poll(now); p > 0 && (wait == 0 || p < wait) {
+			wait = p
 		}
 		var fire <-chan time.Time
 		if wait > 0 {
+			if s.slack > 0 {
+				// Wake on the slack grid, so that dispatching and reading
+				// probes in flight share wake-ups.
+				at := now.Add(wait)
+				if r := at.Sub(at.Truncate(s.slack)); r != 0 {
+					wait += s.slack - r
+				}
+			}
 			timer.Reset(wait)
 			fire = timer.C()
 		}
@@ -116,26 +117,29 @@ func (s *scheduler) run(ctx context.Context, exec func(*worker) bool, done func(
 	}
 }
 
-// next pops a due worker, or says how long until the earliest is due
-// (0: the queue is empty, wait for a poke).
-func (s *scheduler) next() (*worker, time.Duration) {
+// next pops a worker due by now (plus slack), or says how long until the
+// earliest is (0: none queued, or pool workers are running: wait for a
+// poke).
+func (s *scheduler) next(now time.Time) (*worker, time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.queue) == 0 {
+	if len(s.queue) == 0 || s.inFlight >= s.pool {
 		return nil, 0
 	}
 	w := s.queue[0]
-	if d := w.due.Sub(s.clock.Now()); d > 0 {
+	if d := w.due.Sub(now); d > s.slack {
 		return nil, d
 	}
 	heap.Pop(&s.queue)
 	w.running = true
+	s.inFlight++
 	return w, 0
 }
 
 func (s *scheduler) requeue(w *worker) {
 	s.mu.Lock()
 	w.running = false
+	s.inFlight--
 	if !w.removed {
 		heap.Push(&s.queue, w)
 	}
@@ -147,6 +151,11 @@ func (s *scheduler) requeue(w *worker) {
 func (s *scheduler) finish(w *worker, keep bool, done func(*worker)) {
 	s.mu.Lock()
 	w.running = false
+	full := s.inFlight == s.pool
+	s.inFlight--
+	if full {
+		s.poke() // the dispatcher may be waiting for a free slot
+	}
 	if !keep || w.removed {
 		w.removed = true
 		s.mu.Unlock()
@@ -158,7 +167,7 @@ func (s *scheduler) finish(w *worker, keep bool, done func(*worker)) {
 	if !next.After(now) {
 		next = next.Add((now.Sub(next)/period + 1) * period)
 	}
-	w.due = next
+	w.setDue(next)
 	heap.Push(&s.queue, w)
 	head := w.index == 0
 	s.mu.Unlock()
@@ -171,7 +180,7 @@ func (s *scheduler) finish(w *worker, keep bool, done func(*worker)) {
 type workerHeap []*worker
 
 func (h workerHeap) Len() int           { return len(h) }
-func (h workerHeap) Less(i, j int) bool { return h[i].due.Before(h[j].due) }
+func (h workerHeap) Less(i, j int) bool { return h[i].dueNanos < h[j].dueNanos }
 func (h workerHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].index, h[j].index = i, j

@@ -39,30 +39,59 @@ type worker struct {
 	onHold      bool
 
 	// Scheduling state, guarded by the scheduler's lock.
-	due     time.Time
-	index   int // position in the heap, -1 when not queued
-	running bool
-	removed bool
+	due      time.Time
+	dueNanos int64 // due as Unix nanoseconds: the heap compares these
+	index    int   // position in the heap, -1 when not queued
+	running  bool
+	removed  bool
+
+	// The batched probe in flight, and its callback (made once, not per
+	// probe); touched only by the scheduler's goroutine.
+	flight    inFlight
+	batchDone probe.Done
 
 	// Metric handles resolved once, not per probe.
 	total    map[Result]prometheus.Counter
 	duration prometheus.Observer
 }
 
+// inFlight is a batched probe's context.
+type inFlight struct {
+	status *kc.PodStatus
+	id     string
+	start  time.Time
+}
+
+func (w *worker) setDue(t time.Time) { w.due, w.dueNanos = t, t.UnixNano() }
+
 func (w *worker) period() time.Duration { return time.Duration(w.spec.PeriodSeconds) * time.Second }
 
-// doProbe is one period of the worker: it follows the container's current
-// ID, honours the initial delay, startup gating and the hold after a
-// liveness/startup failure, runs the probe and applies the thresholds. It
-// reports false when the worker should stop for good.
+// doProbe is one period of the worker, run synchronously: prepare, the
+// probe through the Runner (errors retried), record. It reports false when
+// the worker should stop for good.
 func (w *worker) doProbe(ctx context.Context) bool {
+	status, id, probeNow, keep := w.prepare()
+	if !probeNow {
+		return keep
+	}
+	start := w.mgr.cfg.Clock.Now()
+	res, msg, err := w.runWithRetries(ctx, status, id)
+	w.record(id, res, msg, err, w.mgr.cfg.Clock.Since(start))
+	return true
+}
+
+// prepare is a period's bookkeeping before any probe: it follows the
+// container's current ID, honours the initial delay, startup gating and
+// the hold after a liveness/startup failure. probeNow says to probe the
+// container id of status now; if not, keep says whether the worker lives on.
+func (w *worker) prepare() (status *kc.PodStatus, id string, probeNow, keep bool) {
 	status, err := w.mgr.cfg.Statuses.Get(w.key.uid)
 	if err != nil || status == nil {
-		return true // not known yet, or the runtime can't say: wait
+		return nil, "", false, true // not known yet, or the runtime can't say: wait
 	}
 	c := status.FindContainerStatusByName(w.container.Name)
 	if c == nil || c.ID == "" {
-		return true // not created yet
+		return nil, "", false, true // not created yet
 	}
 	if w.containerID != c.ID {
 		if w.containerID != "" {
@@ -73,29 +102,65 @@ func (w *worker) doProbe(ctx context.Context) bool {
 		w.lastResult, w.resultRun, w.onHold = Unknown, 0, false // a new container: start over
 	}
 	if w.onHold {
-		return true // failed liveness/startup: wait for the restart
+		return nil, "", false, true // failed liveness/startup: wait for the restart
 	}
 	if c.State != kc.ContainerStateRunning {
 		w.results.set(c.ID, Failure, w.key.uid)
-		return !willNotRestart(w.pod, c)
+		return nil, "", false, !willNotRestart(w.pod, c)
 	}
 	if w.pod.DeletionTimestamp != nil && (w.key.probeType == Liveness || w.key.probeType == Startup) {
 		// Shutting down: never kill a container for failing now.
 		w.results.set(c.ID, Success, w.key.uid)
-		return false
+		return nil, "", false, false
 	}
 	if w.mgr.cfg.Clock.Since(c.StartedAt) < time.Duration(w.spec.InitialDelaySeconds)*time.Second {
-		return true
+		return nil, "", false, true
 	}
 	started := w.mgr.started(w.key.uid, w.container.Name, c.ID)
 	if started == (w.key.probeType == Startup) {
 		// Startup probes stop once started; the others wait for it.
-		return true
+		return nil, "", false, true
 	}
+	return status, c.ID, true, true
+}
 
-	result, ok := w.run(ctx, status, c.ID)
-	if !ok {
-		return true // the probe errored: no result this period
+// target is what w probes in container id of status.
+func (w *worker) target(status *kc.PodStatus, id string) Target {
+	return Target{Pod: w.pod, Container: w.container, ContainerID: id, PodIPs: status.IPs, HostIP: w.mgr.cfg.HostIP}
+}
+
+// runWithRetries runs the probe through the Runner, retrying errors.
+func (w *worker) runWithRetries(ctx context.Context, status *kc.PodStatus, id string) (res probe.Result, msg string, err error) {
+	t := w.target(status, id)
+	for i := 0; i < maxProbeRetries; i++ {
+		if res, msg, err = w.mgr.cfg.Runner.Run(ctx, &w.spec, t); err == nil {
+			break
+		}
+	}
+	return res, msg, err
+}
+
+// record applies a probe's outcome for container id: metrics and logs,
+// then the thresholds: success and warning count as Success, anything else
+// as Failure; an error gives no result this period.
+func (w *worker) record(id string, res probe.Result, msg string, err error, took time.Duration) {
+	w.duration.Observe(took.Seconds())
+	var result Result
+	switch {
+	case err != nil:
+		w.total[Unknown].Inc()
+		w.mgr.cfg.Log.V(1).Info("probe errored", "probeType", w.key.probeType, "pod", podRef(w.pod), "container", w.container.Name, "error", err.Error())
+		return
+	case res == probe.Success || res == probe.Warning:
+		if res == probe.Warning {
+			w.mgr.cfg.Log.V(1).Info("probe warning", "probeType", w.key.probeType, "pod", podRef(w.pod), "container", w.container.Name, "output", msg)
+		}
+		w.total[Success].Inc()
+		result = Success
+	default:
+		w.total[Failure].Inc()
+		w.mgr.cfg.Log.V(1).Info("probe failed", "probeType", w.key.probeType, "pod", podRef(w.pod), "container", w.container.Name, "output", msg)
+		result = Failure
 	}
 	if w.lastResult == result {
 		w.resultRun++
@@ -104,49 +169,13 @@ func (w *worker) doProbe(ctx context.Context) bool {
 	}
 	if (result == Failure && w.resultRun < int(w.spec.FailureThreshold)) ||
 		(result == Success && w.resultRun < int(w.spec.SuccessThreshold)) {
-		return true // below the threshold: no change yet
+		return // below the threshold: no change yet
 	}
-	w.results.set(c.ID, result, w.key.uid)
+	w.results.set(id, result, w.key.uid)
 	if result == Failure && (w.key.probeType == Liveness || w.key.probeType == Startup) {
 		// The container will be restarted; probing it meanwhile only races
 		// with the kill.
 		w.onHold, w.resultRun = true, 0
-	}
-	return true
-}
-
-// run executes the probe, retrying errors, and maps its result: success
-// and warning count as Success, anything else as Failure; ok is false when
-// every try errored.
-func (w *worker) run(ctx context.Context, status *kc.PodStatus, containerID string) (Result, bool) {
-	target := Target{Pod: w.pod, Container: w.container, ContainerID: containerID, PodIPs: status.IPs, HostIP: w.mgr.cfg.HostIP}
-	var (
-		res probe.Result
-		msg string
-		err error
-	)
-	start := w.mgr.cfg.Clock.Now()
-	for i := 0; i < maxProbeRetries; i++ {
-		if res, msg, err = w.mgr.cfg.Runner.Run(ctx, &w.spec, target); err == nil {
-			break
-		}
-	}
-	w.duration.Observe(w.mgr.cfg.Clock.Since(start).Seconds())
-	switch {
-	case err != nil:
-		w.total[Unknown].Inc()
-		w.mgr.cfg.Log.V(1).Info("probe errored", "probeType", w.key.probeType, "pod", podRef(w.pod), "container", w.container.Name, "error", err.Error())
-		return Unknown, false
-	case res == probe.Success || res == probe.Warning:
-		if res == probe.Warning {
-			w.mgr.cfg.Log.V(1).Info("probe warning", "probeType", w.key.probeType, "pod", podRef(w.pod), "container", w.container.Name, "output", msg)
-		}
-		w.total[Success].Inc()
-		return Success, true
-	default:
-		w.total[Failure].Inc()
-		w.mgr.cfg.Log.V(1).Info("probe failed", "probeType", w.key.probeType, "pod", podRef(w.pod), "container", w.container.Name, "output", msg)
-		return Failure, true
 	}
 }
 

@@ -8,10 +8,20 @@
 // (through the status cache), when a probe result changes, and every
 // --sync-frequency; liveness and startup failures restart containers, and
 // readiness drives the pod's Ready condition. It serves /healthz on
-// --healthz-port and /pods, /healthz and /metrics on --port, both on
-// 127.0.0.1. Pods come from --pod-manifest-path (and --manifest-url)
-// through package podsource; with --cgroups-per-qos (and a real runtime)
-// each pod gets its QoS-class cgroup from package cgroupmgr.
+// --healthz-port and /pods, /healthz, /metrics, /stats/summary,
+// /containerLogs and (--enable-debugging-handlers) /debug/pprof on --port,
+// both on 127.0.0.1. Pods come from --pod-manifest-path (and
+// --manifest-url) through package podsource; with --cgroups-per-qos (and a
+// real runtime) each pod gets its QoS-class cgroup from package cgroupmgr.
+//
+// As the kubelet: a static pod's new version (an edited manifest gives a new
+// UID) starts only once the old one is gone; housekeeping (every 2s) kills
+// and removes pods that no source wants any more, such as one whose
+// manifest was deleted while the agent was down. Unlike the kubelet, it
+// only touches sandboxes labelled nodekit.dev/node=<node name>, so agents
+// sharing a runtime leave each other's pods alone; and it publishes a pod's
+// status right after a sync that started or stopped something, instead of
+// waiting for the next relist.
 package main
 
 import (
@@ -23,6 +33,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -37,6 +48,7 @@ import (
 	"github.com/nodekit-dev/nodekit/runtime/fake"
 	"github.com/nodekit-dev/nodekit/statuscache"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 )
@@ -66,7 +78,17 @@ type config struct {
 // housekeepingPeriod is the kubelet's housekeeping interval.
 const housekeepingPeriod = 2 * time.Second
 
+// gcPercent is the agent's GOGC unless the environment sets one. Its live
+// heap is small (about 7 MB with 110 pods) and a collection costs well under
+// a millisecond of CPU, so collecting twice as often as Go's default keeps
+// several megabytes of garbage out of the node's memory for a negligible
+// CPU cost.
+const gcPercent = 50
+
 func main() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	cfg, err := parseFlags(os.Args[1:])
 	if err != nil {
@@ -184,6 +206,8 @@ func run(ctx context.Context, cfg config, slogger *slog.Logger) error {
 // newAgent wires the packages: status cache, PLEG, prober, runtime manager.
 func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.Client) (*agent, *prometheus.Registry, error) {
 	registry := prometheus.NewRegistry()
+	// The Go runtime's and the process's own figures, as the kubelet serves.
+	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	plegMetrics, proberMetrics := pleg.NewMetrics(), prober.NewMetrics()
 	registry.MustRegister(plegMetrics, proberMetrics)
 	vols := volumes{rootDir: cfg.rootDir}
