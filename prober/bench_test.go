@@ -93,11 +93,21 @@ func cpuTime() time.Duration {
 // against one loopback server in a child process. Each op is one second of
 // probing; it reports probes/s achieved and the prober's CPU seconds per
 // 1,000 probes (this process only).
+//
+// engine=batch is the default Runner, whose plain-HTTP probes go through
+// probe.Batch; engine=goroutine wraps the same handlers in another Runner,
+// which makes every probe run on a goroutine of its own (the path exec,
+// gRPC and https probes take).
 func BenchmarkManyWorkers(b *testing.B) {
+	b.Run("engine=batch", func(b *testing.B) { benchmarkManyWorkers(b, nil) })
+	b.Run("engine=goroutine", func(b *testing.B) { benchmarkManyWorkers(b, struct{ Runner }{NewRunner(nil)}) })
+}
+
+func benchmarkManyWorkers(b *testing.B, runner Runner) {
 	const workers = 10000
 	port := startTarget(b)
 	st := &countingStatuses{statuses: &statuses{m: map[types.UID]*kc.PodStatus{}}}
-	m, err := New(Config{Statuses: st})
+	m, err := New(Config{Statuses: st, Runner: runner})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -22,13 +22,21 @@
 //
 // The kubelet runs a goroutine and a ticker per probe and lets them all run
 // at once. Here one scheduler goroutine keeps the workers in a heap ordered
-// by due time, with a single timer, and runs each due worker on a goroutine
-// of its own, at most MaxConcurrentProbes (default 512) at once: a thousand
-// hanging targets cost at most that many connections, each cut off at its
-// timeout, and only delay other probes once the bound is reached; idle, the
-// prober holds no goroutine but the scheduler. Probe handlers (package probe)
-// reuse one transport, open a fresh connection per HTTP probe as the kubelet
-// does, and close it with SO_LINGER 0 so probes leave no TIME_WAIT.
+// by due time, with a single timer, and does each due worker's bookkeeping
+// itself. With the default Runner, plain-HTTP and TCP probes of IP
+// addresses, nearly all probes, run there too, through probe.Batch:
+// non-blocking sockets, answers read on the scheduler's next wake-ups, and
+// probes due within 2ms of each other started together, so that thousands
+// of probes share a few hundred wake-ups a second. On this project's 2-core
+// VM, where a loopback probe's kernel work alone is about 17µs and each
+// sleep and wake-up costs several more, that took 10,000 HTTP probes a
+// second from 0.66 to 0.26 of a core (BenchmarkManyWorkers). Exec, gRPC and
+// https probes, and those of a custom Runner, run on a goroutine each.
+// At most MaxConcurrentProbes (default 512) probes are in flight: a
+// thousand hanging targets cost at most that many sockets, each cut off at
+// its timeout, and only delay other probes once the bound is reached. Every
+// HTTP probe opens a fresh connection, as the kubelet does, and closes it
+// with SO_LINGER 0 so probes leave no TIME_WAIT.
 //
 // # Use
 //

@@ -49,6 +49,11 @@
 //     (kernel time included), a tenth of its memory and a third of its
 //     allocations, and no goroutines (see BenchmarkHTTPProbe and
 //     BenchmarkHTTPProbeParallel).
+//   - A Batch runs the same plain-HTTP exchange, and TCP probes, as an event
+//     loop on one goroutine: non-blocking sockets opened without waiting,
+//     answers collected when that goroutine next wakes, many probes to a
+//     wake-up. Sleeping and waking per probe, not the exchange, is most of
+//     a probe's CPU; package prober drives its probes this way.
 //   - Everything else (https, FollowNonLocalRedirects, IPv6 zones, paths
 //     that need escaping, unusual headers, a redirect to https) goes through
 //     one shared net/http Transport configured once.
@@ -62,6 +67,12 @@
 //	})
 //
 //	res, msg, err = probe.TCP(ctx, podIP, 5432, time.Second)
+//
+//	b := hp.NewBatch() // owned by one goroutine
+//	b.StartHTTP(time.Now(), req, func(res probe.Result, msg string, err error) { ... })
+//	for b.Len() > 0 {
+//		time.Sleep(b.Poll(time.Now())) // calls done as answers arrive
+//	}
 //
 //	gp := probe.NewGRPC(probe.GRPCOptions{})
 //	res, msg, err = gp.Probe(ctx, podIP, 9090, "", time.Second)
