@@ -30,7 +30,7 @@
 // of probes share a few hundred wake-ups a second. On this project's 2-core
 // VM, where a loopback probe's kernel work alone is about 17µs and each
 // sleep and wake-up costs several more, that took 10,000 HTTP probes a
-// second from 0.66 to 0.26 of a core (BenchmarkManyWorkers). Exec, gRPC and
+// second from 0.6 to 0.24 of a core (BenchmarkManyWorkers). Exec, gRPC and
 // https probes, and those of a custom Runner, run on a goroutine each.
 // At most MaxConcurrentProbes (default 512) probes are in flight: a
 // thousand hanging targets cost at most that many sockets, each cut off at

@@ -129,7 +129,7 @@ func (m *Manager) AddPod(pod *v1.Pod) {
 			if _, ok := m.workers[key]; ok {
 				continue
 			}
-			w := &worker{key: key, pod: pod, container: c, spec: defaulted(spec), results: m.resultsFor(t), mgr: m, index: -1}
+			w := &worker{key: key, pod: pod, container: c, spec: defaulted(spec), results: m.resultsFor(t), mgr: m}
 			w.batchDone = func(res probe.Result, msg string, err error) { m.batchDone(w, res, msg, err) }
 			m.cfg.Metrics.bind(w)
 			m.workers[key] = w

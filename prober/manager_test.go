@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	goruntime "runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -413,4 +414,31 @@ func TestProbesInFlightAreBounded(t *testing.T) {
 	waitUntil(t, func() bool { return br.total.Load() == 20 })
 	assert.Equal(t, int64(3), br.peak.Load())
 	waitUntil(t, func() bool { return goruntime.NumGoroutine() <= base })
+}
+
+// TestSchedulerQueue: workers come out in due order; a triggered worker
+// comes out at once, only once; a removed one never does.
+func TestSchedulerQueue(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(10000, 0))
+	s := newScheduler(clk, 100)
+	now := clk.Now()
+	var ws []*worker
+	for i, off := range []int{50, 10, 40, 20, 30, 60, 70} {
+		w := &worker{key: workerKey{container: strconv.Itoa(i)}}
+		ws = append(ws, w)
+		s.add(w, now.Add(time.Duration(off)*time.Second))
+	}
+	s.trigger(ws[6])                     // 70s → now
+	s.remove(ws[2])                      // 40s: gone
+	s.add(ws[5], now.Add(5*time.Second)) // re-added earlier: 60s superseded
+	var order []string
+	for {
+		w, wait := s.next(now.Add(time.Hour))
+		if w == nil {
+			assert.Zero(t, wait)
+			break
+		}
+		order = append(order, w.key.container)
+	}
+	assert.Equal(t, []string{"6", "5", "1", "3", "4", "0"}, order)
 }

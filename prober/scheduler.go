@@ -1,7 +1,6 @@
 package prober
 
 import (
-	"container/heap"
 	"context"
 	"sync"
 	"time"
@@ -32,12 +31,21 @@ func newScheduler(clk clock.WithTicker, pool int) *scheduler {
 func (s *scheduler) add(w *worker, due time.Time) {
 	s.mu.Lock()
 	w.setDue(due)
-	heap.Push(&s.queue, w)
-	head := w.index == 0
+	head := s.push(w)
 	s.mu.Unlock()
 	if head {
 		s.poke()
 	}
+}
+
+// push queues w at its due time (s.mu held), superseding any entry it
+// had, and says whether it is now the earliest.
+func (s *scheduler) push(w *worker) (head bool) {
+	w.seq++
+	w.queued = true
+	s.queue.push(heapEntry{due: w.dueNanos, seq: w.seq, w: w})
+	e := s.queue[0]
+	return e.w == w && e.seq == w.seq
 }
 
 // remove takes w out of the queue; a running w is dropped when it finishes.
@@ -45,18 +53,16 @@ func (s *scheduler) remove(w *worker) (running bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w.removed = true
-	if w.index >= 0 {
-		heap.Remove(&s.queue, w.index)
-	}
+	w.queued = false // its entry is skipped when it surfaces
 	return w.running
 }
 
 // trigger makes a queued w due now.
 func (s *scheduler) trigger(w *worker) {
 	s.mu.Lock()
-	if w.index >= 0 && w.due.After(s.clock.Now()) {
+	if w.queued && w.due.After(s.clock.Now()) {
 		w.setDue(s.clock.Now())
-		heap.Fix(&s.queue, w.index)
+		s.push(w)
 	}
 	s.mu.Unlock()
 	s.poke()
@@ -123,14 +129,22 @@ func (s *scheduler) run(ctx context.Context, start func(*worker, time.Time), pol
 func (s *scheduler) next(now time.Time) (*worker, time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for len(s.queue) > 0 {
+		if e := s.queue[0]; e.seq != e.w.seq || !e.w.queued {
+			s.queue.pop() // superseded or removed
+			continue
+		}
+		break
+	}
 	if len(s.queue) == 0 || s.inFlight >= s.pool {
 		return nil, 0
 	}
-	w := s.queue[0]
+	w := s.queue[0].w
 	if d := w.due.Sub(now); d > s.slack {
 		return nil, d
 	}
-	heap.Pop(&s.queue)
+	s.queue.pop()
+	w.queued = false
 	w.running = true
 	s.inFlight++
 	return w, 0
@@ -141,7 +155,7 @@ func (s *scheduler) requeue(w *worker) {
 	w.running = false
 	s.inFlight--
 	if !w.removed {
-		heap.Push(&s.queue, w)
+		s.push(w)
 	}
 	s.mu.Unlock()
 }
@@ -168,33 +182,60 @@ func (s *scheduler) finish(w *worker, keep bool, done func(*worker)) {
 		next = next.Add((now.Sub(next)/period + 1) * period)
 	}
 	w.setDue(next)
-	heap.Push(&s.queue, w)
-	head := w.index == 0
+	head := s.push(w)
 	s.mu.Unlock()
 	if head {
 		s.poke() // only an earlier head needs the dispatcher to wake sooner
 	}
 }
 
-// workerHeap orders workers by due time.
-type workerHeap []*worker
+// heapEntry is a worker queued at due. Entries hold the due time inline,
+// so ordering 10,000 workers touches one array instead of every worker;
+// an entry whose seq is not its worker's current one was superseded (by a
+// trigger or a removal) and is dropped when it reaches the top.
+type heapEntry struct {
+	due int64 // Unix nanoseconds
+	seq uint64
+	w   *worker
+}
 
-func (h workerHeap) Len() int           { return len(h) }
-func (h workerHeap) Less(i, j int) bool { return h[i].dueNanos < h[j].dueNanos }
-func (h workerHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index, h[j].index = i, j
+// workerHeap is a binary min-heap of entries by due time, written out
+// rather than through container/heap, whose interface would box every
+// entry pushed or popped.
+type workerHeap []heapEntry
+
+func (h *workerHeap) push(e heapEntry) {
+	*h = append(*h, e)
+	q := *h
+	for i := len(q) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if q[parent].due <= q[i].due {
+			break
+		}
+		q[parent], q[i] = q[i], q[parent]
+		i = parent
+	}
 }
-func (h *workerHeap) Push(x any) {
-	w := x.(*worker)
-	w.index = len(*h)
-	*h = append(*h, w)
-}
-func (h *workerHeap) Pop() any {
-	old := *h
-	w := old[len(old)-1]
-	old[len(old)-1] = nil
-	w.index = -1
-	*h = old[:len(old)-1]
-	return w
+
+func (h *workerHeap) pop() {
+	q := *h
+	n := len(q) - 1
+	q[0] = q[n]
+	q[n] = heapEntry{}
+	q = q[:n]
+	for i := 0; ; {
+		least, l, r := i, 2*i+1, 2*i+2
+		if l < n && q[l].due < q[least].due {
+			least = l
+		}
+		if r < n && q[r].due < q[least].due {
+			least = r
+		}
+		if least == i {
+			break
+		}
+		q[i], q[least] = q[least], q[i]
+		i = least
+	}
+	*h = q
 }

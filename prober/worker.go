@@ -40,8 +40,9 @@ type worker struct {
 
 	// Scheduling state, guarded by the scheduler's lock.
 	due      time.Time
-	dueNanos int64 // due as Unix nanoseconds: the heap compares these
-	index    int   // position in the heap, -1 when not queued
+	dueNanos int64  // due as Unix nanoseconds, as the heap holds it
+	seq      uint64 // of the worker's live heap entry
+	queued   bool   // has a live heap entry
 	running  bool
 	removed  bool
 
