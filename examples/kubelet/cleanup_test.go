@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+	"github.com/nodekit-dev/nodekit/runtime/fake"
+)
+
+// startFakeAgent runs the agent on a fake runtime the test can script,
+// with manifests from dir and node name n1.
+func startFakeAgent(t *testing.T, ctx context.Context, dir string) (*agent, *fake.Runtime, func()) {
+	t.Helper()
+	f := fake.New(fake.WithImages("nodekit.local/pause:1", "nodekit.local/testbin:1"))
+	endpoint := "unix://" + filepath.Join(t.TempDir(), "fake.sock")
+	stopServing, err := f.Start(endpoint)
+	require.NoError(t, err)
+	t.Cleanup(func() { stopServing(); f.Close() })
+	cfg, err := parseFlags([]string{"--runtime", "remote", "--container-runtime-endpoint", endpoint, "--pod-manifest-path", dir,
+		"--hostname-override", "n1", "--pod-logs-dir", t.TempDir(), "--file-check-frequency", "100ms", "--port", "0", "--healthz-port", "0",
+		"--root-dir", t.TempDir(), "--cgroups-per-qos=false"})
+	require.NoError(t, err)
+	a, stop := startAgent(t, ctx, cfg)
+	return a, f, stop
+}
+
+// TestStaticPodVersionsRunOneAtATime: an edited manifest's new pod (a new
+// UID, the same name) gets no sandbox while the old one is still being
+// killed, however slow that is.
+func TestStaticPodVersionsRunOneAtATime(t *testing.T) {
+	dir := t.TempDir()
+	manifest := func(version string) []byte {
+		return []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers:\n  - {name: c, image: nodekit.local/testbin:1, args: [sleep], env: [{name: V, value: \"" + version + "\"}]}\n")
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "web.yaml"), manifest("1"), 0o644))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	a, f, stop := startFakeAgent(t, ctx, dir)
+	defer stop()
+	eventually(t, "web running", func() bool { p := podNamed(a, "web-n1"); return p != nil && p.Status.Phase == "Running" })
+	oldUID := podNamed(a, "web-n1").UID
+
+	f.SetLatency("StopPodSandbox", 1500*time.Millisecond) // a slow termination
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "web.yaml"), manifest("2"), 0o644))
+	var sawOldAlone bool
+	eventually(t, "new version running, old one gone", func() bool {
+		pods, err := a.mgr.GetPods(ctx, true)
+		require.NoError(t, err)
+		var old, other bool
+		for _, p := range pods {
+			switch {
+			case p.ID == oldUID:
+				old = true
+			case p.Name == "web-n1":
+				other = true
+			}
+		}
+		require.False(t, old && other, "the new version has a sandbox while the old one is still there")
+		sawOldAlone = sawOldAlone || (old && !other)
+		return other && !old
+	})
+	assert.True(t, sawOldAlone, "the old version was seen being terminated")
+	assert.Equal(t, "Running", string(podNamed(a, "web-n1").Status.Phase))
+}
+
+// TestOrphanedPodsAreKilled: a runtime pod of this node that no source has
+// is killed and removed by housekeeping; another node's pod is left alone.
+func TestOrphanedPodsAreKilled(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	a, _, stop := startFakeAgent(t, ctx, t.TempDir())
+	defer stop()
+	sandbox := func(uid, node string) string {
+		resp, err := a.criClient.RunPodSandbox(ctx, &runtimeapi.PodSandboxConfig{
+			Metadata: &runtimeapi.PodSandboxMetadata{Name: "left-" + uid, Namespace: "default", Uid: uid},
+			Labels:   map[string]string{nodeLabel: node, kc.LabelPodUID: uid, kc.LabelPodName: "left-" + uid, kc.LabelPodNamespace: "default"},
+		}, "")
+		require.NoError(t, err)
+		return resp
+	}
+	mine, theirs := sandbox("orphan", "n1"), sandbox("foreign", "other-node")
+	exists := func(id string) bool {
+		sbs, err := a.criClient.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{Id: id})
+		require.NoError(t, err)
+		return len(sbs) == 1
+	}
+	eventually(t, "orphan killed and removed", func() bool { return !exists(mine) })
+	time.Sleep(2 * housekeepingPeriod) // another clean-up round
+	assert.True(t, exists(theirs), "another node's pod is not this agent's to kill")
+}
