@@ -10,8 +10,8 @@ import (
 	"github.com/nodekit-dev/nodekit/prober/probe"
 )
 
-// batchSlack: with the batch engine, probes due within a millisecond of
-// each other start on the same wake-up.
+// batchSlack: with the batch engine, probes due within 2ms of each other
+// start on the same wake-up.
 const batchSlack = 2 * time.Millisecond
 
 // runState is what one Run shares with the probes it starts.
@@ -69,9 +69,7 @@ func (m *Manager) goProbe(rs *runState, w *worker, status *kc.PodStatus, id stri
 	rs.wg.Add(1)
 	go func() {
 		defer rs.wg.Done()
-		start := m.cfg.Clock.Now()
-		res, msg, err := w.runWithRetries(rs.ctx, status, id)
-		w.record(id, res, msg, err, m.cfg.Clock.Since(start))
+		w.probe(rs.ctx, status, id)
 		m.sched.finish(w, true, m.retire)
 	}()
 }

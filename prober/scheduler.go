@@ -30,7 +30,7 @@ func newScheduler(clk clock.WithTicker, pool int) *scheduler {
 // add queues w at due.
 func (s *scheduler) add(w *worker, due time.Time) {
 	s.mu.Lock()
-	w.setDue(due)
+	w.due = due
 	head := s.push(w)
 	s.mu.Unlock()
 	if head {
@@ -43,7 +43,7 @@ func (s *scheduler) add(w *worker, due time.Time) {
 func (s *scheduler) push(w *worker) (head bool) {
 	w.seq++
 	w.queued = true
-	s.queue.push(heapEntry{due: w.dueNanos, seq: w.seq, w: w})
+	s.queue.push(heapEntry{due: w.due.UnixNano(), seq: w.seq, w: w})
 	e := s.queue[0]
 	return e.w == w && e.seq == w.seq
 }
@@ -61,7 +61,7 @@ func (s *scheduler) remove(w *worker) (running bool) {
 func (s *scheduler) trigger(w *worker) {
 	s.mu.Lock()
 	if w.queued && w.due.After(s.clock.Now()) {
-		w.setDue(s.clock.Now())
+		w.due = s.clock.Now()
 		s.push(w)
 	}
 	s.mu.Unlock()
@@ -181,7 +181,7 @@ func (s *scheduler) finish(w *worker, keep bool, done func(*worker)) {
 	if !next.After(now) {
 		next = next.Add((now.Sub(next)/period + 1) * period)
 	}
-	w.setDue(next)
+	w.due = next
 	head := s.push(w)
 	s.mu.Unlock()
 	if head {

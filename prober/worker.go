@@ -39,12 +39,11 @@ type worker struct {
 	onHold      bool
 
 	// Scheduling state, guarded by the scheduler's lock.
-	due      time.Time
-	dueNanos int64  // due as Unix nanoseconds, as the heap holds it
-	seq      uint64 // of the worker's live heap entry
-	queued   bool   // has a live heap entry
-	running  bool
-	removed  bool
+	due     time.Time
+	seq     uint64 // of the worker's live heap entry
+	queued  bool   // has a live heap entry
+	running bool
+	removed bool
 
 	// The batched probe in flight, and its callback (made once, not per
 	// probe); touched only by the scheduler's goroutine.
@@ -63,8 +62,6 @@ type inFlight struct {
 	start  time.Time
 }
 
-func (w *worker) setDue(t time.Time) { w.due, w.dueNanos = t, t.UnixNano() }
-
 func (w *worker) period() time.Duration { return time.Duration(w.spec.PeriodSeconds) * time.Second }
 
 // doProbe is one period of the worker, run synchronously: prepare, the
@@ -75,10 +72,15 @@ func (w *worker) doProbe(ctx context.Context) bool {
 	if !probeNow {
 		return keep
 	}
+	w.probe(ctx, status, id)
+	return true
+}
+
+// probe runs the probe through the Runner and records its outcome.
+func (w *worker) probe(ctx context.Context, status *kc.PodStatus, id string) {
 	start := w.mgr.cfg.Clock.Now()
 	res, msg, err := w.runWithRetries(ctx, status, id)
 	w.record(id, res, msg, err, w.mgr.cfg.Clock.Since(start))
-	return true
 }
 
 // prepare is a period's bookkeeping before any probe: it follows the

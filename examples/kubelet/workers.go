@@ -6,6 +6,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodekit-dev/nodekit/runtime"
 )
@@ -197,16 +198,23 @@ func (a *agent) terminate(w *podWorker) {
 		}
 	}()
 	a.prober.RemovePod(w.pod.UID)
-	st, err := a.mgr.GetPodStatus(ctx, w.pod.UID, w.pod.Name, w.pod.Namespace)
-	if err == nil {
-		err = a.mgr.KillPod(ctx, w.pod, runtime.PodFromStatus(st), nil)
-	}
-	if err == nil {
-		err = a.mgr.RemovePod(ctx, w.pod.UID)
-	}
-	if err != nil {
+	if err := a.killAndRemove(ctx, w.pod, w.pod.UID, w.pod.Name, w.pod.Namespace); err != nil {
 		a.log.Error(err, "terminating pod", "pod", podName(w.pod))
 		return
 	}
 	a.log.Info("pod terminated and removed", "pod", podName(w.pod))
+}
+
+// killAndRemove kills the runtime's pod uid with pod's grace periods (pod
+// nil: those recorded on its containers) and removes its containers and
+// sandboxes.
+func (a *agent) killAndRemove(ctx context.Context, pod *v1.Pod, uid types.UID, name, namespace string) error {
+	st, err := a.mgr.GetPodStatus(ctx, uid, name, namespace)
+	if err != nil {
+		return err
+	}
+	if err := a.mgr.KillPod(ctx, pod, runtime.PodFromStatus(st), nil); err != nil {
+		return err
+	}
+	return a.mgr.RemovePod(ctx, uid)
 }

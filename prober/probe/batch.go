@@ -8,9 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"net/url"
 	"os"
-	"strconv"
 	"syscall"
 	"time"
 )
@@ -471,49 +469,32 @@ func (b *Batch) answer(p *batchProbe, data []byte, term error, t int64) bool {
 		b.settle(p, t, Failure, requestError(bgCtx, batchNever, p.h.urlString(), err), nil)
 		return true
 	}
-	h := p.h
-	if r.location != "" {
-		u, err := h.url().Parse(r.location)
-		if err != nil {
-			err = errors.New("failed to parse Location header " + strconv.Quote(r.location) + ": " + err.Error())
-			b.settle(p, t, Failure, (&url.Error{Op: "Get", URL: h.urlString(), Err: err}).Error(), nil)
-			return true
-		}
-		if u.Hostname() == h.url().Hostname() {
-			if p.made >= maxRedirects {
-				b.settle(p, t, Failure, (&url.Error{Op: "Get", URL: r.location, Err: errTooManyRedirects}).Error(), nil)
-				return true
-			}
-			loc, _ := url.Parse(r.location)
-			n := h.next(u, !loc.IsAbs(), referer(p.headers, h.url()))
-			var ap netip.AddrPort
-			ok := n != nil
-			if ok {
-				ap, ok = batchAddrPort(n.addr)
-			}
-			if !ok {
-				// The fast path would hand this to net/http.
-				b.settle(p, t, Unknown, "", ErrNotBatchable)
-				return true
-			}
-			b.closeFD(p)
-			b.putBuf(p)
-			p.h = n
-			p.made++
-			b.dialHTTP(p, ap, t)
-			return true
-		}
-	}
-	n, err := readBody(b.br, b.body[:], r)
-	if err == errMore {
+	rd, res, msg, err := followOrJudge(b.br, r, p.h, p.headers, p.made, b.body[:])
+	switch {
+	case err == errMore:
 		return false
-	}
-	if err != nil {
+	case err != nil:
 		b.settle(p, t, Failure, "", bodyError(bgCtx, batchNever, err))
-		return true
+	case rd != nil:
+		n := p.h.next(rd.u, rd.relative, rd.referer)
+		var ap netip.AddrPort
+		ok := n != nil
+		if ok {
+			ap, ok = batchAddrPort(n.addr)
+		}
+		if !ok {
+			// The fast path would hand this to net/http.
+			b.settle(p, t, Unknown, "", ErrNotBatchable)
+			return true
+		}
+		b.closeFD(p)
+		b.putBuf(p)
+		p.h = n
+		p.made++
+		b.dialHTTP(p, ap, t)
+	default:
+		b.settle(p, t, res, msg, nil)
 	}
-	res, msg := judge(r.code, b.body[:n])
-	b.settle(p, t, res, msg, nil)
 	return true
 }
 

@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"net"
@@ -124,6 +125,18 @@ func (p *HTTPProber) exchange(ctx context.Context, c net.Conn, deadline time.Tim
 	if err != nil {
 		return nil, Failure, requestError(ctx, deadline, h.urlString(), err), nil
 	}
+	rd, res, msg, err := followOrJudge(b.br, r, h, headers, made, b.body[:])
+	if err != nil {
+		return nil, Failure, "", bodyError(ctx, deadline, err)
+	}
+	return rd, res, msg, nil
+}
+
+// followOrJudge continues an answer whose head r was read from br for hop
+// h, the made-th request of the probe: a redirect to follow, or else the
+// probe's result. err is the body's read error, left for the caller to
+// shape.
+func followOrJudge(br *bufio.Reader, r fastResponse, h *fastHop, headers http.Header, made int, body []byte) (*redirect, Result, string, error) {
 	if r.location != "" {
 		u, err := h.url().Parse(r.location)
 		if err != nil {
@@ -140,11 +153,11 @@ func (p *HTTPProber) exchange(ctx context.Context, c net.Conn, deadline time.Tim
 			return &redirect{u: u, relative: !loc.IsAbs(), referer: referer(headers, h.url())}, "", "", nil
 		}
 	}
-	n, err := readBody(b.br, b.body[:], r)
+	n, err := readBody(br, body, r)
 	if err != nil {
-		return nil, Failure, "", bodyError(ctx, deadline, err)
+		return nil, Failure, "", err
 	}
-	res, msg := judge(r.code, b.body[:n])
+	res, msg := judge(r.code, body[:n])
 	return nil, res, msg, nil
 }
 
