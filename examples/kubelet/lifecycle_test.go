@@ -212,7 +212,9 @@ spec:
 		return nil
 	}
 	waitFor(t, 30*time.Second, func() bool { return runtimePod(keepUID) == nil })
-	assert.Contains(t, agent.logText(), "orphaned pod killed and removed")
+	// The runtime forgets the pod a moment before the agent logs that it
+	// has finished with it: wait for the line rather than race it.
+	waitFor(t, 10*time.Second, func() bool { return strings.Contains(agent.logText(), "orphaned pod killed and removed") })
 	wp := runtimePod(webUID)
 	require.NotNil(t, wp)
 	assert.Len(t, wp.Sandboxes, 1, "no second sandbox after the restart")
