@@ -68,7 +68,11 @@ func TestStaticPodVersionsRunOneAtATime(t *testing.T) {
 		return other && !old
 	})
 	assert.True(t, sawOldAlone, "the old version was seen being terminated")
-	assert.Equal(t, "Running", string(podNamed(a, "web-n1").Status.Phase))
+	// Sandbox first, status after the sync that made it: wait, don't race.
+	eventually(t, "the new version reported Running", func() bool {
+		p := podNamed(a, "web-n1")
+		return p != nil && p.UID != oldUID && p.Status.Phase == "Running"
+	})
 }
 
 // TestOrphanedPodsAreKilled: a runtime pod of this node that no source has

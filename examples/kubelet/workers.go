@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/nodekit-dev/nodekit/resources"
 	"github.com/nodekit-dev/nodekit/runtime"
 )
 
@@ -30,8 +31,11 @@ type podWorker struct {
 	started time.Time
 }
 
+// newPodWorker starts pod off as Pending: admitted but not yet synced, so
+// /pods never shows a known pod without a phase.
 func newPodWorker(pod *v1.Pod, source string) *podWorker {
-	return &podWorker{pod: pod, source: source, trigger: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	return &podWorker{pod: pod, source: source, trigger: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+		status: v1.PodStatus{Phase: v1.PodPending, QOSClass: resources.ComputePodQOS(pod)}}
 }
 
 // poke asks for a sync; pokes while one is pending merge.

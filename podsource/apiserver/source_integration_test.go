@@ -9,10 +9,12 @@ package apiserver
 // (or other users of the same apiserver) do not disturb each other.
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -20,6 +22,8 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -286,29 +290,44 @@ func TestSourceLifecycle(t *testing.T) {
 
 // cutProxy is a TLS reverse proxy on 127.0.0.1 in front of the apiserver
 // that can cut every open request (the watch) abruptly, refuse requests
-// for a while, and rewrite the next watch's resourceVersion to "1" so that
-// the apiserver itself answers 410 "too old resource version".
+// for a while, end watches cleanly, and hold resumed watches back (while
+// the test restarts the apiserver behind them).
 type cutProxy struct {
 	srv *httptest.Server
 	tr  *http.Transport
 
 	mu       sync.Mutex
 	down     bool
-	expire   bool
+	hold     chan struct{} // non-nil: plain watches wait for it to close
+	held     int
 	inflight map[*http.Request]context.CancelFunc
 	bodies   map[*eofOnStop]struct{}
-	log      []string // "list rv=..", "watchlist rv=.." (sendInitialEvents), "watch rv=..", "watch rv=.. (rewritten to 1)"
+	log      []string // "list rv=..", "watchlist rv=.." (sendInitialEvents), "watch rv=..", "<code> for <request>" when the apiserver did not answer 200, "410 in the stream for watch rv=.."
 }
 
 // eofOnStop is a watch response body that ends cleanly (io.EOF) when
-// stopped, as when the apiserver ends a watch at its timeout.
+// stopped, as when the apiserver ends a watch at its timeout. It calls
+// expired when the stream carries the apiserver's 410 (an ERROR event:
+// a watch from a too old resource version is answered 200 and then that).
 type eofOnStop struct {
 	io.ReadCloser
 	stopped atomic.Bool
+	expired func()
+	tail    []byte // the end of the previous read, so a match split across reads is found
 }
+
+var tooOld = []byte("too old resource version")
 
 func (b *eofOnStop) Read(buf []byte) (int, error) {
 	n, err := b.ReadCloser.Read(buf)
+	if n > 0 && b.expired != nil {
+		seen := append(b.tail, buf[:n]...)
+		if bytes.Contains(seen, tooOld) {
+			b.expired()
+			b.expired = nil
+		}
+		b.tail = append(b.tail[:0], seen[max(0, len(seen)-len(tooOld)):]...)
+	}
 	if err != nil && b.stopped.Load() {
 		return n, io.EOF
 	}
@@ -328,9 +347,26 @@ func newCutProxy(t *testing.T, upstream *rest.Config) *cutProxy {
 	rp := &httputil.ReverseProxy{
 		Rewrite:   func(r *httputil.ProxyRequest) { r.SetURL(target) },
 		Transport: rt,
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			p.mu.Lock()
+			p.log = append(p.log, fmt.Sprintf("502 for watch=%s rv=%s: %v", r.URL.Query().Get("watch"), r.URL.Query().Get("resourceVersion"), err))
+			p.mu.Unlock()
+			w.WriteHeader(http.StatusBadGateway)
+		},
 		ModifyResponse: func(res *http.Response) error {
+			if res.StatusCode != http.StatusOK {
+				q := res.Request.URL.Query()
+				p.mu.Lock()
+				p.log = append(p.log, fmt.Sprintf("%d for watch=%s rv=%s", res.StatusCode, q.Get("watch"), q.Get("resourceVersion")))
+				p.mu.Unlock()
+			}
 			if res.Request.URL.Query().Get("watch") == "true" {
-				b := &eofOnStop{ReadCloser: res.Body}
+				entry := "410 in the stream for watch rv=" + res.Request.URL.Query().Get("resourceVersion")
+				b := &eofOnStop{ReadCloser: res.Body, expired: func() {
+					p.mu.Lock()
+					p.log = append(p.log, entry)
+					p.mu.Unlock()
+				}}
 				res.Body = b
 				p.mu.Lock()
 				p.bodies[b] = struct{}{}
@@ -349,16 +385,14 @@ func newCutProxy(t *testing.T, upstream *rest.Config) *cutProxy {
 			return
 		}
 		entry := "list rv=" + q.Get("resourceVersion")
+		var hold chan struct{}
 		if watching {
 			entry = "watch rv=" + q.Get("resourceVersion")
 			if q.Get("sendInitialEvents") == "true" {
 				entry = "watchlist rv=" + q.Get("resourceVersion")
-			}
-			if p.expire && q.Get("resourceVersion") != "" && q.Get("sendInitialEvents") != "true" {
-				p.expire = false
-				q.Set("resourceVersion", "1")
-				r.URL.RawQuery = q.Encode()
-				entry += " (rewritten to 1)"
+			} else if p.hold != nil {
+				hold = p.hold
+				p.held++
 			}
 		}
 		p.log = append(p.log, entry)
@@ -372,6 +406,16 @@ func newCutProxy(t *testing.T, upstream *rest.Config) *cutProxy {
 			p.mu.Unlock()
 			cancel()
 		}()
+		if hold != nil {
+			select {
+			case <-hold:
+			case <-ctx.Done():
+				p.mu.Lock()
+				p.log = append(p.log, "held "+entry+" given up by the client")
+				p.mu.Unlock()
+				return
+			}
+		}
 		rp.ServeHTTP(w, r)
 		if ctx.Err() != nil {
 			panic(http.ErrAbortHandler) // cut: drop the connection, no clean end of stream
@@ -414,6 +458,39 @@ func (p *cutProxy) endWatches() {
 		b.stopped.Store(true)
 		_ = b.Close()
 		delete(p.bodies, b)
+	}
+}
+
+// holdWatches makes plain (resumed) watches wait in the proxy until
+// release is called; it returns how many are waiting.
+func (p *cutProxy) holdWatches() (held func() int, release func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ch := make(chan struct{})
+	p.hold, p.held = ch, 0
+	held = func() int {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.held
+	}
+	release = func() {
+		p.mu.Lock()
+		p.hold = nil
+		p.mu.Unlock()
+		p.tr.CloseIdleConnections() // connections to the apiserver before its restart are dead
+		close(ch)
+	}
+	return held, release
+}
+
+// restartAPIServer stops the test kube-apiserver and starts it again on
+// the same etcd data, certificates and tokens, with the project's scripts.
+func restartAPIServer(t *testing.T) {
+	t.Helper()
+	hack := filepath.Join("..", "..", "hack")
+	for _, args := range [][]string{{filepath.Join(hack, "apiserver-down.sh"), "--only", "kube-apiserver"}, {filepath.Join(hack, "apiserver-up.sh")}} {
+		out, err := exec.Command("bash", args...).CombinedOutput()
+		require.NoError(t, err, "bash %s: %s", strings.Join(args, " "), out)
 	}
 }
 
@@ -498,38 +575,34 @@ func TestSourceWatchCutAndExpired(t *testing.T) {
 	}
 	assert.True(t, resumed, "the reflector resumed from a resource version: %v", after)
 
-	// 2. The watch ends cleanly (as at its timeout); the reflector watches
-	// again from its resource version, which the proxy turns into "1", so
-	// the apiserver answers 410 "too old resource version": the reflector
-	// lists again and goes on; later changes still arrive, no duplicates.
+	// 2. The watch ends cleanly (as at its timeout) and the reflector's
+	// watch from its resource version is held while a pod is created and
+	// the apiserver restarts: the new apiserver's watch cache starts after
+	// that version, so it answers 410 "too old resource version" (what a
+	// node gets when it was away across an apiserver restart). The
+	// reflector lists again and goes on; changes arrive, no duplicates.
 	time.Sleep(1100 * time.Millisecond) // a watch shorter than 1s that ends is an error for the reflector
 	nBefore = len(proxy.requests())
-	proxy.mu.Lock()
-	proxy.expire = true
-	proxy.mu.Unlock()
+	held, release := proxy.holdWatches()
 	proxy.endWatches()
-	waitCond(t, "the watch with an expired resource version", func() bool {
-		for _, r := range proxy.requests()[nBefore:] {
-			if strings.Contains(r, "rewritten to 1") {
-				return true
-			}
-		}
-		return false
-	}, func() any { return proxy.requests() })
+	waitCond(t, "the resumed watch, held by the proxy", func() bool { return held() > 0 }, func() any { return proxy.requests() })
 	c := e.createPod(t, prefix+"-c", e.node)
+	restartAPIServer(t)
+	release()
 	_, i = rec.wait(t, i, podsource.ADD, c.Name)
 	after = proxy.requests()[nBefore:]
-	t.Logf("requests after the 410: %v", after)
+	t.Logf("requests after the restart: %v", after)
 	expiredAt := -1
 	relisted := false
 	for k, r := range after {
-		if strings.Contains(r, "rewritten to 1") {
+		if strings.HasPrefix(r, "410 ") {
 			expiredAt = k
 		}
 		if expiredAt >= 0 && k > expiredAt && (strings.HasPrefix(r, "list ") || strings.HasPrefix(r, "watchlist ")) {
 			relisted = true
 		}
 	}
+	require.GreaterOrEqual(t, expiredAt, 0, "the resumed watch was answered 410: %v", after)
 	assert.True(t, relisted, "a list follows the 410: %v", after)
 
 	require.NoError(t, e.admin.CoreV1().Pods("default").Delete(ctx, b.Name,
