@@ -104,7 +104,11 @@ func BenchmarkManyWorkers(b *testing.B) {
 }
 
 func benchmarkManyWorkers(b *testing.B, runner Runner) {
-	const workers = 10000
+	workers := 10000
+	if raceDetector {
+		workers /= 10
+		b.Logf("race detector on: %d workers, not 10,000; figures only from runs without -race", workers)
+	}
 	port := startTarget(b)
 	st := &countingStatuses{statuses: &statuses{m: map[types.UID]*kc.PodStatus{}}}
 	m, err := New(Config{Statuses: st, Runner: runner})
