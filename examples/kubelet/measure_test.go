@@ -4,25 +4,31 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
 
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
+	"github.com/nodekit-dev/nodekit/runtime"
 )
 
 // runAgentEnv makes the test binary run the agent itself (main), so the
@@ -45,6 +51,12 @@ func init() {
 // NODEKIT_MEASURE_INTERVAL (paced, default 250ms). NODEKIT_MEASURE_PODS
 // (default 10) and NODEKIT_MEASURE_WINDOW (default 10s) set the size; the
 // issue's figure is 110 pods over 60s.
+//
+// First, as a yardstick for the machine, the same pods are started with no
+// agent at all: runtime.Manager.SyncPod called for each, all at once. And
+// the burst line says how busy the machine was and how much of that was
+// the agent: start latency there is the runtime's unless the agent's share
+// is large.
 func TestMeasureAgent(t *testing.T) {
 	cd := testenv.NeedContainerd(t)
 	pods, window := 10, 10*time.Second
@@ -54,6 +66,9 @@ func TestMeasureAgent(t *testing.T) {
 	if v := os.Getenv("NODEKIT_MEASURE_WINDOW"); v != "" {
 		window, _ = time.ParseDuration(v)
 	}
+	bare, bareBusy := bareRuntimeStarts(t, cd.Endpoint, freePorts(t, pods))
+	t.Logf("MEASURE pods=%d no agent (SyncPod each, all at once): start p50=%v p99=%v all=%v; machine busy %.2f of %d cores",
+		pods, pct(bare, 0.5), pct(bare, 0.99), pct(bare, 1), bareBusy, goruntime.NumCPU())
 	dir := t.TempDir()
 	apiPort := freePorts(t, 1)[0]
 	cgroupRoot := testenv.CgroupRoot + "/measure-" + rand.String(6)
@@ -110,7 +125,13 @@ spec:
 		write(i)
 		written[fmt.Sprintf("p%03d-m", i)] = time.Now() // static pods are named <name>-<node>
 	}
+	burstCPU0, burstBusy0, burstT0 := procCPU(t, cmd.Process.Pid), machineBusy(t), time.Now()
 	burst := startLatencies(t, apiURL, written, nil)
+	burstElapsed := time.Since(burstT0)
+	burstCPU, burstBusy := procCPU(t, cmd.Process.Pid)-burstCPU0, machineBusy(t)-burstBusy0
+	t.Logf("MEASURE pods=%d burst: machine busy %.2f of %d cores for %v, the agent %.2f of them (%v CPU per pod)",
+		pods, burstBusy.Seconds()/burstElapsed.Seconds(), goruntime.NumCPU(), burstElapsed.Round(time.Millisecond),
+		burstCPU.Seconds()/burstElapsed.Seconds(), (burstCPU / time.Duration(pods)).Round(time.Millisecond))
 
 	cpu0 := procCPU(t, cmd.Process.Pid)
 	time.Sleep(window) // the steady window being measured
@@ -228,6 +249,83 @@ func waitFor(t *testing.T, d time.Duration, cond func() bool) {
 }
 
 // procCPU is the process's user+system CPU time from /proc/<pid>/stat.
+// machineBusy is the CPU time all cores have spent not idle since boot
+// (/proc/stat: everything but idle and iowait).
+func machineBusy(t *testing.T) time.Duration {
+	b, err := os.ReadFile("/proc/stat")
+	require.NoError(t, err)
+	line, _, _ := strings.Cut(string(b), "\n")
+	var busy int64
+	for i, f := range strings.Fields(line)[1:] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		require.NoError(t, err, "/proc/stat: %q", line)
+		if i != 3 && i != 4 && i < 8 { // idle, iowait; guest times are already in user
+			busy += n
+		}
+	}
+	return time.Duration(busy) * time.Second / 100 // USER_HZ
+}
+
+// bareRuntimeStarts starts one hostNetwork testbin server per port with
+// runtime.Manager.SyncPod, all at once and with no agent, and returns the
+// sorted SyncPod latencies (the container started) and how many cores were
+// busy meanwhile; then it removes the pods.
+func bareRuntimeStarts(t *testing.T, endpoint string, ports []int) ([]time.Duration, float64) {
+	t.Helper()
+	ctx := context.Background()
+	client, err := runtime.Dial(ctx, endpoint)
+	require.NoError(t, err)
+	defer func() { _ = client.Close(ctx) }()
+	mgr, err := runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: t.TempDir(),
+		SandboxLabels: map[string]string{nodeLabel: "bare-" + rand.String(6)}})
+	require.NoError(t, err)
+	grace := int64(1)
+	podsToStart := make([]*v1.Pod, len(ports))
+	for i, port := range ports {
+		podsToStart[i] = &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bare%03d", i), Namespace: "default", UID: types.UID(rand.String(16))},
+			Spec: v1.PodSpec{HostNetwork: true, TerminationGracePeriodSeconds: &grace, Containers: []v1.Container{{
+				Name: "srv", Image: "nodekit.local/testbin:1", ImagePullPolicy: v1.PullNever, Args: []string{"serve"},
+				Env: []v1.EnvVar{{Name: "PORT", Value: strconv.Itoa(port)}}}}}}
+	}
+	lat := make([]time.Duration, len(ports))
+	errs := make([]error, len(ports))
+	busy0, t0 := machineBusy(t), time.Now()
+	var wg sync.WaitGroup
+	for i, pod := range podsToStart {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			errs[i] = mgr.SyncPod(ctx, pod, nil, runtime.SyncOptions{CgroupParent: testenv.CgroupParent(string(pod.UID))}).Error()
+			lat[i] = time.Since(start)
+		}()
+	}
+	wg.Wait()
+	busy := (machineBusy(t) - busy0).Seconds() / time.Since(t0).Seconds()
+	for i, pod := range podsToStart {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st, err := mgr.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
+			if err == nil {
+				err = mgr.KillPod(ctx, pod, runtime.PodFromStatus(st), nil)
+			}
+			if err == nil {
+				err = mgr.RemovePod(ctx, pod.UID)
+			}
+			if errs[i] == nil {
+				errs[i] = err
+			}
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		require.NoError(t, err, "pod %s", podsToStart[i].Name)
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	return lat, busy
+}
+
 func procCPU(t *testing.T, pid int) time.Duration {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	require.NoError(t, err)

@@ -1,0 +1,5 @@
+//go:build !race
+
+package prober
+
+const raceDetector = false
