@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -126,7 +127,7 @@ spec:
 		written[fmt.Sprintf("p%03d-m", i)] = time.Now() // static pods are named <name>-<node>
 	}
 	burstCPU0, burstBusy0, burstT0 := procCPU(t, cmd.Process.Pid), machineBusy(t), time.Now()
-	burst := startLatencies(t, apiURL, written, nil)
+	burst := startLatencies(t, agent, apiURL, written, nil)
 	burstElapsed := time.Since(burstT0)
 	burstCPU, burstBusy := procCPU(t, cmd.Process.Pid)-burstCPU0, machineBusy(t)-burstBusy0
 	t.Logf("MEASURE pods=%d burst: machine busy %.2f of %d cores for %v, the agent %.2f of them (%v CPU per pod)",
@@ -154,7 +155,7 @@ spec:
 	pace := time.NewTicker(interval)
 	defer pace.Stop()
 	i := 0
-	paced := startLatencies(t, apiURL, written, func() bool {
+	paced := startLatencies(t, agent, apiURL, written, func() bool {
 		if i == pods {
 			return false
 		}
@@ -172,39 +173,91 @@ spec:
 	removeAll()
 }
 
-// startLatencies polls /pods every 10ms until every pod in written is
-// Running and returns the sorted manifest-written → Running latencies.
-// writeMore, if set, may add to written before each poll and says whether
-// more pods are still to come.
-func startLatencies(t *testing.T, apiURL string, written map[string]time.Time, writeMore func() bool) []time.Duration {
+// startLatencies waits until every pod in written is Running and returns
+// the sorted manifest-written → Running latencies. The moment a pod turned
+// Running is read from the agent's log ("pod status ... phase=Running",
+// logged as /pods starts to show it), not by polling /pods: polling often
+// enough for the figure would itself load the agent (a 110-pod PodList
+// encoded 100 times a second was a third of its CPU in a burst). /pods is
+// asked once at the end to confirm. writeMore, if set, may add to written
+// before each look and says whether more pods are still to come.
+func startLatencies(t *testing.T, agent *agentProcess, apiURL string, written map[string]time.Time, writeMore func() bool) []time.Duration {
 	t.Helper()
-	runningAfter := map[string]time.Duration{}
+	log, err := os.Open(agent.log)
+	require.NoError(t, err)
+	defer log.Close()
+	_, err = log.Seek(0, io.SeekEnd) // only what happens from now on
+	require.NoError(t, err)
+	lines := bufio.NewReader(log)
+	var partial string
+	runningAt := map[string]time.Time{}
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		more := writeMore != nil && writeMore()
-		list, err := listPods(apiURL)
-		require.NoError(t, err)
-		for _, p := range list.Items {
-			if at, ok := written[p.Name]; ok && p.Status.Phase == v1.PodRunning {
-				if _, seen := runningAfter[p.Name]; !seen {
-					runningAfter[p.Name] = time.Since(at)
-				}
+		for {
+			line, err := lines.ReadString('\n')
+			if err != nil { // a line still being written: keep it for later
+				partial += line
+				break
+			}
+			line, partial = partial+line, ""
+			if !strings.Contains(line, `msg="pod status"`) || !strings.Contains(line, " phase=Running ") {
+				continue
+			}
+			name, at := logPodAndTime(t, line)
+			if _, seen := runningAt[name]; !seen {
+				runningAt[name] = at
 			}
 		}
-		if !more && len(runningAfter) == len(written) {
+		done := !more
+		for name := range written {
+			if _, ok := runningAt[name]; !ok {
+				done = false
+				break
+			}
+		}
+		if done {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d pods running after 3m", len(runningAfter), len(written))
+			t.Fatalf("%d of %d pods running after 3m", len(runningAt), len(written))
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
-	lat := make([]time.Duration, 0, len(runningAfter))
-	for _, d := range runningAfter {
-		lat = append(lat, d)
+	list, err := listPods(apiURL)
+	require.NoError(t, err)
+	onAPI := 0
+	for _, p := range list.Items {
+		if _, ok := written[p.Name]; ok && p.Status.Phase == v1.PodRunning {
+			onAPI++
+		}
+	}
+	require.Equal(t, len(written), onAPI, "pods Running on /pods")
+	lat := make([]time.Duration, 0, len(written))
+	for name, at := range written {
+		lat = append(lat, runningAt[name].Sub(at))
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	return lat
+}
+
+// logPodAndTime reads the pod's name and the time from one of the agent's
+// log lines: time=2026-11-22T09:11:52.244Z level=INFO msg="pod status" pod=default/NAME ...
+func logPodAndTime(t *testing.T, line string) (string, time.Time) {
+	t.Helper()
+	var ts, name string
+	for _, f := range strings.Fields(line) {
+		if v, ok := strings.CutPrefix(f, "time="); ok {
+			ts = v
+		}
+		if v, ok := strings.CutPrefix(f, "pod="); ok {
+			_, name, _ = strings.Cut(v, "/")
+		}
+	}
+	at, err := time.Parse(time.RFC3339Nano, ts)
+	require.NoError(t, err, "agent log line %q", line)
+	require.NotEmpty(t, name, "agent log line %q", line)
+	return name, at
 }
 
 // pct is the p-th quantile of sorted durations, rounded to the millisecond.
