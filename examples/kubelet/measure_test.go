@@ -121,13 +121,14 @@ spec:
 	}
 
 	// Burst: every manifest written at once, as the figure.
+	logFrom := logSize(t, agent)
 	written := map[string]time.Time{}
 	for i := range ports {
 		write(i)
 		written[fmt.Sprintf("p%03d-m", i)] = time.Now() // static pods are named <name>-<node>
 	}
 	burstCPU0, burstBusy0, burstT0 := procCPU(t, cmd.Process.Pid), machineBusy(t), time.Now()
-	burst := startLatencies(t, agent, apiURL, written, nil)
+	burst := startLatencies(t, agent, logFrom, apiURL, written, nil)
 	burstElapsed := time.Since(burstT0)
 	burstCPU, burstBusy := procCPU(t, cmd.Process.Pid)-burstCPU0, machineBusy(t)-burstBusy0
 	t.Logf("MEASURE pods=%d burst: machine busy %.2f of %d cores for %v, the agent %.2f of them (%v CPU per pod)",
@@ -152,10 +153,11 @@ spec:
 		require.NoError(t, err, "NODEKIT_MEASURE_INTERVAL")
 	}
 	written = map[string]time.Time{}
+	logFrom = logSize(t, agent)
 	pace := time.NewTicker(interval)
 	defer pace.Stop()
 	i := 0
-	paced := startLatencies(t, agent, apiURL, written, func() bool {
+	paced := startLatencies(t, agent, logFrom, apiURL, written, func() bool {
 		if i == pods {
 			return false
 		}
@@ -180,13 +182,14 @@ spec:
 // enough for the figure would itself load the agent (a 110-pod PodList
 // encoded 100 times a second was a third of its CPU in a burst). /pods is
 // asked once at the end to confirm. writeMore, if set, may add to written
-// before each look and says whether more pods are still to come.
-func startLatencies(t *testing.T, agent *agentProcess, apiURL string, written map[string]time.Time, writeMore func() bool) []time.Duration {
+// before each look and says whether more pods are still to come. The log
+// is read from offset from: its size before the first manifest was written.
+func startLatencies(t *testing.T, agent *agentProcess, from int64, apiURL string, written map[string]time.Time, writeMore func() bool) []time.Duration {
 	t.Helper()
 	log, err := os.Open(agent.log)
 	require.NoError(t, err)
 	defer log.Close()
-	_, err = log.Seek(0, io.SeekEnd) // only what happens from now on
+	_, err = log.Seek(from, io.SeekStart)
 	require.NoError(t, err)
 	lines := bufio.NewReader(log)
 	var partial string
@@ -239,6 +242,12 @@ func startLatencies(t *testing.T, agent *agentProcess, apiURL string, written ma
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	return lat
+}
+
+func logSize(t *testing.T, agent *agentProcess) int64 {
+	fi, err := os.Stat(agent.log)
+	require.NoError(t, err)
+	return fi.Size()
 }
 
 // logPodAndTime reads the pod's name and the time from one of the agent's
