@@ -29,6 +29,7 @@ import (
 
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/runtime"
 )
 
@@ -131,6 +132,7 @@ spec:
 	burst := startLatencies(t, agent, logFrom, apiURL, written, nil)
 	burstElapsed := time.Since(burstT0)
 	burstCPU, burstBusy := procCPU(t, cmd.Process.Pid)-burstCPU0, machineBusy(t)-burstBusy0
+	t.Logf("MEASURE pods=%d burst: runtime calls so far: %s", pods, runtimeCalls(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", apiPort)))
 	t.Logf("MEASURE pods=%d burst: machine busy %.2f of %d cores for %v, the agent %.2f of them (%v CPU per pod)",
 		pods, burstBusy.Seconds()/burstElapsed.Seconds(), goruntime.NumCPU(), burstElapsed.Round(time.Millisecond),
 		burstCPU.Seconds()/burstElapsed.Seconds(), (burstCPU / time.Duration(pods)).Round(time.Millisecond))
@@ -242,6 +244,27 @@ func startLatencies(t *testing.T, agent *agentProcess, from int64, apiURL string
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	return lat
+}
+
+// runtimeCalls is the agent's CRI calls by operation, from its
+// kubelet_runtime_operations_total counters: "list_containers=123 ...".
+func runtimeCalls(t *testing.T, metricsURL string) string {
+	t.Helper()
+	resp, err := http.Get(metricsURL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var calls []string
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		rest, ok := strings.CutPrefix(sc.Text(), `kubelet_runtime_operations_total{operation_type="`)
+		if !ok {
+			continue
+		}
+		op, n, _ := strings.Cut(rest, `"} `)
+		calls = append(calls, op+"="+n)
+	}
+	require.NoError(t, sc.Err())
+	return strings.Join(calls, " ")
 }
 
 func logSize(t *testing.T, agent *agentProcess) int64 {
@@ -368,12 +391,22 @@ func bareRuntimeStarts(t *testing.T, endpoint string, ports []int) ([]time.Durat
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st, err := mgr.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
-			if err == nil {
-				err = mgr.KillPod(ctx, pod, runtime.PodFromStatus(st), nil)
-			}
-			if err == nil {
-				err = mgr.RemovePod(ctx, pod.UID)
+			// Retried as a pod worker would: with many pods stopping at
+			// once, containerd 1.6 sometimes fails a kill with "ttrpc:
+			// closed" as the shim goes; the container is gone after.
+			var err error
+			for attempt := 0; attempt < 5; attempt++ {
+				var st *kc.PodStatus
+				if st, err = mgr.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace); err == nil {
+					err = mgr.KillPod(ctx, pod, runtime.PodFromStatus(st), nil)
+				}
+				if err == nil {
+					err = mgr.RemovePod(ctx, pod.UID)
+				}
+				if err == nil {
+					break
+				}
+				time.Sleep(time.Second)
 			}
 			if errs[i] == nil {
 				errs[i] = err
