@@ -205,7 +205,7 @@ func (a *agent) killOrphans(ctx context.Context) {
 func (a *agent) killOrphan(ctx context.Context, uid types.UID, name, namespace string) {
 	log := a.log.WithValues("pod", namespace+"/"+name, "uid", uid)
 	log.Info("killing orphaned pod: no source has it")
-	if err := a.killAndRemove(ctx, nil, uid, name, namespace); err != nil {
+	if err := killAndRemove(ctx, a.mgr, nil, uid, name, namespace); err != nil {
 		log.Error(err, "killing orphaned pod") // tried again at the next housekeeping
 		return
 	}

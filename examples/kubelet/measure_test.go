@@ -29,7 +29,6 @@ import (
 
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
-	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/runtime"
 )
 
@@ -333,7 +332,6 @@ func waitFor(t *testing.T, d time.Duration, cond func() bool) {
 	}
 }
 
-// procCPU is the process's user+system CPU time from /proc/<pid>/stat.
 // machineBusy is the CPU time all cores have spent not idle since boot
 // (/proc/stat: everything but idle and iowait).
 func machineBusy(t *testing.T) time.Duration {
@@ -396,14 +394,7 @@ func bareRuntimeStarts(t *testing.T, endpoint string, ports []int) ([]time.Durat
 			// closed" as the shim goes; the container is gone after.
 			var err error
 			for attempt := 0; attempt < 5; attempt++ {
-				var st *kc.PodStatus
-				if st, err = mgr.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace); err == nil {
-					err = mgr.KillPod(ctx, pod, runtime.PodFromStatus(st), nil)
-				}
-				if err == nil {
-					err = mgr.RemovePod(ctx, pod.UID)
-				}
-				if err == nil {
+				if err = killAndRemove(ctx, mgr, pod, pod.UID, pod.Name, pod.Namespace); err == nil {
 					break
 				}
 				time.Sleep(time.Second)
@@ -421,6 +412,7 @@ func bareRuntimeStarts(t *testing.T, endpoint string, ports []int) ([]time.Durat
 	return lat, busy
 }
 
+// procCPU is the process's user+system CPU time from /proc/<pid>/stat.
 func procCPU(t *testing.T, pid int) time.Duration {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	require.NoError(t, err)

@@ -202,7 +202,7 @@ func (a *agent) terminate(w *podWorker) {
 		}
 	}()
 	a.prober.RemovePod(w.pod.UID)
-	if err := a.killAndRemove(ctx, w.pod, w.pod.UID, w.pod.Name, w.pod.Namespace); err != nil {
+	if err := killAndRemove(ctx, a.mgr, w.pod, w.pod.UID, w.pod.Name, w.pod.Namespace); err != nil {
 		a.log.Error(err, "terminating pod", "pod", podName(w.pod))
 		return
 	}
@@ -212,13 +212,13 @@ func (a *agent) terminate(w *podWorker) {
 // killAndRemove kills the runtime's pod uid with pod's grace periods (pod
 // nil: those recorded on its containers) and removes its containers and
 // sandboxes.
-func (a *agent) killAndRemove(ctx context.Context, pod *v1.Pod, uid types.UID, name, namespace string) error {
-	st, err := a.mgr.GetPodStatus(ctx, uid, name, namespace)
+func killAndRemove(ctx context.Context, mgr *runtime.Manager, pod *v1.Pod, uid types.UID, name, namespace string) error {
+	st, err := mgr.GetPodStatus(ctx, uid, name, namespace)
 	if err != nil {
 		return err
 	}
-	if err := a.mgr.KillPod(ctx, pod, runtime.PodFromStatus(st), nil); err != nil {
+	if err := mgr.KillPod(ctx, pod, runtime.PodFromStatus(st), nil); err != nil {
 		return err
 	}
-	return a.mgr.RemovePod(ctx, uid)
+	return mgr.RemovePod(ctx, uid)
 }

@@ -462,7 +462,7 @@ func (p *cutProxy) endWatches() {
 }
 
 // holdWatches makes plain (resumed) watches wait in the proxy until
-// release is called; it returns how many are waiting.
+// release is called; held says how many have arrived since.
 func (p *cutProxy) holdWatches() (held func() int, release func()) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
