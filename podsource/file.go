@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/clock"
 )
 
@@ -32,6 +34,10 @@ type FileConfig struct {
 	// CheckPeriod is the full re-read period (--file-check-frequency).
 	// Default 20s.
 	CheckPeriod time.Duration
+	// MaxFileBytes caps a manifest file; a larger one is an invalid
+	// manifest (its last good pod is kept). Default 10 MiB, as the URL
+	// source's MaxBodyBytes.
+	MaxFileBytes int64
 	// Strict rejects unknown and duplicate fields.
 	Strict  bool
 	Clock   clock.WithTicker
@@ -61,6 +67,13 @@ type fileEntry struct {
 	pod       *v1.Pod // last good pod, kept while the file is invalid
 	err       error
 	targetDir string // for a symlink outside the watched directory: its target's directory
+	// state is the condition last logged for the file ("" when fine), so
+	// that a skipped or unreadable file is logged once, not on every re-read.
+	state string
+	// conflict is set while the file's pod is held back because another
+	// file's pod has its name or UID; sent while its pod is in the set.
+	conflict *ManifestError
+	sent     bool
 }
 
 // NewFileSource returns a FileSource sending to sink.
@@ -78,6 +91,9 @@ func NewFileSource(cfg FileConfig, sink Sink) (*FileSource, error) {
 	if cfg.CheckPeriod <= 0 {
 		cfg.CheckPeriod = DefaultFileCheckFrequency
 	}
+	if cfg.MaxFileBytes <= 0 {
+		cfg.MaxFileBytes = 10 << 20
+	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
@@ -88,21 +104,26 @@ func NewFileSource(cfg FileConfig, sink Sink) (*FileSource, error) {
 // Name is the source's name in the mux.
 func (s *FileSource) Name() string { return s.cfg.Name }
 
-// Errors lists the manifests that are currently invalid (each a
-// *ManifestError naming the file and the field paths).
+// Errors lists the manifests that are currently invalid or held back by a
+// conflict with another file (each a *ManifestError naming the file and the
+// field paths; a conflict names the other file too), sorted by file.
 func (s *FileSource) Errors() []error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	paths := make([]string, 0)
 	for p, e := range s.files {
-		if e.err != nil {
+		if e.err != nil || e.conflict != nil {
 			paths = append(paths, p)
 		}
 	}
 	sort.Strings(paths)
 	out := make([]error, 0, len(paths))
 	for _, p := range paths {
-		out = append(out, s.files[p].err)
+		if e := s.files[p]; e.err != nil {
+			out = append(out, e.err)
+		} else {
+			out = append(out, e.conflict)
+		}
 	}
 	return out
 }
@@ -290,26 +311,75 @@ func (s *FileSource) drop(path string) bool {
 	return e.pod != nil
 }
 
-// readFile re-reads one manifest; it reports whether its pod changed.
+// readFile re-reads one manifest; it reports whether its pod changed. A
+// file that cannot be used is logged once per condition (state), not on
+// every re-read.
 func (s *FileSource) readFile(path string) bool {
 	info, err := os.Stat(path) // follows symlinks
-	if err != nil || !info.Mode().IsRegular() {
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			s.log.Error(err, "Cannot stat manifest; keeping its pod", "file", path)
-			s.cfg.Metrics.fetchError(s.cfg.Name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if li, lerr := os.Lstat(path); lerr == nil && li.Mode()&fs.ModeSymlink != 0 {
+			target, _ := os.Readlink(path)
+			return s.skip(path, "dangling", "Manifest is a symlink to nothing; skipped", "target", target)
+		}
+		return s.drop(path) // gone
+	case err != nil:
+		// A symlink loop, a permission problem: not the file's content, so
+		// keep its pod (as for an invalid file) until it is fixed or deleted.
+		return s.keep(path, "stat:"+err.Error(), "Cannot stat manifest; keeping its pod if it had one", err)
+	case !info.Mode().IsRegular():
+		// A directory (not recursed into, as the kubelet) or a special file.
+		return s.skip(path, "irregular", "Manifest path is not a regular file; skipped", "type", info.Mode().Type().String())
+	case info.Size() > s.cfg.MaxFileBytes:
+		e := s.entry(path)
+		state := fmt.Sprintf("too large:%d:%d", info.Size(), info.ModTime().UnixNano())
+		if e.state == state {
 			return false
 		}
-		return s.drop(path) // gone, a directory (not recursed into, as the kubelet) or special
+		e.raw = nil
+		defer func() { e.state = state }()
+		return s.invalid(path, e, &ManifestError{Origin: path,
+			Err: fmt.Errorf("file is %d bytes, over the limit of %d (FileConfig.MaxFileBytes)", info.Size(), s.cfg.MaxFileBytes)})
 	}
-	data, err := os.ReadFile(path)
+	data, err := readAtMost(path, s.cfg.MaxFileBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return s.drop(path)
+	}
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return s.drop(path)
-		}
-		s.log.Error(err, "Cannot read manifest; keeping its pod", "file", path)
-		s.cfg.Metrics.fetchError(s.cfg.Name)
+		return s.keep(path, "read:"+err.Error(), "Cannot read manifest; keeping its pod if it had one", err)
+	}
+	e := s.entry(path)
+	s.setTargetDir(e, s.externalTargetDir(path))
+	if e.raw != nil && bytes.Equal(e.raw, data) {
 		return false
 	}
+	e.raw = data
+	if len(bytes.TrimSpace(data)) == 0 {
+		// Being written (truncate, then write): keep the last good pod.
+		if e.pod != nil {
+			s.note(path, e, "empty", func(log logr.Logger) { log.Info("Manifest is empty; keeping its pod until it has content or is deleted") })
+		} else {
+			s.note(path, e, "empty", func(log logr.Logger) { log.Info("Manifest is empty; skipped") })
+		}
+		return false
+	}
+	parsed, perr := Parse(data, ParseOptions{Kind: SourceFile, Origin: path, NodeName: s.cfg.NodeName, Strict: s.cfg.Strict})
+	if perr == nil && parsed[0].Err != nil {
+		perr = parsed[0].Err
+	}
+	if perr != nil {
+		return s.invalid(path, e, perr)
+	}
+	s.mu.Lock()
+	e.err = nil
+	s.mu.Unlock()
+	s.note(path, e, "", nil)
+	e.pod = parsed[0].Pod
+	return true
+}
+
+// entry is path's entry, created if new.
+func (s *FileSource) entry(path string) *fileEntry {
 	e, ok := s.files[path]
 	if !ok {
 		e = &fileEntry{}
@@ -317,33 +387,76 @@ func (s *FileSource) readFile(path string) bool {
 		s.files[path] = e
 		s.mu.Unlock()
 	}
-	s.setTargetDir(e, s.externalTargetDir(path))
-	if ok && bytes.Equal(e.raw, data) {
-		return false
+	return e
+}
+
+// note logs, through logf, that path entered state (nothing if it was in
+// it already); state "" is the file being fine again.
+func (s *FileSource) note(path string, e *fileEntry, state string, logf func(logr.Logger)) {
+	if e.state == state {
+		return
 	}
-	e.raw = data
-	if len(bytes.TrimSpace(data)) == 0 {
-		// Being written (truncate, then write): keep the last good pod.
-		return false
+	if state == "" {
+		s.log.Info("Manifest usable again", "file", path)
+	} else if logf != nil {
+		logf(s.log.WithValues("file", path))
 	}
-	parsed, perr := Parse(data, ParseOptions{Kind: SourceFile, Origin: path, NodeName: s.cfg.NodeName, Strict: s.cfg.Strict})
-	if perr == nil && parsed[0].Err != nil {
-		perr = parsed[0].Err
-	}
+	e.state = state
+}
+
+// invalid records a manifest that cannot be used; its last good pod stays.
+func (s *FileSource) invalid(path string, e *fileEntry, err error) bool {
 	s.mu.Lock()
-	e.err = perr
+	e.err = err
 	s.mu.Unlock()
-	if perr != nil {
-		s.cfg.Metrics.invalidManifest(s.cfg.Name)
-		if e.pod != nil {
-			s.log.Error(perr, "Invalid manifest; keeping the last good version of its pod until it is fixed or deleted", "file", path, "pod", FullName(e.pod))
-		} else {
-			s.log.Error(perr, "Invalid manifest; skipped", "file", path)
-		}
-		return false
+	s.cfg.Metrics.invalidManifest(s.cfg.Name)
+	// The content changed (or it would not be parsed again): log this one.
+	e.state = "invalid"
+	if e.pod != nil {
+		s.log.Error(err, "Invalid manifest; keeping the last good version of its pod until it is fixed or deleted", "file", path, "pod", FullName(e.pod))
+	} else {
+		s.log.Error(err, "Invalid manifest; skipped", "file", path)
 	}
-	e.pod = parsed[0].Pod
-	return true
+	return false
+}
+
+// skip records a path that holds no manifest (a dangling symlink, a
+// directory): it has no pod, logged once per state.
+func (s *FileSource) skip(path, state, msg string, kv ...any) bool {
+	e := s.entry(path)
+	s.setTargetDir(e, "")
+	s.note(path, e, state, func(log logr.Logger) { log.Info(msg, kv...) })
+	had := e.pod != nil
+	s.mu.Lock()
+	e.pod, e.raw, e.err = nil, nil, nil
+	s.mu.Unlock()
+	return had
+}
+
+// keep records a file that cannot be read for now: its pod stays, the
+// error is logged and counted once per state.
+func (s *FileSource) keep(path, state, msg string, err error) bool {
+	e := s.entry(path)
+	s.note(path, e, state, func(log logr.Logger) {
+		log.Error(err, msg)
+		s.cfg.Metrics.fetchError(s.cfg.Name)
+	})
+	return false
+}
+
+// readAtMost reads a file of at most max bytes (it may have grown since
+// its size was read).
+func readAtMost(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(data)) > max {
+		err = fmt.Errorf("file grew over the limit of %d bytes (FileConfig.MaxFileBytes) while being read", max)
+	}
+	return data, err
 }
 
 // externalTargetDir is, for a symlink that points outside the watched
@@ -391,17 +504,79 @@ func (s *FileSource) send(ctx context.Context, force bool) error {
 	if !force && s.sent {
 		return nil
 	}
+	pods := s.resolveConflicts()
+	s.sent = true
+	return s.sink.Update(ctx, PodUpdate{Op: SET, Pods: pods, Source: s.cfg.Name})
+}
+
+// resolveConflicts returns the pods to send, sorted by file: of two files
+// whose pods share a namespace/name or a UID, the one already sent keeps
+// it (else the first by path) and the other is held back, logged once
+// with both paths, counted in podsource_conflicts_total and listed by
+// Errors until the conflict ends.
+func (s *FileSource) resolveConflicts() []*v1.Pod {
 	paths := make([]string, 0, len(s.files))
 	for p, e := range s.files {
 		if e.pod != nil {
 			paths = append(paths, p)
+		} else if e.conflict != nil {
+			s.mu.Lock()
+			e.conflict = nil
+			s.mu.Unlock()
 		}
 	}
-	sort.Strings(paths)
-	pods := make([]*v1.Pod, 0, len(paths))
+	// Incumbents first, so that a new file cannot take a running pod's name.
+	sort.Slice(paths, func(i, j int) bool {
+		a, b := s.files[paths[i]], s.files[paths[j]]
+		if a.sent != b.sent {
+			return a.sent
+		}
+		return paths[i] < paths[j]
+	})
+	byName := make(map[string]string, len(paths))
+	byUID := make(map[string]string, len(paths))
+	kept := make([]string, 0, len(paths))
 	for _, p := range paths {
+		e := s.files[p]
+		name, uid := FullName(e.pod), string(e.pod.UID)
+		var conflict *ManifestError
+		if other, ok := byName[name]; ok {
+			conflict = &ManifestError{Origin: p, Fields: field.ErrorList{{Type: field.ErrorTypeDuplicate,
+				Field: "metadata.name", BadValue: name, Detail: "the pod of " + other + " has this namespace/name"}}}
+		} else if other, ok := byUID[uid]; ok {
+			conflict = &ManifestError{Origin: p, Fields: field.ErrorList{{Type: field.ErrorTypeDuplicate,
+				Field: "metadata.uid", BadValue: uid, Detail: "the pod of " + other + " has this UID"}}}
+		}
+		if conflict != nil {
+			if e.conflict == nil || e.conflict.Error() != conflict.Error() {
+				s.log.Error(conflict, "Manifest conflicts with another file; its pod is held back", "file", p, "pod", name, "podUID", uid)
+				s.cfg.Metrics.conflict(s.cfg.Name)
+			}
+			s.mu.Lock()
+			e.conflict = conflict
+			s.mu.Unlock()
+			e.sent = false
+			continue
+		}
+		if e.conflict != nil {
+			s.log.Info("Manifest no longer conflicts with another file; its pod passes", "file", p, "pod", name)
+			s.mu.Lock()
+			e.conflict = nil
+			s.mu.Unlock()
+		}
+		byName[name], byUID[uid] = p, p
+		kept = append(kept, p)
+	}
+	sort.Strings(kept)
+	pods := make([]*v1.Pod, 0, len(kept))
+	for _, p := range kept {
+		s.files[p].sent = true
 		pods = append(pods, s.files[p].pod)
 	}
-	s.sent = true
-	return s.sink.Update(ctx, PodUpdate{Op: SET, Pods: pods, Source: s.cfg.Name})
+	for _, e := range s.files {
+		if e.pod == nil {
+			e.sent = false
+		}
+	}
+	return pods
 }

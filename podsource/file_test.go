@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -329,7 +332,11 @@ func TestFileRereadNoChange(t *testing.T) {
 
 // newTestFileSource is a FileSource driven by hand (no Run).
 func newTestFileSource(tb testing.TB, dir string, m *Mux) *FileSource {
-	s, err := NewFileSource(FileConfig{Path: dir, NodeName: node}, m)
+	return newTestFileSourceWith(tb, FileConfig{Path: dir, NodeName: node}, m)
+}
+
+func newTestFileSourceWith(tb testing.TB, cfg FileConfig, m *Mux) *FileSource {
+	s, err := NewFileSource(cfg, m)
 	require.NoError(tb, err)
 	m.Register(s.Name())
 	w, err := fsnotify.NewWatcher()
@@ -338,4 +345,138 @@ func newTestFileSource(tb testing.TB, dir string, m *Mux) *FileSource {
 	s.watcher = w
 	s.watch()
 	return s
+}
+
+// logLines is a logr sink that keeps every line, for tests that count them.
+type logLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logLines) logger() logr.Logger {
+	return funcr.New(func(prefix, args string) {
+		l.mu.Lock()
+		l.lines = append(l.lines, args)
+		l.mu.Unlock()
+	}, funcr.Options{Verbosity: 1})
+}
+
+// with counts the lines containing every one of subs.
+func (l *logLines) with(subs ...string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+next:
+	for _, line := range l.lines {
+		for _, s := range subs {
+			if !strings.Contains(line, s) {
+				continue next
+			}
+		}
+		n++
+	}
+	return n
+}
+
+// TestFileUnusablePathsLoggedOnce: an empty file, a dangling symlink, a
+// directory named like a manifest, a symlink loop and an oversized file are
+// each logged once, with the file's path, however often the directory is
+// re-read; a loop keeps its pod, and each is logged again only when its
+// condition changes.
+func TestFileUnusablePathsLoggedOnce(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "empty.yaml"), "")
+	require.NoError(t, os.Symlink(filepath.Join(dir, "nowhere"), filepath.Join(dir, "dangling.yaml")))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "x.yaml"), 0o755))
+	loopA, loopB := filepath.Join(dir, "loop-a.yaml"), filepath.Join(dir, "loop-b.yaml")
+	write(t, loopA, manifest("loop", "l:1"))
+	big := filepath.Join(dir, "big.yaml")
+	write(t, big, manifest("big", "b:1")+"#"+strings.Repeat("x", 2048)+"\n")
+
+	var logs logLines
+	m := NewMux(MuxConfig{Buffer: 1000})
+	s := newTestFileSourceWith(t, FileConfig{Path: dir, NodeName: node, MaxFileBytes: 1024, Log: logs.logger()}, m)
+	s.resync()
+	require.NoError(t, s.send(context.Background(), true))
+	require.Equal(t, []string{"loop-node-1"}, names(m.Pods()))
+
+	// loop-a.yaml becomes a symlink loop: its pod is kept.
+	require.NoError(t, os.Remove(loopA))
+	require.NoError(t, os.Symlink(loopB, loopA))
+	require.NoError(t, os.Symlink(loopA, loopB))
+	for range 5 {
+		s.resync()
+		require.NoError(t, s.send(context.Background(), false))
+	}
+	assert.Equal(t, []string{"loop-node-1"}, names(m.Pods()), "a loop keeps the last good pod")
+	for _, tc := range []struct {
+		file string
+		want string
+	}{
+		{"empty.yaml", "Manifest is empty; skipped"},
+		{"dangling.yaml", "Manifest is a symlink to nothing; skipped"},
+		{"x.yaml", "Manifest path is not a regular file; skipped"},
+		{"loop-a.yaml", "Cannot stat manifest"},
+		{"loop-b.yaml", "Cannot stat manifest"},
+		{"big.yaml", "over the limit of 1024"},
+	} {
+		assert.Equal(t, 1, logs.with(filepath.Join(dir, tc.file)+`"`, tc.want), "%s: logged once with %q; log:\n%s", tc.file, tc.want, strings.Join(logs.lines, "\n"))
+	}
+	assert.Len(t, s.Errors(), 1, "the oversized file is an invalid manifest")
+
+	// A condition that changes is logged again: the loop is fixed.
+	require.NoError(t, os.Remove(loopA))
+	write(t, loopA, manifest("loop", "l:2"))
+	s.resync()
+	assert.Equal(t, 1, logs.with(loopA+`"`, "Manifest usable again"))
+}
+
+// TestFileConflictsNameBothFiles: two files with one pod name, or one UID,
+// are logged with both paths; the file whose pod was there first keeps it,
+// the other is held back (Errors, podsource_conflicts_total) until the
+// first goes.
+func TestFileConflictsNameBothFiles(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "b-first.yaml"), filepath.Join(dir, "a-second.yaml")
+	write(t, a, manifest("web", "i:1"))
+	var logs logLines
+	metrics := NewMetrics()
+	m := NewMux(MuxConfig{Buffer: 1000})
+	s := newTestFileSourceWith(t, FileConfig{Path: dir, NodeName: node, Log: logs.logger(), Metrics: metrics}, m)
+	s.resync()
+	require.NoError(t, s.send(context.Background(), true))
+
+	// A later file with the same name sorts first, but the running pod keeps it.
+	write(t, b, manifest("web", "i:2"))
+	for range 3 {
+		s.resync()
+		require.NoError(t, s.send(context.Background(), true))
+	}
+	pods := m.Pods()
+	require.Len(t, pods, 1)
+	assert.Equal(t, "i:1", pods[0].Spec.Containers[0].Image, "the incumbent keeps the name")
+	assert.Equal(t, 1, logs.with("Manifest conflicts with another file", b, a, `metadata.name: Duplicate value: \"default/web-node-1\"`), strings.Join(logs.lines, "\n"))
+	require.Len(t, s.Errors(), 1)
+	assert.Contains(t, s.Errors()[0].Error(), b)
+	assert.Contains(t, s.Errors()[0].Error(), "the pod of "+a+" has this namespace/name")
+	assert.Equal(t, 1.0, testutil.ToFloat64(metrics.conflicts.WithLabelValues("file")))
+	assert.Empty(t, m.Conflicts(), "the mux never sees the held-back pod")
+
+	require.NoError(t, os.Remove(a))
+	require.NoError(t, s.send(context.Background(), s.resync()))
+	pods = m.Pods()
+	require.Len(t, pods, 1)
+	assert.Equal(t, "i:2", pods[0].Spec.Containers[0].Image, "the held-back pod passes once the other is gone")
+	assert.Empty(t, s.Errors())
+
+	// Two files, two names, one explicit UID.
+	uidPod := func(name string) string {
+		return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + ", uid: same-uid}\nspec: {containers: [{name: c, image: i}]}\n"
+	}
+	c, d := filepath.Join(dir, "c.yaml"), filepath.Join(dir, "d.yaml")
+	write(t, c, uidPod("one"))
+	write(t, d, uidPod("two"))
+	require.NoError(t, s.send(context.Background(), s.resync()))
+	assert.Equal(t, []string{"one-node-1", "web-node-1"}, names(m.Pods()))
+	assert.Equal(t, 1, logs.with("Manifest conflicts with another file", d, c, `metadata.uid: Duplicate value: \"same-uid\"`), strings.Join(logs.lines, "\n"))
 }

@@ -1,12 +1,15 @@
 package podsource
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,12 +47,14 @@ type URLSource struct {
 	sink Sink
 	log  logr.Logger
 
-	pollMu  sync.Mutex         // serializes Poll
-	mu      sync.Mutex         // guards lastErr
-	last    map[string]*v1.Pod // manifest key -> last good pod
-	lastErr error
-	sent    bool
-	lastSet []*v1.Pod
+	pollMu   sync.Mutex         // serializes Poll
+	mu       sync.Mutex         // guards lastErr
+	last     map[string]*v1.Pod // manifest key -> last good pod
+	lastErr  error
+	sent     bool
+	lastSet  []*v1.Pod
+	lastBody []byte // the body last parsed and sent: the same bytes again change nothing
+	failing  string // the fetch error last logged, so that an outage is logged once
 }
 
 // NewURLSource returns a URLSource sending to sink.
@@ -94,11 +99,19 @@ func (s *URLSource) Run(ctx context.Context) error {
 	ticker := s.cfg.Clock.NewTicker(s.cfg.CheckPeriod)
 	defer ticker.Stop()
 	for {
-		if err := s.Poll(ctx); err != nil && ctx.Err() == nil {
-			var me *ManifestError
-			if !errors.As(err, &me) {
+		err := s.Poll(ctx)
+		var me *ManifestError
+		switch {
+		case ctx.Err() != nil:
+		case err != nil && !errors.As(err, &me):
+			// Logged when it starts or changes, not every CheckPeriod.
+			if msg := err.Error(); msg != s.failing {
 				s.log.Error(err, "Manifest URL poll failed; keeping the last good set")
+				s.failing = msg
 			}
+		case s.failing != "":
+			s.log.Info("Manifest URL answers again")
+			s.failing = ""
 		}
 		select {
 		case <-ctx.Done():
@@ -125,7 +138,14 @@ func (s *URLSource) Poll(ctx context.Context) error {
 		err := fmt.Errorf("podsource: zero-length data received from %s", s.cfg.URL)
 		s.setErr(err)
 		s.last = map[string]*v1.Pod{}
+		s.lastBody = nil
 		return errors.Join(err, s.sendSet(ctx, nil))
+	}
+	if s.sent && s.lastBody != nil && bytes.Equal(body, s.lastBody) {
+		// Unchanged: nothing to send, nothing new to log.
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.lastErr
 	}
 	parsed, err := Parse(body, ParseOptions{Kind: SourceHTTP, Origin: s.cfg.URL, NodeName: s.cfg.NodeName, Strict: s.cfg.Strict, AllowList: true})
 	if err != nil {
@@ -135,6 +155,7 @@ func (s *URLSource) Poll(ctx context.Context) error {
 		return err
 	}
 	next := make(map[string]*v1.Pod, len(parsed))
+	uids := make(map[string]string, len(parsed)) // UID -> key of the first pod with it
 	var firstErr error
 	for _, p := range parsed {
 		if p.Err != nil {
@@ -155,6 +176,12 @@ func (s *URLSource) Poll(ctx context.Context) error {
 			s.log.Error(nil, "Duplicate pod in manifest; keeping the first", "pod", p.Key)
 			continue
 		}
+		if first, dup := uids[string(p.Pod.UID)]; dup {
+			s.log.Error(nil, "Two pods in the manifest have one UID; keeping the first", "pod", p.Key, "podUID", p.Pod.UID, "first", first)
+			s.cfg.Metrics.conflict(s.cfg.Name)
+			continue
+		}
+		uids[string(p.Pod.UID)] = p.Key
 		// Reuse the previous object when unchanged, so the mux skips it fast.
 		if old, ok := s.last[p.Key]; ok && old.UID == p.Pod.UID && !podsDifferSemantically(old, p.Pod) &&
 			equality.Semantic.DeepEqual(old.Status, p.Pod.Status) {
@@ -177,6 +204,7 @@ func (s *URLSource) Poll(ctx context.Context) error {
 	if err := s.sendSet(ctx, pods); err != nil {
 		return err
 	}
+	s.lastBody = body
 	return firstErr
 }
 
@@ -225,8 +253,7 @@ func (s *URLSource) fetch(ctx context.Context) ([]byte, error) {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-		return nil, fmt.Errorf("podsource: manifest URL %s: %v: %s", s.cfg.URL, resp.Status, http.StatusText(resp.StatusCode))
+		return nil, fmt.Errorf("podsource: manifest URL %s: %s", s.cfg.URL, statusError(resp))
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, s.cfg.MaxBodyBytes+1))
 	if err != nil {
@@ -236,4 +263,23 @@ func (s *URLSource) fetch(ctx context.Context) ([]byte, error) {
 		return nil, fmt.Errorf("podsource: manifest URL %s: body larger than %d bytes", s.cfg.URL, s.cfg.MaxBodyBytes)
 	}
 	return body, nil
+}
+
+// statusError describes a non-200 answer: "HTTP 500 Internal Server Error"
+// and the start of the body, if any, which is where servers say why.
+func statusError(resp *http.Response) string {
+	status := resp.Status // "500 Internal Server Error"; some servers send no reason
+	if text := http.StatusText(resp.StatusCode); text != "" && !strings.Contains(status, text) {
+		status = fmt.Sprintf("%d %s", resp.StatusCode, text)
+	}
+	msg := "HTTP " + status
+	head, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	body := strings.Join(strings.Fields(strings.ToValidUTF8(string(head), "?")), " ")
+	if len(body) > 200 {
+		body = body[:200] + "..."
+	}
+	if body != "" {
+		msg += ": " + strconv.Quote(body)
+	}
+	return msg
 }

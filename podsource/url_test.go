@@ -5,12 +5,15 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // server serves whatever body/status is set, on 127.0.0.1.
@@ -144,4 +147,80 @@ func TestURLSourceRunStops(t *testing.T) {
 	assert.Equal(t, []string{"a-node-1"}, names(u.Pods))
 	cancel()
 	assert.NoError(t, <-done)
+}
+
+// TestURLSourceStatusError: a failed answer is reported once as the
+// server put it, with what the body says, not "500 Internal Server Error:
+// Internal Server Error".
+func TestURLSourceStatusError(t *testing.T) {
+	srv := newServer(t)
+	m := NewMux(MuxConfig{})
+	src, err := NewURLSource(URLConfig{URL: srv.srv.URL, NodeName: node}, m)
+	require.NoError(t, err)
+	m.Register(src.Name())
+	for _, tc := range []struct {
+		status int
+		body   string
+		want   string
+	}{
+		{500, "oops\n", `: HTTP 500 Internal Server Error: "oops"`},
+		{503, "", ": HTTP 503 Service Unavailable"},
+		{404, "no such\n\n  manifest", `: HTTP 404 Not Found: "no such manifest"`},
+		{599, "", ": HTTP 599 status code 599"},
+	} {
+		srv.set(tc.status, tc.body)
+		err := src.Poll(context.Background())
+		require.Error(t, err)
+		assert.Equal(t, "podsource: manifest URL "+srv.srv.URL+tc.want, err.Error())
+	}
+}
+
+// TestURLSourceLogsOncePerChange: an outage, an invalid item and two pods
+// with one UID are logged when they start, not at every poll.
+func TestURLSourceLogsOncePerChange(t *testing.T) {
+	srv := newServer(t)
+	var logs logLines
+	clk := clocktesting.NewFakeClock(time.Now())
+	m := NewMux(MuxConfig{Buffer: 100})
+	src, err := NewURLSource(URLConfig{URL: srv.srv.URL, NodeName: node, Clock: clk, Log: logs.logger()}, m)
+	require.NoError(t, err)
+	m.Register(src.Name())
+	srv.set(200, `apiVersion: v1
+kind: PodList
+items:
+- metadata: {name: a, uid: one-uid}
+  spec: {containers: [{name: c, image: "i:1"}]}
+- metadata: {name: b, uid: one-uid}
+  spec: {containers: [{name: c, image: "i:1"}]}
+- metadata: {name: bad}
+  spec: {containers: [{name: c}]}
+`)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- src.Run(ctx) }()
+	requests := func() int {
+		srv.mu.Lock()
+		defer srv.mu.Unlock()
+		return len(srv.headers)
+	}
+	// polls steps through n periods; Run polls in sequence, so when the
+	// n-th request arrives the polls before it are done.
+	polls := func(n int) {
+		for range n {
+			before := requests()
+			require.Eventually(t, func() bool { clk.Step(DefaultHTTPCheckFrequency); return requests() > before }, 5*time.Second, time.Millisecond)
+		}
+	}
+	require.Eventually(t, func() bool { return requests() == 1 }, 5*time.Second, time.Millisecond)
+	polls(4)
+	assert.Equal(t, 1, logs.with("Two pods in the manifest have one UID", "default/b", "one-uid"), strings.Join(logs.lines, "\n"))
+	assert.Equal(t, 1, logs.with("Invalid pod; skipped", "default/bad"))
+	srv.set(500, "down")
+	polls(4)
+	assert.Equal(t, 1, logs.with("Manifest URL poll failed", `HTTP 500 Internal Server Error: \"down\"`), strings.Join(logs.lines, "\n"))
+	srv.set(200, manifest("a", "i:1"))
+	polls(2)
+	assert.Equal(t, 1, logs.with("Manifest URL answers again"))
+	cancel()
+	require.NoError(t, <-done)
 }

@@ -1,6 +1,7 @@
 package podsource
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -9,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/nodekit-dev/nodekit/podpath"
 )
 
 // ValidatePod checks what a node needs to run a pod that did not come
@@ -19,12 +22,33 @@ import (
 // 1-65535, protocol TCP/UDP/SCTP, IANA names unique per container), env
 // names, volumes (DNS-1123 labels, unique, exactly one source) and volume
 // mounts that name a volume, resources (non-negative, requests <= limits),
-// restartPolicy, dnsPolicy, imagePullPolicy and probe numbers. It is a
-// subset of the API server's ValidatePodCreate (k8s.io/kubernetes is not a
-// dependency); each error carries its field path and value.
+// restartPolicy, dnsPolicy, imagePullPolicy and probe numbers, subPath
+// and hostPath without "..". It is a subset of the API server's
+// ValidatePodCreate (k8s.io/kubernetes is not a dependency); each error
+// carries its field path and value.
+//
+// A node also puts the pod's UID, namespace and name in paths, so it checks
+// what the API server never needs to: metadata.uid must be a UID that
+// package podpath accepts (ValidateUID: letters, digits and '-', at most
+// 128 characters), and <namespace>_<name>_<uid>, the pod's log directory
+// name, must fit in a file name (255 bytes).
 func ValidatePod(pod *v1.Pod) field.ErrorList {
 	var errs field.ErrorList
-	errs = append(errs, apivalidation.ValidateObjectMeta(&pod.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))...)
+	meta := field.NewPath("metadata")
+	metaErrs := apivalidation.ValidateObjectMeta(&pod.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, meta)
+	errs = append(errs, metaErrs...)
+	for _, msg := range podpath.ValidateUID(string(pod.UID)) {
+		errs = append(errs, invalidCut(meta.Child("uid"), string(pod.UID), msg))
+	}
+	if len(errs) == 0 {
+		if _, err := podpath.PodLogsDirName(pod.Namespace, pod.Name, pod.UID); err != nil {
+			var fe *field.Error
+			if !errors.As(err, &fe) {
+				fe = field.Invalid(meta.Child("name"), pod.Name, err.Error())
+			}
+			errs = append(errs, fe)
+		}
+	}
 	spec := field.NewPath("spec")
 	s := &pod.Spec
 
@@ -44,6 +68,14 @@ func ValidatePod(pod *v1.Pod) field.ErrorList {
 		}
 		if n := countVolumeSources(&v.VolumeSource); n != 1 {
 			errs = append(errs, field.Invalid(p, v.Name, fmt.Sprintf("must specify exactly one volume source, got %d", n)))
+		}
+		if h := v.HostPath; h != nil {
+			hp := p.Child("hostPath", "path")
+			if h.Path == "" {
+				errs = append(errs, field.Required(hp, ""))
+			} else if hasBackstep(h.Path) {
+				errs = append(errs, field.Invalid(hp, h.Path, "must not contain '..'"))
+			}
 		}
 	}
 
@@ -147,6 +179,14 @@ func validateContainer(c *v1.Container, p *field.Path, names, vols sets.Set[stri
 		if m.MountPath == "" {
 			errs = append(errs, field.Required(mp.Child("mountPath"), ""))
 		}
+		if sp := m.SubPath; sp != "" {
+			// The API's validateLocalDescendingPath.
+			if strings.HasPrefix(sp, "/") {
+				errs = append(errs, field.Invalid(mp.Child("subPath"), sp, "must be a relative path"))
+			} else if hasBackstep(sp) {
+				errs = append(errs, field.Invalid(mp.Child("subPath"), sp, "must not contain '..'"))
+			}
+		}
 	}
 	rp := p.Child("resources")
 	for name, q := range c.Resources.Limits {
@@ -211,4 +251,24 @@ func countVolumeSources(vs *v1.VolumeSource) int {
 		return 1
 	}
 	return len(m)
+}
+
+// hasBackstep reports a ".." element in a slash-separated path.
+func hasBackstep(p string) bool {
+	for _, e := range strings.Split(p, "/") {
+		if e == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// invalidCut is field.Invalid with a long value cut for display: a
+// 2,000-character UID is named by its start and its length.
+func invalidCut(p *field.Path, value, msg string) *field.Error {
+	if len(value) <= 80 {
+		return field.Invalid(p, value, msg)
+	}
+	return &field.Error{Type: field.ErrorTypeInvalid, Field: p.String(), BadValue: field.OmitValueType{},
+		Detail: podpath.Quote(value) + ": " + msg}
 }

@@ -13,6 +13,9 @@ func TestParseErrors(t *testing.T) {
 	pod := func(spec string) string {
 		return "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n" + spec
 	}
+	uidPod := func(uid string) string {
+		return "apiVersion: v1\nkind: Pod\nmetadata: {name: web, uid: " + uid + "}\nspec: {containers: [{name: c, image: i}]}\n"
+	}
 	tests := []struct {
 		name   string
 		data   string
@@ -61,6 +64,30 @@ func TestParseErrors(t *testing.T) {
 			[]string{`spec.containers[0].imagee: Forbidden: unknown field`}},
 		{"duplicate field, strict", "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec: {containers: [{name: c, image: i}]}\nspec: {}\n", true, false,
 			[]string{"/m/x.yaml", "spec"}},
+		// A node puts metadata.uid, namespace and name in paths: none of them may reach outside.
+		{"uid climbs out", uidPod("../../victim"), false, false, []string{`metadata.uid: Invalid value: "../../victim"`, "a pod UID must consist of"}},
+		{"uid is ..", uidPod(".."), false, false, []string{`metadata.uid: Invalid value: ".."`}},
+		{"uid is .", uidPod("."), false, false, []string{`metadata.uid: Invalid value: "."`}},
+		{"uid with slash", uidPod("a/b"), false, false, []string{`metadata.uid: Invalid value: "a/b"`}},
+		{"uid with underscore", uidPod("a_b"), false, false, []string{`metadata.uid: Invalid value: "a_b"`}},
+		{"uid with NUL", uidPod(`"a\0b"`), false, false, []string{`metadata.uid: Invalid value: "a\x00b"`}},
+		{"uid of 2000 characters", uidPod(strings.Repeat("u", 2000)), false, false,
+			[]string{`metadata.uid: Invalid value: "uuuu`, "(2000 bytes): must be no more than 128 characters"}},
+		{"log directory name too long", "apiVersion: v1\nkind: Pod\nmetadata: {name: " + strings.Repeat("a", 200) + ", namespace: " + strings.Repeat("n", 50) +
+			"}\nspec: {containers: [{name: c, image: i}]}\n", false, false,
+			[]string{"metadata.name: Invalid value", "would be 291 bytes, over the 255 a file name may have"}},
+		{"subPath climbs out", pod("  volumes: [{name: v, emptyDir: {}}]\n  containers: [{name: c, image: i, volumeMounts: [{name: v, mountPath: /v, subPath: a/../../x}]}]\n"), false, false,
+			[]string{`spec.containers[0].volumeMounts[0].subPath: Invalid value: "a/../../x": must not contain '..'`}},
+		{"subPath absolute", pod("  volumes: [{name: v, emptyDir: {}}]\n  containers: [{name: c, image: i, volumeMounts: [{name: v, mountPath: /v, subPath: /etc}]}]\n"), false, false,
+			[]string{`spec.containers[0].volumeMounts[0].subPath: Invalid value: "/etc": must be a relative path`}},
+		{"hostPath with ..", pod("  volumes: [{name: v, hostPath: {path: /srv/../etc}}]\n  containers: [{name: c, image: i}]\n"), false, false,
+			[]string{`spec.volumes[0].hostPath.path: Invalid value: "/srv/../etc": must not contain '..'`}},
+		{"volume name climbs out", pod("  volumes: [{name: ../x, emptyDir: {}}]\n  containers: [{name: c, image: i}]\n"), false, false,
+			[]string{`spec.volumes[0].name: Invalid value: "../x"`}},
+		{"container name climbs out", pod("  containers: [{name: ../../x, image: i}]\n"), false, false,
+			[]string{`spec.containers[0].name: Invalid value: "../../x"`}},
+		{"namespace climbs out", "apiVersion: v1\nkind: Pod\nmetadata: {name: a, namespace: ../../x}\nspec: {containers: [{name: c, image: i}]}\n", false, false,
+			[]string{`metadata.namespace: Invalid value: "../../x"`}},
 		{"list item error path", "apiVersion: v1\nkind: PodList\nitems:\n- {metadata: {name: a}, spec: {containers: [{name: c}]}}\n", false, true,
 			[]string{"items[0].spec.containers[0].image: Required value"}},
 	}

@@ -2,13 +2,12 @@ package runtime
 
 import (
 	"fmt"
-	"path/filepath"
-	"strconv"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/nodekit-dev/nodekit/podpath"
 	"github.com/nodekit-dev/nodekit/resources"
 )
 
@@ -39,6 +38,10 @@ type ContainerInput struct {
 func (m *Manager) ContainerConfig(pod *v1.Pod, c *v1.Container, in ContainerInput) (*runtimeapi.ContainerConfig, error) {
 	if err := ValidateContainer(c); err != nil {
 		return nil, err
+	}
+	logPath, err := podpath.ContainerLogPath(c.Name, in.RestartCount)
+	if err != nil {
+		return nil, fmt.Errorf("container %s: log path: %w", c.Name, err)
 	}
 	env, err := containerEnv(pod, c, in.PodIPs, m.cfg.HostIP)
 	if err != nil {
@@ -74,7 +77,7 @@ func (m *Manager) ContainerConfig(pod *v1.Pod, c *v1.Container, in ContainerInpu
 		Labels:      containerLabels(pod, c),
 		Annotations: containerAnnotations(pod, c, in.RestartCount),
 		Mounts:      in.Mounts,
-		LogPath:     filepath.Join(c.Name, strconv.Itoa(in.RestartCount)+".log"),
+		LogPath:     logPath,
 		Stdin:       c.Stdin,
 		StdinOnce:   c.StdinOnce,
 		Tty:         c.TTY,

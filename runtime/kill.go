@@ -103,8 +103,9 @@ func (m *Manager) killContainer(ctx context.Context, pod *v1.Pod, spec *v1.Conta
 }
 
 // RemovePod removes every container and sandbox of the pod with this UID,
-// stopping them first if they still run. It is what the kubelet's garbage
-// collection does for a pod that was deleted.
+// stopping them first if they still run, and then its log directory under
+// PodLogsDir. It is what the kubelet's garbage collection does for a pod
+// that was deleted.
 func (m *Manager) RemovePod(ctx context.Context, uid types.UID) error {
 	sel := map[string]string{kc.LabelPodUID: string(uid)}
 	containers, err := m.cfg.Runtime.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: sel})
@@ -130,7 +131,11 @@ func (m *Manager) RemovePod(ctx context.Context, uid types.UID) error {
 			errs = append(errs, fail(errRemovePodComponents, "sandbox %s: %v", s.Id, err))
 		}
 	}
-	return errors.Join(errs...)
+	if len(errs) > 0 {
+		return errors.Join(errs...) // the logs stay while anything of the pod does
+	}
+	_, err = m.removePodLogs(func(u types.UID) bool { return u == uid })
+	return err
 }
 
 func findContainer(pod *v1.Pod, name string) *v1.Container {

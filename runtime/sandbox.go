@@ -2,15 +2,16 @@ package runtime
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/nodekit-dev/nodekit/podpath"
 )
 
 // DefaultPodLogsDir is where the kubelet keeps container logs.
-const DefaultPodLogsDir = "/var/log/pods"
+const DefaultPodLogsDir = podpath.DefaultPodLogsDir
 
 // SandboxConfig builds the CRI sandbox config for a pod as the kubelet's
 // generatePodSandboxConfig does: metadata, labels and annotations, hostname
@@ -18,13 +19,17 @@ const DefaultPodLogsDir = "/var/log/pods"
 // directory, DNS, port mappings of every container port, the cgroup parent
 // and the Linux security context.
 func (m *Manager) SandboxConfig(pod *v1.Pod, attempt uint32, cgroupParent string) (*runtimeapi.PodSandboxConfig, error) {
+	logDir, err := PodLogsDir(m.cfg.PodLogsDir, pod)
+	if err != nil {
+		return nil, fmt.Errorf("pod %s: log directory: %w", podRef(pod), err)
+	}
 	cfg := &runtimeapi.PodSandboxConfig{
 		Metadata: &runtimeapi.PodSandboxMetadata{
 			Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID), Attempt: attempt,
 		},
 		Labels:       sandboxLabels(pod, m.cfg.SandboxLabels),
 		Annotations:  copyMap(pod.Annotations),
-		LogDirectory: PodLogsDir(m.cfg.PodLogsDir, pod),
+		LogDirectory: logDir,
 	}
 	if !pod.Spec.HostNetwork {
 		cfg.Hostname = podHostname(pod)
@@ -48,12 +53,11 @@ func (m *Manager) SandboxConfig(pod *v1.Pod, attempt uint32, cgroupParent string
 	return cfg, nil
 }
 
-// PodLogsDir is /var/log/pods/<namespace>_<name>_<uid>.
-func PodLogsDir(root string, pod *v1.Pod) string {
-	if root == "" {
-		root = DefaultPodLogsDir
-	}
-	return filepath.Join(root, fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID))
+// PodLogsDir is <root>/<namespace>_<name>_<uid> (root "" is
+// /var/log/pods), built by package podpath: a namespace, name or UID that
+// would put it anywhere else is an error naming the field.
+func PodLogsDir(root string, pod *v1.Pod) (string, error) {
+	return podpath.Layout{PodLogsDir: root}.PodLogsDirectory(pod.Namespace, pod.Name, pod.UID)
 }
 
 func sandboxLinuxConfig(pod *v1.Pod, cgroupParent string) *runtimeapi.LinuxPodSandboxConfig {

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+	"github.com/nodekit-dev/nodekit/podpath"
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -154,7 +154,7 @@ func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxC
 		restartCount = cs.RestartCount + 1
 	} else {
 		// Containers may have been removed while their logs stayed: keep counting.
-		restartCount = restartCountFromLogs(filepath.Join(sandboxCfg.LogDirectory, c.Name))
+		restartCount = restartCountFromLogs(sandboxCfg.LogDirectory, c.Name)
 	}
 	var mounts []*runtimeapi.Mount
 	if m.cfg.Mounts != nil {
@@ -183,7 +183,11 @@ func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxC
 	return nil
 }
 
-func restartCountFromLogs(dir string) int {
+func restartCountFromLogs(podLogDir, container string) int {
+	dir, err := podpath.Join(podLogDir, container)
+	if err != nil {
+		return 0
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return 0

@@ -132,9 +132,10 @@ func (a *agent) updateQOS() {
 // housekeeping, as the kubelet's HandlePodCleanups, once every source has
 // delivered (so a pod not yet re-read after a restart is not taken for an
 // orphan): kills and removes runtime pods no source wants (left by a
-// manifest deleted while the agent was down, or a failed termination), and
-// removes the cgroups of pods that are gone; cgroups with processes left
-// are reported, not removed.
+// manifest deleted while the agent was down, or a failed termination),
+// removes the log directories of pods gone from the runtime (the kubelet's
+// container GC does that), and removes the cgroups of pods that are gone;
+// cgroups with processes left are reported, not removed.
 func (a *agent) housekeeping(ctx context.Context) {
 	a.mu.Lock()
 	for uid, w := range a.stopping {
@@ -149,9 +150,6 @@ func (a *agent) housekeeping(ctx context.Context) {
 		return
 	}
 	a.killOrphans(ctx)
-	if a.cgroups == nil {
-		return
-	}
 	a.mu.Lock()
 	active := make(map[types.UID]bool, len(a.workers)+len(a.stopping))
 	for uid := range a.workers {
@@ -161,9 +159,21 @@ func (a *agent) housekeeping(ctx context.Context) {
 		active[uid] = true
 	}
 	for uid := range a.orphans {
-		active[uid] = true // its cgroup goes once it is killed
+		active[uid] = true // its cgroup and logs go once it is killed
 	}
 	a.mu.Unlock()
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	removed, err := a.mgr.CleanupPodLogs(lctx, func(uid types.UID) bool { return active[uid] })
+	cancel()
+	if err != nil {
+		a.log.Error(err, "removing the logs of removed pods")
+	}
+	if len(removed) > 0 {
+		a.log.Info("removed the logs of removed pods", "uids", removed)
+	}
+	if a.cgroups == nil {
+		return
+	}
 	if _, err := a.cgroups.CleanupOrphans(active); err != nil {
 		a.log.Error(err, "orphaned pod cgroups")
 	}

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -16,9 +18,11 @@ import (
 
 // containerLogs serves /containerLogs/<namespace>/<pod>/<container> from
 // the CRI log file of the container's newest instance: each line's message
-// (the CRI format is "<time> <stream> <tag> <message>"), the last tailLines
-// lines if asked, and with follow=true new lines as they are written until
-// the client goes away.
+// (the CRI format is "<time> <stream> <tag> <message>", tag P for a line
+// the runtime split, F for its end), the last tailLines lines if asked,
+// and with follow=true new lines as they are written until the client goes
+// away. A last line still being written is printed as far as it goes by a
+// plain read, as the kubelet does, and completed by a follow.
 func (a *agent) containerLogs(w http.ResponseWriter, r *http.Request) {
 	parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/containerLogs/"), "/")
 	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
@@ -50,22 +54,25 @@ func (a *agent) containerLogs(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	rd := bufio.NewReader(f)
 	var lines []string
+	var partial string // the unfinished last line, without its end yet
 	for {
 		line, err := rd.ReadString('\n')
-		if line != "" && strings.HasSuffix(line, "\n") {
-			lines = append(lines, message(line))
-			if tail >= 0 && len(lines) > tail {
-				lines = lines[1:]
-			}
-		}
 		if err != nil {
+			partial = line
 			break
+		}
+		lines = append(lines, criMessage(line))
+		if tail >= 0 && len(lines) > tail {
+			lines = lines[1:]
 		}
 	}
 	for _, l := range lines {
 		_, _ = io.WriteString(w, l)
 	}
 	if !follow {
+		if partial != "" && tail != 0 {
+			_, _ = io.WriteString(w, criMessage(partial))
+		}
 		return
 	}
 	flusher, _ := w.(http.Flusher)
@@ -74,30 +81,34 @@ func (a *agent) containerLogs(w http.ResponseWriter, r *http.Request) {
 			flusher.Flush()
 		}
 		line, err := rd.ReadString('\n')
+		partial += line
 		if err == nil {
-			_, _ = io.WriteString(w, message(line))
+			_, _ = io.WriteString(w, criMessage(partial))
+			partial = ""
 			continue
 		}
 		if !errors.Is(err, io.EOF) {
 			return
 		}
+		// At the end for now: wait for more (bufio reads the file again).
 		select {
 		case <-r.Context().Done():
 			return
 		case <-a.clock.After(100 * time.Millisecond):
 		}
-		if line != "" {
-			// A partial line: read the rest next time round.
-			rd = bufio.NewReader(io.MultiReader(strings.NewReader(line), f))
-		}
 	}
 }
 
-// message strips the CRI log prefix "<time> <stream> <tag> ".
-func message(line string) string {
+// criMessage strips the CRI log prefix "<time> <stream> <tag> " from a
+// line; a partial (P) line's message goes on in the next line, so it loses
+// its newline.
+func criMessage(line string) string {
 	fields := strings.SplitN(line, " ", 4)
 	if len(fields) < 4 {
 		return line
+	}
+	if fields[2] == "P" {
+		return strings.TrimSuffix(fields[3], "\n")
 	}
 	return fields[3]
 }
@@ -126,5 +137,10 @@ func (a *agent) logPath(ctx context.Context, ns, podName, container string) (str
 	if err != nil {
 		return "", err
 	}
-	return resp.Status.LogPath, nil
+	// The runtime's word, but served only from --pod-logs-dir.
+	path := resp.Status.LogPath
+	if rel, err := filepath.Rel(a.volumes.layout.Logs(), path); err != nil || !filepath.IsLocal(rel) {
+		return "", fmt.Errorf("container %s of pod %s/%s: log file %q is outside --pod-logs-dir %s", container, ns, podName, path, a.volumes.layout.Logs())
+	}
+	return path, nil
 }

@@ -42,6 +42,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
 	"github.com/nodekit-dev/nodekit/pleg"
+	"github.com/nodekit-dev/nodekit/podpath"
 	"github.com/nodekit-dev/nodekit/podsource"
 	"github.com/nodekit-dev/nodekit/prober"
 	"github.com/nodekit-dev/nodekit/runtime"
@@ -210,7 +211,7 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	plegMetrics, proberMetrics := pleg.NewMetrics(), prober.NewMetrics()
 	registry.MustRegister(plegMetrics, proberMetrics)
-	vols := volumes{rootDir: cfg.rootDir}
+	vols := volumes{layout: podpath.Layout{RootDir: cfg.rootDir, PodLogsDir: cfg.podLogsDir}}
 	mgr, err := runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: cfg.podLogsDir,
 		SandboxLabels: map[string]string{nodeLabel: cfg.hostname},
 		HostIP:        cfg.hostIP, Mounts: vols.mounts, Log: log.WithName("runtime")})

@@ -5,23 +5,30 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/nodekit-dev/nodekit/podpath"
 )
 
 // volumes provides the volumes a standalone node can: emptyDir (on disk,
 // or tmpfs for medium Memory) under <root-dir>/pods/<uid>/volumes, and
-// hostPath with the API's type checks. Others are refused by name.
+// hostPath with the API's type checks. Others are refused by name. Every
+// path built from the pod goes through package podpath: a UID, volume name
+// or subPath that would lead outside <root-dir>/pods/<uid> (or outside the
+// volume, for a subPath) is an error, and symlinks below those are not
+// followed out of them.
 type volumes struct {
-	rootDir string
+	layout podpath.Layout
 }
 
-func (v volumes) podDir(pod *v1.Pod) string {
-	return filepath.Join(v.rootDir, "pods", string(pod.UID))
-}
+// emptyDirPlugin is the escaped name of the kubelet's emptyDir plugin, the
+// directory its volumes live in.
+const emptyDirPlugin = "kubernetes.io~empty-dir"
 
 // mounts sets up the container's volumes (idempotently) and returns its
 // CRI mounts; it is the runtime manager's MountProvider.
@@ -41,12 +48,13 @@ func (v volumes) mounts(pod *v1.Pod, c *v1.Container) ([]*runtimeapi.Mount, erro
 			return nil, fmt.Errorf("volumes[%s]: %w", vol.Name, err)
 		}
 		if vm.SubPath != "" {
-			if filepath.IsAbs(vm.SubPath) || strings.Contains(filepath.Clean(vm.SubPath), "..") {
+			if filepath.IsAbs(vm.SubPath) || slices.Contains(strings.Split(vm.SubPath, "/"), "..") {
 				return nil, fmt.Errorf("volumeMounts[%d].subPath: Invalid value: %q: must be a relative path without '..'", i, vm.SubPath)
 			}
-			host = filepath.Join(host, vm.SubPath)
-			if err := os.MkdirAll(host, 0o755); err != nil {
-				return nil, err
+			// Created through os.Root: a symlink a container left in the
+			// volume cannot take it outside.
+			if host, err = podpath.MkdirAllIn(host, vm.SubPath, 0o755); err != nil {
+				return nil, fmt.Errorf("volumeMounts[%d].subPath: %w", i, err)
 			}
 		}
 		out = append(out, &runtimeapi.Mount{ContainerPath: vm.MountPath, HostPath: host, Readonly: vm.ReadOnly})
@@ -57,8 +65,15 @@ func (v volumes) mounts(pod *v1.Pod, c *v1.Container) ([]*runtimeapi.Mount, erro
 func (v volumes) setUp(pod *v1.Pod, vol *v1.Volume) (string, error) {
 	switch {
 	case vol.EmptyDir != nil:
-		dir := filepath.Join(v.podDir(pod), "volumes", "kubernetes.io~empty-dir", vol.Name)
-		if err := os.MkdirAll(dir, 0o777); err != nil {
+		dir, err := v.layout.PodVolumeDir(pod.UID, emptyDirPlugin, vol.Name)
+		if err != nil {
+			return "", err
+		}
+		rel, err := filepath.Rel(v.layout.Root(), dir)
+		if err != nil {
+			return "", err
+		}
+		if _, err := podpath.MkdirAllIn(v.layout.Root(), rel, 0o777); err != nil {
 			return "", err
 		}
 		if vol.EmptyDir.Medium == v1.StorageMediumMemory && !isMountPoint(dir) {
@@ -128,17 +143,21 @@ func checkHostPath(h *v1.HostPathVolumeSource) error {
 
 // tearDown unmounts memory-backed emptyDirs and removes the pod directory.
 func (v volumes) tearDown(pod *v1.Pod) error {
-	base := filepath.Join(v.podDir(pod), "volumes", "kubernetes.io~empty-dir")
+	podDir, err := v.layout.PodDir(pod.UID)
+	if err != nil {
+		return err // nothing was ever set up for it
+	}
+	base := filepath.Join(podDir, "volumes", emptyDirPlugin)
 	entries, _ := os.ReadDir(base)
 	for _, e := range entries {
 		dir := filepath.Join(base, e.Name())
-		if isMountPoint(dir) {
+		if e.IsDir() && isMountPoint(dir) {
 			if err := unix.Unmount(dir, 0); err != nil {
 				return fmt.Errorf("unmounting %s: %w", dir, err)
 			}
 		}
 	}
-	return os.RemoveAll(v.podDir(pod))
+	return podpath.RemoveAllIn(v.layout.PodsDir(), string(pod.UID))
 }
 
 // isMountPoint: dir is on another device than its parent.

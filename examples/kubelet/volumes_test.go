@@ -11,6 +11,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodekit-dev/nodekit/podpath"
 )
 
 func TestHostPathTypes(t *testing.T) {
@@ -52,7 +55,7 @@ func TestHostPathTypes(t *testing.T) {
 
 func TestVolumeMountsAndTearDown(t *testing.T) {
 	root := t.TempDir()
-	v := volumes{rootDir: root}
+	v := volumes{layout: podpath.Layout{RootDir: root}}
 	host := filepath.Join(t.TempDir(), "data")
 	create := v1.HostPathDirectoryOrCreate
 	limit := resource.MustParse("1Mi")
@@ -87,4 +90,43 @@ func TestVolumeMountsAndTearDown(t *testing.T) {
 	require.NoError(t, v.tearDown(pod))
 	assert.NoDirExists(t, filepath.Join(root, "pods/u1"))
 	assert.DirExists(t, host, "hostPath is left alone")
+}
+
+// TestVolumesStayInsideTheirDirectories: a hostile UID or volume name
+// gets an error naming the field, tearing such a pod down removes nothing,
+// and a symlink a container planted in its emptyDir does not take a later
+// subPath outside the volume.
+func TestVolumesStayInsideTheirDirectories(t *testing.T) {
+	world := t.TempDir()
+	root := filepath.Join(world, "a", "b", "root")
+	victim := filepath.Join(world, "a", "victim")
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "pods", "keep"), 0o755))
+	require.NoError(t, os.MkdirAll(victim, 0o755))
+	v := volumes{layout: podpath.Layout{RootDir: root}}
+	scratch := []v1.Volume{{Name: "scratch", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}}
+	mount := &v1.Container{Name: "c", VolumeMounts: []v1.VolumeMount{{Name: "scratch", MountPath: "/s"}}}
+	for _, uid := range []types.UID{"../../victim", "..", ".", "../../../a", "a/b", ""} {
+		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid}, Spec: v1.PodSpec{Volumes: scratch}}
+		_, err := v.mounts(pod, mount)
+		assert.ErrorContains(t, err, "metadata.uid: Invalid value", "%q", uid)
+		assert.ErrorContains(t, v.tearDown(pod), "metadata.uid: Invalid value", "%q", uid)
+	}
+	badVol := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u1"}, Spec: v1.PodSpec{Volumes: []v1.Volume{
+		{Name: "../../../../victim", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}}}}
+	_, err := v.mounts(badVol, &v1.Container{Name: "c", VolumeMounts: []v1.VolumeMount{{Name: "../../../../victim", MountPath: "/x"}}})
+	assert.ErrorContains(t, err, `spec.volumes.name: Invalid value: "../../../../victim"`)
+	assert.DirExists(t, victim)
+	assert.DirExists(t, filepath.Join(root, "pods", "keep"), "--root-dir and its other pods are untouched")
+
+	// A container plants a link in its volume; a later subPath goes through it.
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u2"}, Spec: v1.PodSpec{Volumes: scratch}}
+	mounts, err := v.mounts(pod, mount)
+	require.NoError(t, err)
+	require.NoError(t, os.Symlink(victim, filepath.Join(mounts[0].HostPath, "escape")))
+	_, err = v.mounts(pod, &v1.Container{Name: "c", VolumeMounts: []v1.VolumeMount{{Name: "scratch", MountPath: "/x", SubPath: "escape/new"}}})
+	assert.ErrorContains(t, err, "volumeMounts[0].subPath")
+	assert.NoDirExists(t, filepath.Join(victim, "new"))
+	require.NoError(t, v.tearDown(pod))
+	assert.DirExists(t, victim, "tearing down removed the link, not its target")
+	assert.NoDirExists(t, filepath.Join(root, "pods", "u2"))
 }
