@@ -10,7 +10,10 @@
 //	pleg/         pod lifecycle event generator: relisting and evented
 //	statuscache/  pod status cache with GetNewerThan
 //	prober/       liveness, readiness and startup probes at scale
-//	eviction/, gc/, podsource/, cgroupmgr/  (planned)
+//	podsource/    static files, manifest URL, HTTP push, API server; merged by a mux
+//	cgroupmgr/    QoS cgroup tree, cgroupfs or systemd, v1 or v2
+//	podpath/      every path built from pod data, kept below its base directory
+//	eviction/, gc/  (planned)
 //	examples/kubelet  a node agent composed from the packages
 //
 // Wiring a pod onto containerd takes a few lines:

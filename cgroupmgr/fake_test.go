@@ -194,7 +194,7 @@ func TestFakeCleanupOrphans(t *testing.T) {
 
 func TestPodCgroupNameRefusesBadUID(t *testing.T) {
 	m, _ := newFakeManager(t, cgroups.Unified, Config{})
-	for _, uid := range []string{"", "../../x", "a/b", "a_b"} {
+	for _, uid := range []string{"", "../../x", "a/b", "a_b", "..", strings.Repeat("u", 2000), "a\x00b"} {
 		_, err := m.PodCgroupName(podOf(uid, nil, ctr(nil, nil)))
 		require.ErrorContains(t, err, "pod.metadata.uid", uid)
 	}

@@ -2,13 +2,14 @@ package cgroupmgr
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/containerd/cgroups/v3"
-	"github.com/nodekit-dev/nodekit/resources"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodekit-dev/nodekit/podpath"
+	"github.com/nodekit-dev/nodekit/resources"
 )
 
 // Names of the node-level and QoS cgroups.
@@ -76,8 +77,8 @@ func (m *Manager) PodCgroupName(pod *v1.Pod) (CgroupName, error) {
 	if pod == nil {
 		return nil, errors.New("cgroupmgr: pod is nil")
 	}
-	if err := validateComponent(podPrefix + string(pod.UID)); err != nil || pod.UID == "" {
-		return nil, fieldError("pod.metadata.uid", fmt.Sprintf("%q", pod.UID), "must be non-empty without \"/\", \"_\" or \"..\"")
+	if msgs := podpath.ValidateUID(string(pod.UID)); len(msgs) > 0 {
+		return nil, fieldError("pod.metadata.uid", podpath.Quote(string(pod.UID)), msgs[0])
 	}
 	return append(m.QOSCgroupName(resources.PodQOSClass(pod)), podPrefix+string(pod.UID)), nil
 }

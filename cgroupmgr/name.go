@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/nodekit-dev/nodekit/podpath"
 )
 
 // CgroupName is the kubelet's driver-independent cgroup name: one component
@@ -28,12 +30,15 @@ func NewCgroupName(base CgroupName, components ...string) (CgroupName, error) {
 	return append(append(CgroupName{}, base...), components...), nil
 }
 
+// validateComponent applies podpath's rule for one path element (a cgroup
+// is a directory: no "/", ".", "..", NUL, nor over 255 bytes) and refuses
+// "_", which the systemd form reserves.
 func validateComponent(c string) error {
-	switch {
-	case c == "" || c == "." || c == "..":
-		return fmt.Errorf("cgroupmgr: cgroup name component %q: must not be empty, \".\" or \"..\"", c)
-	case strings.ContainsAny(c, "/_"):
-		return fmt.Errorf("cgroupmgr: cgroup name component %q: must not contain \"/\" or \"_\"", c)
+	if msgs := podpath.ValidateElement(c); len(msgs) > 0 {
+		return fmt.Errorf("cgroupmgr: cgroup name component %s: %s", podpath.Quote(c), msgs[0])
+	}
+	if strings.Contains(c, "_") {
+		return fmt.Errorf("cgroupmgr: cgroup name component %s: must not contain \"_\"", podpath.Quote(c))
 	}
 	return nil
 }

@@ -1,10 +1,13 @@
 package cgroupmgr
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/nodekit-dev/nodekit/podpath"
 )
 
 func TestCgroupNameConversions(t *testing.T) {
@@ -30,10 +33,10 @@ func TestCgroupNameConversions(t *testing.T) {
 }
 
 func TestNewCgroupNameRefusesBadComponents(t *testing.T) {
-	for _, c := range []string{"", ".", "..", "a/b", "a_b"} {
+	for _, c := range []string{"", ".", "..", "a/b", "a_b", "a\x00b", strings.Repeat("x", 256)} {
 		_, err := NewCgroupName(RootCgroupName, "kubepods", c)
 		require.Error(t, err, "component %q", c)
-		assert.Contains(t, err.Error(), c)
+		assert.Contains(t, err.Error(), podpath.Quote(c))
 	}
 	n, err := NewCgroupName(CgroupName{"kubepods"}, "burstable")
 	require.NoError(t, err)

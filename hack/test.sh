@@ -6,7 +6,8 @@
 #
 # Needs root and Debian (apt) for containerd; installs what is missing.
 # Env: NODEKIT_KEEP_CONTAINERD=1 leaves containerd running afterwards;
-#      BENCHTIME (default 20x) is the -benchtime of the benchmark pass.
+#      BENCHTIME (default 20x) is the -benchtime of the benchmark pass;
+#      FUZZTIME (default 30s) how long the manifest parser is fuzzed.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export PATH=/usr/local/go/bin:$PATH:/usr/local/sbin:/usr/sbin:/sbin
@@ -45,6 +46,11 @@ go vet -tags integration ./...
 log "tests (unit + integration, -race)"
 go test -race -count=1 -tags integration -timeout 20m ./...
 (cd hack/tools && go test -race -count=1 ./...)
+
+# The manifest parser against arbitrary bytes (podsource's FuzzParse; its
+# seeds in podsource/testdata/seeds also run as a plain test above).
+log "fuzzing the manifest parser (-fuzztime ${FUZZTIME:-30s})"
+go test -race -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-30s}" ./podsource
 
 log "benchmarks (-benchtime ${BENCHTIME:-20x})"
 # -p 1: one package's benchmarks at a time, so they don't share the cores with

@@ -1,6 +1,7 @@
 package podsource
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,7 +61,7 @@ func Parse(data []byte, o ParseOptions) ([]Parsed, error) {
 		Items      []json.RawMessage `json:"items"`
 	}
 	if err := json.Unmarshal(js, &head); err != nil {
-		return nil, &ManifestError{Origin: o.Origin, Err: fmt.Errorf("not a Kubernetes object: %w", err)}
+		return nil, &ManifestError{Origin: o.Origin, Err: notAnObject(js, err)}
 	}
 	var fe field.ErrorList
 	if head.APIVersion != "v1" {
@@ -179,4 +180,26 @@ func toMap(v any) (map[string]any, error) {
 	}
 	var m map[string]any
 	return m, json.Unmarshal(b, &m)
+}
+
+// notAnObject explains a document that is valid YAML but no object, in
+// words rather than as the Go type it failed to decode into.
+func notAnObject(js []byte, err error) error {
+	what := "not a mapping"
+	switch t := bytes.TrimSpace(js); {
+	case len(t) == 0 || bytes.Equal(t, []byte("null")):
+		what = "empty"
+	case t[0] == '"':
+		what = "a string"
+	case t[0] == '[':
+		what = "a list"
+	case t[0] == 't' || t[0] == 'f':
+		what = "a boolean"
+	case t[0] == '-' || (t[0] >= '0' && t[0] <= '9'):
+		what = "a number"
+	case t[0] == '{':
+		// A mapping whose apiVersion, kind or items has the wrong type.
+		return fmt.Errorf("not a Kubernetes object: %w", err)
+	}
+	return fmt.Errorf("not a Kubernetes object: the document is %s, not a mapping with apiVersion and kind", what)
 }

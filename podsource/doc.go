@@ -13,7 +13,10 @@
 //     file and renaming it over) and removing a file adds, changes and
 //     removes its pod. Symlinks are followed; for a link pointing outside
 //     the directory the target's directory is watched too, so edits of the
-//     target and link swaps are seen at once.
+//     target and link swaps are seen at once. A path that holds no manifest
+//     (an empty file, a dangling symlink, a directory, a symlink loop, a
+//     file over MaxFileBytes, 10 MiB) is logged once with its path when it
+//     gets that way, not at every re-read.
 //   - URLSource: a URL (--manifest-url) polled every CheckPeriod (20s,
 //     --http-check-frequency) with optional headers; the body is a Pod or a
 //     PodList, YAML or JSON. A failed fetch or an unusable body keeps the
@@ -41,7 +44,12 @@
 // "default", spec.nodeName, the config.hash and config.source annotations,
 // for files the NoExecute toleration, phase Pending; then it is validated
 // (ValidatePod, a subset of the API server's rules, each error with its
-// field path and value).
+// field path and value). Because a node puts a pod's UID, namespace and
+// name in file paths, ValidatePod also requires metadata.uid to be a UID
+// package podpath accepts (ASCII letters, digits and '-', at most 128
+// characters: UUIDs and the kubelet's hex digests fit, "../x" does not)
+// and <namespace>_<name>_<uid> to fit in a file name; the kubelet takes a
+// static pod's UID as written, nodekit refuses the pod instead.
 //
 // # Mux
 //
@@ -81,11 +89,16 @@
 //     written, truncate then write) also keeps its last pod. The URL source
 //     does the same per pod (keyed by namespace/name) when an item of its
 //     PodList becomes invalid; valid items keep flowing.
-//   - The same namespace/name from two pods (two sources, or two files of
-//     one source) is not merged: the first pod seen keeps it, the other is
-//     held back, logged, counted in podsource_conflicts_total and listed by
-//     Mux.Conflicts. When the kept pod goes away, the first held-back pod
-//     (in source registration order) is added in its latest version.
+//   - The same namespace/name from two pods of two sources is not merged:
+//     the first pod seen keeps it, the other is held back, logged,
+//     counted in podsource_conflicts_total and listed by Mux.Conflicts.
+//     When the kept pod goes away, the first held-back pod (in source
+//     registration order) is added in its latest version. Two files of the
+//     file source with one namespace/name or one UID are settled by the file
+//     source, which knows the paths: the file whose pod was sent first
+//     keeps it (on a first read, the first by path), the other is held
+//     back, logged once with both paths, counted, and listed by
+//     FileSource.Errors until the conflict ends.
 //   - The mux is passive: Update merges under a lock and sends before it
 //     returns, so the stream's order is the merge order and a slow consumer
 //     slows the sources (the kubelet holds its lock across sends too). Pods

@@ -357,7 +357,9 @@ func (s *FileSource) readFile(path string) bool {
 	if len(bytes.TrimSpace(data)) == 0 {
 		// Being written (truncate, then write): keep the last good pod.
 		if e.pod != nil {
-			s.note(path, e, "empty", func(log logr.Logger) { log.Info("Manifest is empty; keeping its pod until it has content or is deleted") })
+			s.note(path, e, "empty", func(log logr.Logger) {
+				log.Info("Manifest is empty; keeping its pod until it has content or is deleted")
+			})
 		} else {
 			s.note(path, e, "empty", func(log logr.Logger) { log.Info("Manifest is empty; skipped") })
 		}

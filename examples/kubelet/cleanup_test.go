@@ -16,17 +16,18 @@ import (
 )
 
 // startFakeAgent runs the agent on a fake runtime the test can script,
-// with manifests from dir and node name n1.
-func startFakeAgent(t *testing.T, ctx context.Context, dir string) (*agent, *fake.Runtime, func()) {
+// with manifests from dir and node name n1; extra flags override the
+// defaults (--root-dir and --pod-logs-dir are temporary directories).
+func startFakeAgent(t *testing.T, ctx context.Context, dir string, extra ...string) (*agent, *fake.Runtime, func()) {
 	t.Helper()
 	f := fake.New(fake.WithImages("nodekit.local/pause:1", "nodekit.local/testbin:1"))
 	endpoint := "unix://" + filepath.Join(t.TempDir(), "fake.sock")
 	stopServing, err := f.Start(endpoint)
 	require.NoError(t, err)
 	t.Cleanup(func() { stopServing(); f.Close() })
-	cfg, err := parseFlags([]string{"--runtime", "remote", "--container-runtime-endpoint", endpoint, "--pod-manifest-path", dir,
+	cfg, err := parseFlags(append([]string{"--runtime", "remote", "--container-runtime-endpoint", endpoint, "--pod-manifest-path", dir,
 		"--hostname-override", "n1", "--pod-logs-dir", t.TempDir(), "--file-check-frequency", "100ms", "--port", "0", "--healthz-port", "0",
-		"--root-dir", t.TempDir(), "--cgroups-per-qos=false"})
+		"--root-dir", t.TempDir(), "--cgroups-per-qos=false"}, extra...))
 	require.NoError(t, err)
 	a, stop := startAgent(t, ctx, cfg)
 	return a, f, stop
