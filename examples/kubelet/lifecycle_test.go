@@ -71,7 +71,7 @@ func (p *agentProcess) logText() string {
 // adopts its running pods without restarting them, and kills the pod whose
 // manifest was deleted meanwhile; an edited manifest replaces the pod, whose
 // container then has a new hash; deleting the manifests removes the pods,
-// their cgroups and their volumes.
+// their cgroups, their volumes and their log directories.
 func TestAgentLifecycleOnContainerd(t *testing.T) {
 	cd := testenv.NeedContainerd(t)
 	ports := freePorts(t, 2)
@@ -109,9 +109,10 @@ spec:
 	write("keep.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: keep}\nspec:\n  containers:\n  - {name: c, image: nodekit.local/testbin:1, imagePullPolicy: Never, args: [sleep]}\n")
 
 	cgroupRoot := testenv.CgroupRoot + "/lifecycle-" + rand.String(6)
+	podLogsDir := t.TempDir()
 	args := fmt.Sprintf("--runtime remote --container-runtime-endpoint %s --pod-manifest-path %s --hostname-override lc "+
 		"--pod-logs-dir %s --root-dir %s --port %d --healthz-port 0 --cgroup-root %s --file-check-frequency 1s",
-		cd.Endpoint, dir, t.TempDir(), rootDir, apiPort, cgroupRoot)
+		cd.Endpoint, dir, podLogsDir, rootDir, apiPort, cgroupRoot)
 	logPath := filepath.Join(t.TempDir(), "agent.log")
 	agent := startAgentProcess(t, args, logPath)
 	cri := cd.Dial(t)
@@ -236,7 +237,7 @@ spec:
 	assert.Equal(t, kc.HashContainer(&v1.Container{Name: "srv", Image: "nodekit.local/testbin:1"}), newContainer.Hash)
 	assert.Contains(t, containerEnv(t, cri, newContainer.ID), "VERSION=2")
 
-	// Deleting the manifests removes the pods, their cgroups and volumes.
+	// Deleting the manifests removes the pods, their cgroups, volumes and logs.
 	newUID := newPod.ID
 	require.NoError(t, os.Remove(filepath.Join(dir, "web.yaml")))
 	require.NoError(t, os.Remove(filepath.Join(dir, "crash.yaml")))
@@ -251,6 +252,9 @@ spec:
 		_, volErr := os.Stat(filepath.Join(rootDir, "pods", string(newUID)))
 		return os.IsNotExist(cgErr) && os.IsNotExist(volErr)
 	})
+	// Every pod of this run is gone (old versions and the orphan too), so
+	// are their log directories: containerd leaves them to the kubelet.
+	waitFor(t, 30*time.Second, func() bool { left, err := os.ReadDir(podLogsDir); return err == nil && len(left) == 0 })
 }
 
 // running is p's running container.
