@@ -13,6 +13,7 @@
 //	podsource/    static files, manifest URL, HTTP push, API server; merged by a mux
 //	cgroupmgr/    QoS cgroup tree, cgroupfs or systemd, v1 or v2
 //	podpath/      every path built from pod data, kept below its base directory
+//	volume/       emptyDir and hostPath volumes as the runtime manager's mounts
 //	eviction/, gc/  (planned)
 //	examples/kubelet  a node agent composed from the packages
 //

@@ -15,10 +15,12 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
 	"github.com/nodekit-dev/nodekit/pleg"
+	"github.com/nodekit-dev/nodekit/podpath"
 	"github.com/nodekit-dev/nodekit/podsource"
 	"github.com/nodekit-dev/nodekit/prober"
 	"github.com/nodekit-dev/nodekit/runtime"
 	"github.com/nodekit-dev/nodekit/statuscache"
+	"github.com/nodekit-dev/nodekit/volume"
 	"github.com/prometheus/client_golang/prometheus"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -38,7 +40,8 @@ type agent struct {
 	cgroups   *cgroupmgr.Manager // nil: --cgroups-per-qos=false
 	mux       *podsource.Mux
 	criClient *runtime.Client // for container log paths
-	volumes   volumes
+	volumes   *volume.Manager
+	layout    podpath.Layout // --root-dir, --pod-logs-dir
 	started   time.Time
 	registry  *prometheus.Registry
 	sources   []interface {

@@ -139,8 +139,8 @@ func (a *agent) logPath(ctx context.Context, ns, podName, container string) (str
 	}
 	// The runtime's word, but served only from --pod-logs-dir.
 	path := resp.Status.LogPath
-	if rel, err := filepath.Rel(a.volumes.layout.Logs(), path); err != nil || !filepath.IsLocal(rel) {
-		return "", fmt.Errorf("container %s of pod %s/%s: log file %q is outside --pod-logs-dir %s", container, ns, podName, path, a.volumes.layout.Logs())
+	if rel, err := filepath.Rel(a.layout.Logs(), path); err != nil || !filepath.IsLocal(rel) {
+		return "", fmt.Errorf("container %s of pod %s/%s: log file %q is outside --pod-logs-dir %s", container, ns, podName, path, a.layout.Logs())
 	}
 	return path, nil
 }

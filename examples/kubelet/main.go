@@ -48,6 +48,7 @@ import (
 	"github.com/nodekit-dev/nodekit/runtime"
 	"github.com/nodekit-dev/nodekit/runtime/fake"
 	"github.com/nodekit-dev/nodekit/statuscache"
+	"github.com/nodekit-dev/nodekit/volume"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/apimachinery/pkg/types"
@@ -211,10 +212,11 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	plegMetrics, proberMetrics := pleg.NewMetrics(), prober.NewMetrics()
 	registry.MustRegister(plegMetrics, proberMetrics)
-	vols := volumes{layout: podpath.Layout{RootDir: cfg.rootDir, PodLogsDir: cfg.podLogsDir}}
+	layout := podpath.Layout{RootDir: cfg.rootDir, PodLogsDir: cfg.podLogsDir}
+	vols := volume.New(volume.Config{Layout: layout})
 	mgr, err := runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: cfg.podLogsDir,
 		SandboxLabels: map[string]string{nodeLabel: cfg.hostname},
-		HostIP:        cfg.hostIP, Mounts: vols.mounts, Log: log.WithName("runtime")})
+		HostIP:        cfg.hostIP, Mounts: vols.Mounts, Log: log.WithName("runtime")})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -231,7 +233,7 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 	if v, err := client.Version(ctx, runtime.CRIVersion); err == nil {
 		prefix = v.RuntimeName + "://"
 	}
-	a := &agent{cfg: cfg, log: log, clock: clk, mgr: mgr, cache: cache, pleg: p, prober: pr, runtimePrefix: prefix, criClient: client, volumes: vols, started: clk.Now(), registry: registry,
+	a := &agent{cfg: cfg, log: log, clock: clk, mgr: mgr, cache: cache, pleg: p, prober: pr, runtimePrefix: prefix, criClient: client, volumes: vols, layout: layout, started: clk.Now(), registry: registry,
 		workers: map[types.UID]*podWorker{}, stopping: map[types.UID]*podWorker{}, orphans: map[types.UID]bool{}}
 	if cfg.cgroupsPerQOS && prefix != "nodekit-fake://" {
 		driver := cgroupmgr.DriverCgroupfs

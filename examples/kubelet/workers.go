@@ -192,7 +192,7 @@ func (a *agent) terminate(w *podWorker) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	defer func() {
-		if err := a.volumes.tearDown(w.pod); err != nil {
+		if err := a.volumes.TearDown(w.pod); err != nil {
 			a.log.Error(err, "removing pod volumes", "pod", podName(w.pod))
 		}
 		if a.cgroups != nil {

@@ -1,4 +1,4 @@
-package main
+package volume
 
 import (
 	"net"
@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -42,7 +41,7 @@ func TestHostPathTypes(t *testing.T) {
 		{file, typ(v1.HostPathSocket), `hostPath.type: Invalid value: "Socket"`},
 		{"/dev/null", typ(v1.HostPathCharDev), ""},
 	} {
-		err := checkHostPath(&v1.HostPathVolumeSource{Path: tc.path, Type: tc.t})
+		err := CheckHostPath(&v1.HostPathVolumeSource{Path: tc.path, Type: tc.t})
 		if tc.err == "" {
 			assert.NoError(t, err, tc.path)
 		} else {
@@ -55,39 +54,43 @@ func TestHostPathTypes(t *testing.T) {
 
 func TestVolumeMountsAndTearDown(t *testing.T) {
 	root := t.TempDir()
-	v := volumes{layout: podpath.Layout{RootDir: root}}
+	v := New(Config{Layout: podpath.Layout{RootDir: root}})
 	host := filepath.Join(t.TempDir(), "data")
 	create := v1.HostPathDirectoryOrCreate
-	limit := resource.MustParse("1Mi")
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u1"}, Spec: v1.PodSpec{Volumes: []v1.Volume{
 		{Name: "scratch", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}},
-		{Name: "mem", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{Medium: v1.StorageMediumMemory, SizeLimit: &limit}}},
 		{Name: "host", VolumeSource: v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: host, Type: &create}}},
 		{Name: "cm", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{}}},
 	}}}
 	c := &v1.Container{Name: "c", VolumeMounts: []v1.VolumeMount{
 		{Name: "scratch", MountPath: "/scratch", SubPath: "a/b"},
-		{Name: "mem", MountPath: "/mem"},
 		{Name: "host", MountPath: "/host", ReadOnly: true},
+		{Name: "scratch", MountPath: "/again"},
 	}}
-	mounts, err := v.mounts(pod, c)
+	mounts, err := v.Mounts(pod, c)
 	require.NoError(t, err)
 	require.Len(t, mounts, 3)
 	emptyDir := filepath.Join(root, "pods/u1/volumes/kubernetes.io~empty-dir")
 	assert.Equal(t, filepath.Join(emptyDir, "scratch/a/b"), mounts[0].HostPath)
-	assert.Equal(t, "/mem", mounts[1].ContainerPath)
-	assert.True(t, isMountPoint(filepath.Join(emptyDir, "mem")), "memory emptyDir is a tmpfs")
-	assert.True(t, mounts[2].Readonly)
+	assert.Equal(t, host, mounts[1].HostPath)
+	assert.True(t, mounts[1].Readonly)
+	assert.Equal(t, filepath.Join(emptyDir, "scratch"), mounts[2].HostPath, "set up once, mounted twice")
 	assert.DirExists(t, host)
 
-	_, err = v.mounts(pod, &v1.Container{VolumeMounts: []v1.VolumeMount{{Name: "cm", MountPath: "/cm"}}})
-	assert.ErrorContains(t, err, "volumes[cm]: only emptyDir and hostPath")
-	_, err = v.mounts(pod, &v1.Container{VolumeMounts: []v1.VolumeMount{{Name: "nope", MountPath: "/x"}}})
-	assert.ErrorContains(t, err, `volumeMounts[0].name: Not found: "nope"`)
-	_, err = v.mounts(pod, &v1.Container{VolumeMounts: []v1.VolumeMount{{Name: "scratch", MountPath: "/x", SubPath: "../../etc"}}})
-	assert.ErrorContains(t, err, "volumeMounts[0].subPath: Invalid value")
+	for _, tc := range []struct {
+		mount v1.VolumeMount
+		want  string
+	}{
+		{v1.VolumeMount{Name: "cm", MountPath: "/cm"}, "volumes[cm]: unsupported volume type: this node serves empty-dir and host-path volumes"},
+		{v1.VolumeMount{Name: "nope", MountPath: "/x"}, `volumeMounts[0].name: Not found: "nope"`},
+		{v1.VolumeMount{Name: "scratch", MountPath: "/x", SubPath: "../../etc"}, `volumeMounts[0].subPath: Invalid value: "../../etc"`},
+		{v1.VolumeMount{Name: "scratch", MountPath: "/x", SubPath: "/etc"}, `volumeMounts[0].subPath: Invalid value: "/etc"`},
+	} {
+		_, err = v.Mounts(pod, &v1.Container{VolumeMounts: []v1.VolumeMount{tc.mount}})
+		assert.ErrorContains(t, err, tc.want)
+	}
 
-	require.NoError(t, v.tearDown(pod))
+	require.NoError(t, v.TearDown(pod))
 	assert.NoDirExists(t, filepath.Join(root, "pods/u1"))
 	assert.DirExists(t, host, "hostPath is left alone")
 }
@@ -102,31 +105,31 @@ func TestVolumesStayInsideTheirDirectories(t *testing.T) {
 	victim := filepath.Join(world, "a", "victim")
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "pods", "keep"), 0o755))
 	require.NoError(t, os.MkdirAll(victim, 0o755))
-	v := volumes{layout: podpath.Layout{RootDir: root}}
+	v := New(Config{Layout: podpath.Layout{RootDir: root}})
 	scratch := []v1.Volume{{Name: "scratch", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}}
 	mount := &v1.Container{Name: "c", VolumeMounts: []v1.VolumeMount{{Name: "scratch", MountPath: "/s"}}}
 	for _, uid := range []types.UID{"../../victim", "..", ".", "../../../a", "a/b", ""} {
 		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid}, Spec: v1.PodSpec{Volumes: scratch}}
-		_, err := v.mounts(pod, mount)
+		_, err := v.Mounts(pod, mount)
 		assert.ErrorContains(t, err, "metadata.uid: Invalid value", "%q", uid)
-		assert.ErrorContains(t, v.tearDown(pod), "metadata.uid: Invalid value", "%q", uid)
+		assert.ErrorContains(t, v.TearDown(pod), "metadata.uid: Invalid value", "%q", uid)
 	}
 	badVol := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u1"}, Spec: v1.PodSpec{Volumes: []v1.Volume{
 		{Name: "../../../../victim", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}}}}
-	_, err := v.mounts(badVol, &v1.Container{Name: "c", VolumeMounts: []v1.VolumeMount{{Name: "../../../../victim", MountPath: "/x"}}})
+	_, err := v.Mounts(badVol, &v1.Container{Name: "c", VolumeMounts: []v1.VolumeMount{{Name: "../../../../victim", MountPath: "/x"}}})
 	assert.ErrorContains(t, err, `spec.volumes.name: Invalid value: "../../../../victim"`)
 	assert.DirExists(t, victim)
 	assert.DirExists(t, filepath.Join(root, "pods", "keep"), "--root-dir and its other pods are untouched")
 
 	// A container plants a link in its volume; a later subPath goes through it.
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u2"}, Spec: v1.PodSpec{Volumes: scratch}}
-	mounts, err := v.mounts(pod, mount)
+	mounts, err := v.Mounts(pod, mount)
 	require.NoError(t, err)
 	require.NoError(t, os.Symlink(victim, filepath.Join(mounts[0].HostPath, "escape")))
-	_, err = v.mounts(pod, &v1.Container{Name: "c", VolumeMounts: []v1.VolumeMount{{Name: "scratch", MountPath: "/x", SubPath: "escape/new"}}})
+	_, err = v.Mounts(pod, &v1.Container{Name: "c", VolumeMounts: []v1.VolumeMount{{Name: "scratch", MountPath: "/x", SubPath: "escape/new"}}})
 	assert.ErrorContains(t, err, "volumeMounts[0].subPath")
 	assert.NoDirExists(t, filepath.Join(victim, "new"))
-	require.NoError(t, v.tearDown(pod))
+	require.NoError(t, v.TearDown(pod))
 	assert.DirExists(t, victim, "tearing down removed the link, not its target")
 	assert.NoDirExists(t, filepath.Join(root, "pods", "u2"))
 }

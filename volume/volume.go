@@ -1,0 +1,146 @@
+package volume
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/nodekit-dev/nodekit/podpath"
+)
+
+// Plugin serves one kind of volume.
+type Plugin interface {
+	// Name is the plugin's escaped name, the directory its volumes live in
+	// under <root-dir>/pods/<uid>/volumes (e.g. "kubernetes.io~empty-dir").
+	Name() string
+	// Supports reports whether the plugin serves vol.
+	Supports(vol *v1.Volume) bool
+	// SetUp makes vol ready for pod, idempotently, and returns the host
+	// path to mount. dir is the volume's own directory below --root-dir
+	// (the plugin need not use it).
+	SetUp(pod *v1.Pod, vol *v1.Volume, dir VolumeDir) (string, error)
+	// TearDown undoes what SetUp did that removing dir does not (an
+	// unmount); dir is removed after it.
+	TearDown(dir string) error
+}
+
+// VolumeDir is a volume's own directory,
+// <root-dir>/pods/<uid>/volumes/<plugin>/<name>.
+type VolumeDir struct{ root, rel string }
+
+// Path is the directory's path.
+func (d VolumeDir) Path() string { return filepath.Join(d.root, d.rel) }
+
+// Create makes the directory and its parents below --root-dir through
+// os.Root (nothing below --root-dir is followed out of it) and returns its
+// path.
+func (d VolumeDir) Create(perm os.FileMode) (string, error) {
+	return podpath.MkdirAllIn(d.root, d.rel, perm)
+}
+
+// Config configures a Manager.
+type Config struct {
+	// Layout locates pod directories (--root-dir).
+	Layout podpath.Layout
+	// Plugins serve the volume types, first match wins. Default:
+	// EmptyDir and HostPath.
+	Plugins []Plugin
+}
+
+// Manager sets up and tears down pods' volumes.
+type Manager struct {
+	layout  podpath.Layout
+	plugins []Plugin
+}
+
+// New returns a Manager with the default plugins if cfg has none.
+func New(cfg Config) *Manager {
+	if len(cfg.Plugins) == 0 {
+		cfg.Plugins = []Plugin{EmptyDir{}, HostPath{}}
+	}
+	return &Manager{layout: cfg.Layout, plugins: cfg.Plugins}
+}
+
+// Mounts sets up (idempotently) the volumes container c mounts and returns
+// their CRI mounts; it is a runtime.MountProvider. Errors name the field.
+func (m *Manager) Mounts(pod *v1.Pod, c *v1.Container) ([]*runtimeapi.Mount, error) {
+	byName := make(map[string]*v1.Volume, len(pod.Spec.Volumes))
+	for i := range pod.Spec.Volumes {
+		byName[pod.Spec.Volumes[i].Name] = &pod.Spec.Volumes[i]
+	}
+	var out []*runtimeapi.Mount
+	for i, vm := range c.VolumeMounts {
+		vol, ok := byName[vm.Name]
+		if !ok {
+			return nil, fmt.Errorf("volumeMounts[%d].name: Not found: %q", i, vm.Name)
+		}
+		host, err := m.SetUp(pod, vol)
+		if err != nil {
+			return nil, fmt.Errorf("volumes[%s]: %w", vol.Name, err)
+		}
+		if vm.SubPath != "" {
+			if filepath.IsAbs(vm.SubPath) || slices.Contains(strings.Split(vm.SubPath, "/"), "..") {
+				return nil, fmt.Errorf("volumeMounts[%d].subPath: Invalid value: %q: must be a relative path without '..'", i, vm.SubPath)
+			}
+			// Created through os.Root: a symlink a container left in the
+			// volume cannot take it outside.
+			if host, err = podpath.MkdirAllIn(host, vm.SubPath, 0o755); err != nil {
+				return nil, fmt.Errorf("volumeMounts[%d].subPath: %w", i, err)
+			}
+		}
+		out = append(out, &runtimeapi.Mount{ContainerPath: vm.MountPath, HostPath: host, Readonly: vm.ReadOnly})
+	}
+	return out, nil
+}
+
+// SetUp makes one of pod's volumes ready and returns its host path.
+func (m *Manager) SetUp(pod *v1.Pod, vol *v1.Volume) (string, error) {
+	for _, p := range m.plugins {
+		if !p.Supports(vol) {
+			continue
+		}
+		dir, err := m.layout.PodVolumeDir(pod.UID, p.Name(), vol.Name)
+		if err != nil {
+			return "", err
+		}
+		rel, err := filepath.Rel(m.layout.Root(), dir)
+		if err != nil {
+			return "", err
+		}
+		return p.SetUp(pod, vol, VolumeDir{root: m.layout.Root(), rel: rel})
+	}
+	return "", fmt.Errorf("unsupported volume type: this node serves %s volumes", m.supported())
+}
+
+func (m *Manager) supported() string {
+	names := make([]string, 0, len(m.plugins))
+	for _, p := range m.plugins {
+		names = append(names, strings.TrimPrefix(p.Name(), "kubernetes.io~"))
+	}
+	return strings.Join(names, " and ")
+}
+
+// TearDown lets each plugin undo its volumes of pod (unmounts) and removes
+// the pod's directory, <root-dir>/pods/<uid>, without following any
+// symlink out of it.
+func (m *Manager) TearDown(pod *v1.Pod) error {
+	podDir, err := m.layout.PodDir(pod.UID)
+	if err != nil {
+		return err // nothing was ever set up for it
+	}
+	for _, p := range m.plugins {
+		base := filepath.Join(podDir, "volumes", p.Name())
+		entries, _ := readDirs(base)
+		for _, name := range entries {
+			if err := p.TearDown(filepath.Join(base, name)); err != nil {
+				return err
+			}
+		}
+	}
+	return podpath.RemoveAllIn(m.layout.PodsDir(), string(pod.UID))
+}
