@@ -48,9 +48,11 @@ go test -race -count=1 -tags integration -timeout 20m ./...
 (cd hack/tools && go test -race -count=1 ./...)
 
 # The manifest parser against arbitrary bytes (podsource's FuzzParse; its
-# seeds in podsource/testdata/seeds also run as a plain test above).
+# seeds in podsource/testdata/seeds also run as a plain test above, with
+# -race). Without -race here: parsing is one goroutine, so the detector finds
+# nothing, and it cuts the inputs tried in 30s from about 100,000 to 5,000.
 log "fuzzing the manifest parser (-fuzztime ${FUZZTIME:-30s})"
-go test -race -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-30s}" ./podsource
+go test -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-30s}" ./podsource
 
 log "benchmarks (-benchtime ${BENCHTIME:-20x})"
 # -p 1: one package's benchmarks at a time, so they don't share the cores with
