@@ -155,11 +155,14 @@ func checkElement(path, value string) error {
 	return nil
 }
 
-// invalid is a field.Invalid whose value is cut for display (Quote).
-func invalid(path, value, msg string) error {
+// InvalidValue is field.Invalid with a long value cut for display (Quote):
+// a 2,000-byte UID is named by its start and its length.
+func InvalidValue(fld *field.Path, value, msg string) *field.Error {
 	if len(value) > 80 {
-		return &field.Error{Type: field.ErrorTypeInvalid, Field: path, BadValue: field.OmitValueType{},
+		return &field.Error{Type: field.ErrorTypeInvalid, Field: fld.String(), BadValue: field.OmitValueType{},
 			Detail: fmt.Sprintf("%s: %s", Quote(value), msg)}
 	}
-	return field.Invalid(field.NewPath(path), value, msg)
+	return field.Invalid(fld, value, msg)
 }
+
+func invalid(path, value, msg string) error { return InvalidValue(field.NewPath(path), value, msg) }

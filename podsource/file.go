@@ -337,8 +337,7 @@ func (s *FileSource) readFile(path string) bool {
 			return false
 		}
 		e.raw = nil
-		defer func() { e.state = state }()
-		return s.invalid(path, e, &ManifestError{Origin: path,
+		return s.invalid(path, e, state, &ManifestError{Origin: path,
 			Err: fmt.Errorf("file is %d bytes, over the limit of %d (FileConfig.MaxFileBytes)", info.Size(), s.cfg.MaxFileBytes)})
 	}
 	data, err := readAtMost(path, s.cfg.MaxFileBytes)
@@ -370,7 +369,8 @@ func (s *FileSource) readFile(path string) bool {
 		perr = parsed[0].Err
 	}
 	if perr != nil {
-		return s.invalid(path, e, perr)
+		// The content changed (or it would not be parsed again): log it.
+		return s.invalid(path, e, "invalid", perr)
 	}
 	s.mu.Lock()
 	e.err = nil
@@ -406,14 +406,14 @@ func (s *FileSource) note(path string, e *fileEntry, state string, logf func(log
 	e.state = state
 }
 
-// invalid records a manifest that cannot be used; its last good pod stays.
-func (s *FileSource) invalid(path string, e *fileEntry, err error) bool {
+// invalid records a manifest that cannot be used, in state; its last good
+// pod stays. Callers call it only for a manifest that changed.
+func (s *FileSource) invalid(path string, e *fileEntry, state string, err error) bool {
 	s.mu.Lock()
 	e.err = err
 	s.mu.Unlock()
 	s.cfg.Metrics.invalidManifest(s.cfg.Name)
-	// The content changed (or it would not be parsed again): log this one.
-	e.state = "invalid"
+	e.state = state
 	if e.pod != nil {
 		s.log.Error(err, "Invalid manifest; keeping the last good version of its pod until it is fixed or deleted", "file", path, "pod", FullName(e.pod))
 	} else {
@@ -521,10 +521,6 @@ func (s *FileSource) resolveConflicts() []*v1.Pod {
 	for p, e := range s.files {
 		if e.pod != nil {
 			paths = append(paths, p)
-		} else if e.conflict != nil {
-			s.mu.Lock()
-			e.conflict = nil
-			s.mu.Unlock()
 		}
 	}
 	// Incumbents first, so that a new file cannot take a running pod's name.
@@ -535,6 +531,12 @@ func (s *FileSource) resolveConflicts() []*v1.Pod {
 		}
 		return paths[i] < paths[j]
 	})
+	for _, e := range s.files {
+		e.sent = false // set again below for the pods sent now
+		if e.pod == nil {
+			s.setConflict(e, nil)
+		}
+	}
 	byName := make(map[string]string, len(paths))
 	byUID := make(map[string]string, len(paths))
 	kept := make([]string, 0, len(paths))
@@ -554,17 +556,12 @@ func (s *FileSource) resolveConflicts() []*v1.Pod {
 				s.log.Error(conflict, "Manifest conflicts with another file; its pod is held back", "file", p, "pod", name, "podUID", uid)
 				s.cfg.Metrics.conflict(s.cfg.Name)
 			}
-			s.mu.Lock()
-			e.conflict = conflict
-			s.mu.Unlock()
-			e.sent = false
+			s.setConflict(e, conflict)
 			continue
 		}
 		if e.conflict != nil {
 			s.log.Info("Manifest no longer conflicts with another file; its pod passes", "file", p, "pod", name)
-			s.mu.Lock()
-			e.conflict = nil
-			s.mu.Unlock()
+			s.setConflict(e, nil)
 		}
 		byName[name], byUID[uid] = p, p
 		kept = append(kept, p)
@@ -575,10 +572,11 @@ func (s *FileSource) resolveConflicts() []*v1.Pod {
 		s.files[p].sent = true
 		pods = append(pods, s.files[p].pod)
 	}
-	for _, e := range s.files {
-		if e.pod == nil {
-			e.sent = false
-		}
-	}
 	return pods
+}
+
+func (s *FileSource) setConflict(e *fileEntry, c *ManifestError) {
+	s.mu.Lock()
+	e.conflict = c
+	s.mu.Unlock()
 }

@@ -143,9 +143,7 @@ func (s *URLSource) Poll(ctx context.Context) error {
 	}
 	if s.sent && s.lastBody != nil && bytes.Equal(body, s.lastBody) {
 		// Unchanged: nothing to send, nothing new to log.
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.lastErr
+		return s.Err()
 	}
 	parsed, err := Parse(body, ParseOptions{Kind: SourceHTTP, Origin: s.cfg.URL, NodeName: s.cfg.NodeName, Strict: s.cfg.Strict, AllowList: true})
 	if err != nil {

@@ -38,7 +38,7 @@ func ValidatePod(pod *v1.Pod) field.ErrorList {
 	metaErrs := apivalidation.ValidateObjectMeta(&pod.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, meta)
 	errs = append(errs, metaErrs...)
 	for _, msg := range podpath.ValidateUID(string(pod.UID)) {
-		errs = append(errs, invalidCut(meta.Child("uid"), string(pod.UID), msg))
+		errs = append(errs, podpath.InvalidValue(meta.Child("uid"), string(pod.UID), msg))
 	}
 	if len(errs) == 0 {
 		if _, err := podpath.PodLogsDirName(pod.Namespace, pod.Name, pod.UID); err != nil {
@@ -261,14 +261,4 @@ func hasBackstep(p string) bool {
 		}
 	}
 	return false
-}
-
-// invalidCut is field.Invalid with a long value cut for display: a
-// 2,000-character UID is named by its start and its length.
-func invalidCut(p *field.Path, value, msg string) *field.Error {
-	if len(value) <= 80 {
-		return field.Invalid(p, value, msg)
-	}
-	return &field.Error{Type: field.ErrorTypeInvalid, Field: p.String(), BadValue: field.OmitValueType{},
-		Detail: podpath.Quote(value) + ": " + msg}
 }

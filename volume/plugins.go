@@ -124,14 +124,15 @@ func isMountPoint(dir string) bool {
 	return st.Dev != parent.Dev
 }
 
-// readDirs lists the subdirectories of dir (none if it is missing).
-func readDirs(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
+// readDirs lists the subdirectories of dir (none if it is missing or
+// unreadable: then there is nothing of ours to unmount in it).
+func readDirs(dir string) []string {
+	entries, _ := os.ReadDir(dir)
 	var out []string
 	for _, e := range entries {
 		if e.IsDir() {
 			out = append(out, e.Name())
 		}
 	}
-	return out, err
+	return out
 }

@@ -135,8 +135,7 @@ func (m *Manager) TearDown(pod *v1.Pod) error {
 	}
 	for _, p := range m.plugins {
 		base := filepath.Join(podDir, "volumes", p.Name())
-		entries, _ := readDirs(base)
-		for _, name := range entries {
+		for _, name := range readDirs(base) {
 			if err := p.TearDown(filepath.Join(base, name)); err != nil {
 				return err
 			}

@@ -135,10 +135,9 @@ func (a *agent) updateQOS() {
 // housekeeping, as the kubelet's HandlePodCleanups, once every source has
 // delivered (so a pod not yet re-read after a restart is not taken for an
 // orphan): kills and removes runtime pods no source wants (left by a
-// manifest deleted while the agent was down, or a failed termination),
-// removes the log directories of pods gone from the runtime (the kubelet's
-// container GC does that), and removes the cgroups of pods that are gone;
-// cgroups with processes left are reported, not removed.
+// manifest deleted while the agent was down, or a failed termination), and
+// removes the cgroups of pods that are gone; cgroups with processes left
+// are reported, not removed.
 func (a *agent) housekeeping(ctx context.Context) {
 	a.mu.Lock()
 	for uid, w := range a.stopping {
@@ -153,8 +152,20 @@ func (a *agent) housekeeping(ctx context.Context) {
 		return
 	}
 	a.killOrphans(ctx)
+	if a.cgroups == nil {
+		return
+	}
+	if _, err := a.cgroups.CleanupOrphans(a.activeUIDs()); err != nil {
+		a.log.Error(err, "orphaned pod cgroups")
+	}
+}
+
+// activeUIDs are the pods the agent has: running, stopping, or being
+// killed as orphans (their cgroups and logs go once they are removed).
+func (a *agent) activeUIDs() map[types.UID]bool {
 	a.mu.Lock()
-	active := make(map[types.UID]bool, len(a.workers)+len(a.stopping))
+	defer a.mu.Unlock()
+	active := make(map[types.UID]bool, len(a.workers)+len(a.stopping)+len(a.orphans))
 	for uid := range a.workers {
 		active[uid] = true
 	}
@@ -162,23 +173,29 @@ func (a *agent) housekeeping(ctx context.Context) {
 		active[uid] = true
 	}
 	for uid := range a.orphans {
-		active[uid] = true // its cgroup and logs go once it is killed
+		active[uid] = true
 	}
-	a.mu.Unlock()
+	return active
+}
+
+// removeOldPodLogs is the log half of the kubelet's container GC: the log
+// directories of pods neither the agent nor the runtime has any more, left
+// when a removal failed or the agent was down. A pod's logs normally go
+// with it (runtime.Manager.RemovePod); this catches the rest, once a
+// containerGCPeriod and only once every source has delivered.
+func (a *agent) removeOldPodLogs(ctx context.Context) {
+	if !a.mux.AllSourcesReady() {
+		return
+	}
+	active := a.activeUIDs()
 	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
 	removed, err := a.mgr.CleanupPodLogs(lctx, func(uid types.UID) bool { return active[uid] })
-	cancel()
 	if err != nil {
 		a.log.Error(err, "removing the logs of removed pods")
 	}
 	if len(removed) > 0 {
 		a.log.Info("removed the logs of removed pods", "uids", removed)
-	}
-	if a.cgroups == nil {
-		return
-	}
-	if _, err := a.cgroups.CleanupOrphans(active); err != nil {
-		a.log.Error(err, "orphaned pod cgroups")
 	}
 }
 

@@ -80,6 +80,9 @@ type config struct {
 // housekeepingPeriod is the kubelet's housekeeping interval.
 const housekeepingPeriod = 2 * time.Second
 
+// containerGCPeriod is the kubelet's ContainerGCPeriod.
+const containerGCPeriod = time.Minute
+
 // gcPercent is the agent's GOGC unless the environment sets one. Its live
 // heap is small (about 7 MB with 110 pods) and a collection costs well under
 // a millisecond of CPU, so collecting twice as often as Go's default keeps
@@ -305,8 +308,10 @@ func (a *agent) run(ctx context.Context) {
 	}()
 	resync := a.clock.NewTicker(a.cfg.syncFrequency)
 	housekeeping := a.clock.NewTicker(housekeepingPeriod)
+	gc := a.clock.NewTicker(containerGCPeriod)
 	defer resync.Stop()
 	defer housekeeping.Stop()
+	defer gc.Stop()
 	for ctx.Err() == nil {
 		select {
 		case <-ctx.Done():
@@ -316,6 +321,8 @@ func (a *agent) run(ctx context.Context) {
 			a.pokeAll()
 		case <-housekeeping.C():
 			a.housekeeping(ctx)
+		case <-gc.C():
+			a.removeOldPodLogs(ctx)
 		}
 	}
 	wg.Wait()
