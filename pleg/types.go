@@ -65,3 +65,22 @@ const (
 	// DefaultEventedMaxRetries stream failures make it fall back to relisting.
 	DefaultEventedMaxRetries = 5
 )
+
+// PLEG is what an agent uses of a pod lifecycle event generator. Both
+// GenericPLEG (relisting) and EventedPLEG (CRI events, relisting as a
+// safety net) implement it, so an agent can swap one for the other.
+type PLEG interface {
+	// Run generates events until ctx ends.
+	Run(ctx context.Context)
+	// Watch is the channel of events.
+	Watch() <-chan *PodLifecycleEvent
+	// Healthy says whether the PLEG has relisted within its threshold.
+	Healthy() (bool, error)
+	// Relist lists the runtime once, now.
+	Relist(ctx context.Context)
+}
+
+var (
+	_ PLEG = (*GenericPLEG)(nil)
+	_ PLEG = (*EventedPLEG)(nil)
+)

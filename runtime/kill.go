@@ -13,6 +13,27 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
+// TerminatePod kills the pod and removes it from the runtime, its logs
+// included: KillPod with the pod's own grace periods, then RemovePod. For a
+// pod only the runtime still knows (an orphan), pass a pod that carries just
+// its name, namespace and UID: with no containers in its spec, each
+// container's grace period is the one recorded on it when it was created.
+// An error leaves what could not be removed; calling it again goes on.
+func (m *Manager) TerminatePod(ctx context.Context, pod *v1.Pod) error {
+	st, err := m.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
+	if err != nil {
+		return err
+	}
+	spec := pod
+	if len(pod.Spec.Containers) == 0 {
+		spec = nil
+	}
+	if err := m.KillPod(ctx, spec, PodFromStatus(st), nil); err != nil {
+		return err
+	}
+	return m.RemovePod(ctx, pod.UID)
+}
+
 // KillPod stops every running container of the pod in parallel, each with
 // its grace period (preStop hook first), then stops all its sandboxes. pod
 // may be nil for a pod only the runtime still knows; grace periods then come

@@ -62,6 +62,11 @@ type ManagerConfig struct {
 	// own, before the kubelet's io.kubernetes.pod.* ones), e.g. to tell one
 	// agent's pods from another's on a shared runtime.
 	SandboxLabels map[string]string
+	// OwnPodsOnly restricts GetPods to the sandboxes carrying every one of
+	// SandboxLabels and to their containers, so that a PLEG, or an orphan
+	// sweep, over this manager never sees another agent's pods on a shared
+	// runtime. The kubelet owns its runtime and lists everything.
+	OwnPodsOnly bool
 	// PodLogsDir is the root of container logs (default /var/log/pods).
 	PodLogsDir string
 	// DNS configures sandbox DNS (default: HostDNS("/etc/resolv.conf", nil, "")).
@@ -112,17 +117,27 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 	if cfg.PodLogsDir == "" {
 		cfg.PodLogsDir = DefaultPodLogsDir
 	}
+	if cfg.OwnPodsOnly && len(cfg.SandboxLabels) == 0 {
+		return nil, errors.New("runtime manager: OwnPodsOnly needs SandboxLabels to tell its pods by")
+	}
 	return &Manager{cfg: cfg}, nil
 }
 
 // GetPods lists the pods the runtime knows, from the manager's labels. With
-// all=false only running containers and ready sandboxes are included.
+// all=false only running containers and ready sandboxes are included. With
+// OwnPodsOnly, only this manager's sandboxes (by SandboxLabels) and the
+// containers in them.
 func (m *Manager) GetPods(ctx context.Context, all bool) ([]*kc.Pod, error) {
 	var sf *runtimeapi.PodSandboxFilter
 	var cf *runtimeapi.ContainerFilter
 	if !all {
 		sf = &runtimeapi.PodSandboxFilter{State: &runtimeapi.PodSandboxStateValue{State: runtimeapi.PodSandboxState_SANDBOX_READY}}
 		cf = &runtimeapi.ContainerFilter{State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING}}
+	}
+	if m.cfg.OwnPodsOnly {
+		// Every sandbox of ours, whatever its state: a container records no
+		// sandbox labels, so its sandbox is how one tells whose it is.
+		sf = &runtimeapi.PodSandboxFilter{LabelSelector: m.cfg.SandboxLabels}
 	}
 	sandboxes, err := m.cfg.Runtime.ListPodSandbox(ctx, sf)
 	if err != nil {
@@ -132,7 +147,38 @@ func (m *Manager) GetPods(ctx context.Context, all bool) ([]*kc.Pod, error) {
 	if err != nil {
 		return nil, err
 	}
+	if m.cfg.OwnPodsOnly {
+		containers = inSandboxes(containers, sandboxes)
+		if !all {
+			sandboxes = readySandboxes(sandboxes)
+		}
+	}
 	return GroupPods(sandboxes, containers), nil
+}
+
+// inSandboxes keeps the containers whose sandbox is listed.
+func inSandboxes(containers []*runtimeapi.Container, sandboxes []*runtimeapi.PodSandbox) []*runtimeapi.Container {
+	ids := make(map[string]bool, len(sandboxes))
+	for _, s := range sandboxes {
+		ids[s.Id] = true
+	}
+	out := make([]*runtimeapi.Container, 0, len(containers))
+	for _, c := range containers {
+		if ids[c.PodSandboxId] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func readySandboxes(sandboxes []*runtimeapi.PodSandbox) []*runtimeapi.PodSandbox {
+	out := make([]*runtimeapi.PodSandbox, 0, len(sandboxes))
+	for _, s := range sandboxes {
+		if s.State == runtimeapi.PodSandboxState_SANDBOX_READY {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // GroupPods groups CRI sandboxes and containers into Pods by their pod UID

@@ -27,15 +27,17 @@ type managerEnv struct {
 	client *runtime.Client
 	m      *runtime.Manager
 	ctx    context.Context
+	logs   string // the manager's PodLogsDir
 }
 
 func newManagerEnv(t *testing.T) *managerEnv {
 	clk := clocktesting.NewFakeClock(time.Unix(1700000000, 0))
 	f, client := startFake(t, fake.WithClock(clk))
+	logs := t.TempDir()
 	m, err := runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, Clock: clk,
-		PodLogsDir: t.TempDir(), DNS: runtime.HostDNS("", nil, "")})
+		PodLogsDir: logs, DNS: runtime.HostDNS("", nil, "")})
 	require.NoError(t, err)
-	return &managerEnv{t: t, clock: clk, fake: f, client: client, m: m, ctx: context.Background()}
+	return &managerEnv{t: t, clock: clk, fake: f, client: client, m: m, ctx: context.Background(), logs: logs}
 }
 
 // sync reads the status and syncs once, as a pod worker does.

@@ -1,0 +1,88 @@
+package runtime_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nodekit-dev/nodekit/runtime"
+)
+
+func TestTerminatePodKillsAndRemovesSpecAndOrphan(t *testing.T) {
+	e := newManagerEnv(t)
+	for i, tc := range []struct {
+		name   string
+		asSeen func(*v1.Pod) *v1.Pod // what the caller passes to TerminatePod
+	}{
+		{"with its spec", func(p *v1.Pod) *v1.Pod { return p }},
+		{"orphan: name, namespace and UID only", func(p *v1.Pod) *v1.Pod {
+			return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID}}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := podSpec(fmt.Sprintf("term-%d", i), v1.RestartPolicyAlways,
+				v1.Container{Name: "c", Image: testImage, Args: []string{"serve"}})
+			_, st := e.sync(pod, nil)
+			require.Len(t, st.RunningContainers(), 1)
+			logs, err := runtime.PodLogsDir(e.logs, pod)
+			require.NoError(t, err)
+			require.DirExists(t, logs)
+
+			require.NoError(t, e.m.TerminatePod(e.ctx, tc.asSeen(pod)))
+			st, err = e.m.GetPodStatus(e.ctx, pod.UID, pod.Name, pod.Namespace)
+			require.NoError(t, err)
+			assert.Empty(t, st.ContainerStatuses, "containers removed")
+			assert.Empty(t, st.SandboxStatuses, "sandboxes removed")
+			_, err = os.Stat(logs)
+			assert.True(t, os.IsNotExist(err), "log directory %s removed: %v", filepath.Base(logs), err)
+			// Again: nothing left to do, no error.
+			require.NoError(t, e.m.TerminatePod(e.ctx, tc.asSeen(pod)))
+		})
+	}
+}
+
+func TestGetPodsOwnPodsOnly(t *testing.T) {
+	e := newManagerEnv(t)
+	mine, err := runtime.NewManager(runtime.ManagerConfig{Runtime: e.client, Images: e.client, Clock: e.clock,
+		PodLogsDir: t.TempDir(), DNS: runtime.HostDNS("", nil, ""),
+		SandboxLabels: map[string]string{"nodekit.dev/node": "a"}, OwnPodsOnly: true})
+	require.NoError(t, err)
+	_, err = runtime.NewManager(runtime.ManagerConfig{Runtime: e.client, Images: e.client, OwnPodsOnly: true})
+	require.ErrorContains(t, err, "SandboxLabels")
+
+	ours := podSpec("ours", v1.RestartPolicyAlways, v1.Container{Name: "c", Image: testImage, Args: []string{"serve"}})
+	theirs := podSpec("theirs", v1.RestartPolicyAlways, v1.Container{Name: "c", Image: testImage, Args: []string{"serve"}})
+	st, err := mine.GetPodStatus(e.ctx, ours.UID, ours.Name, ours.Namespace)
+	require.NoError(t, err)
+	require.NoError(t, mine.SyncPod(e.ctx, ours, st, runtime.SyncOptions{}).Error())
+	e.sync(theirs, nil) // the unlabelled manager: another agent's pod
+
+	uids := func(m *runtime.Manager, all bool) []string {
+		pods, err := m.GetPods(e.ctx, all)
+		require.NoError(t, err)
+		var out []string
+		for _, p := range pods {
+			out = append(out, string(p.ID))
+			for _, c := range p.Containers {
+				out = append(out, string(p.ID)+"/"+c.Name)
+			}
+		}
+		return out
+	}
+	for _, all := range []bool{true, false} {
+		assert.Equal(t, []string{"uid-ours", "uid-ours/c"}, uids(mine, all), "all=%v", all)
+		assert.Equal(t, []string{"uid-ours", "uid-ours/c", "uid-theirs", "uid-theirs/c"}, uids(e.m, all), "all=%v", all)
+	}
+	// A stopped pod of ours is still ours with all=true, and gone with all=false.
+	st, err = mine.GetPodStatus(e.ctx, ours.UID, ours.Name, ours.Namespace)
+	require.NoError(t, err)
+	require.NoError(t, mine.KillPod(e.ctx, ours, runtime.PodFromStatus(st), nil))
+	assert.Equal(t, []string{"uid-ours", "uid-ours/c"}, uids(mine, true))
+	assert.Empty(t, uids(mine, false))
+}
