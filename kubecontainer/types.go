@@ -132,3 +132,12 @@ func (p *Pod) FindSandboxByID(id string) *Container {
 	}
 	return nil
 }
+
+// StartResult is the outcome of one try to start a container in a sync:
+// Reason is the kubelet's waiting reason when the start failed (e.g.
+// CrashLoopBackOff, ErrImagePull), "" when the container started.
+type StartResult struct {
+	Container string
+	Reason    string
+	Message   string
+}

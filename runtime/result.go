@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 )
 
 // SyncAction names a step of SyncPod or KillPod.
@@ -96,6 +98,19 @@ func (r *SyncResult) Error() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// StartResults lists the sync's tries to start a container, init
+// containers included, as the kubelet's reason cache reads them: a failed
+// try gives the container's waiting reason until one succeeds.
+func (r *SyncResult) StartResults() []kc.StartResult {
+	var out []kc.StartResult
+	for _, s := range r.Steps {
+		if s.Action == ActionStartContainer || s.Action == ActionInitContainer {
+			out = append(out, kc.StartResult{Container: s.Target, Reason: s.Reason(), Message: s.Message})
+		}
+	}
+	return out
 }
 
 // String summarises the steps, for logs.

@@ -1,0 +1,151 @@
+package podstatus
+
+import (
+	"fmt"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// The kubelet's condition reasons (pkg/kubelet/status).
+const (
+	ReasonUnknownContainerStatuses = "UnknownContainerStatuses"
+	ReasonPodCompleted             = "PodCompleted"
+	ReasonPodFailed                = "PodFailed"
+	ReasonContainersNotReady       = "ContainersNotReady"
+	ReasonContainersNotInitialized = "ContainersNotInitialized"
+	ReasonReadinessGatesNotReady   = "ReadinessGatesNotReady"
+)
+
+// Conditions are the pod's conditions in the kubelet's order:
+// PodReadyToStartContainers (the newest sandbox is ready), Initialized,
+// Ready, ContainersReady, PodScheduled (a pod on a node was scheduled).
+// s holds the container statuses with Ready and Started set and the phase.
+func Conditions(pod *v1.Pod, s *v1.PodStatus, sandboxReady, initializedBefore bool) []v1.PodCondition {
+	return []v1.PodCondition{
+		condition(v1.PodReadyToStartContainers, sandboxReady, "", ""),
+		Initialized(pod, s, initializedBefore),
+		Ready(pod, s),
+		ContainersReady(pod, s),
+		{Type: v1.PodScheduled, Status: v1.ConditionTrue},
+	}
+}
+
+// Initialized is the kubelet's GeneratePodInitializedCondition.
+func Initialized(pod *v1.Pod, s *v1.PodStatus, initializedBefore bool) v1.PodCondition {
+	if len(pod.Spec.InitContainers) == 0 {
+		return condition(v1.PodInitialized, true, "", "")
+	}
+	init := byName(s.InitContainerStatuses)
+	var unknown, incomplete []string
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		cs, ok := init[c.Name]
+		switch {
+		case !ok:
+			unknown = append(unknown, c.Name)
+		case restartable(c):
+			if cs.Started == nil || !*cs.Started {
+				incomplete = append(incomplete, c.Name)
+			}
+		case cs.State.Terminated == nil || cs.State.Terminated.ExitCode != 0:
+			incomplete = append(incomplete, c.Name)
+		}
+	}
+	if s.Phase == v1.PodSucceeded && len(unknown) == 0 {
+		return condition(v1.PodInitialized, true, ReasonPodCompleted, "")
+	}
+	if initializedBefore {
+		return condition(v1.PodInitialized, true, "", "")
+	}
+	if msg := unreadyMessage(unknown, "incomplete", incomplete); msg != "" {
+		return condition(v1.PodInitialized, false, ReasonContainersNotInitialized, msg)
+	}
+	return condition(v1.PodInitialized, true, "", "")
+}
+
+// ContainersReady is the kubelet's GenerateContainersReadyCondition:
+// every regular container and sidecar ready.
+func ContainersReady(pod *v1.Pod, s *v1.PodStatus) v1.PodCondition {
+	init, regular := byName(s.InitContainerStatuses), byName(s.ContainerStatuses)
+	var unknown, unready []string
+	check := func(c *v1.Container, statuses map[string]*v1.ContainerStatus) {
+		switch cs, ok := statuses[c.Name]; {
+		case !ok:
+			unknown = append(unknown, c.Name)
+		case !cs.Ready:
+			unready = append(unready, c.Name)
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		if restartable(&pod.Spec.InitContainers[i]) {
+			check(&pod.Spec.InitContainers[i], init)
+		}
+	}
+	for i := range pod.Spec.Containers {
+		check(&pod.Spec.Containers[i], regular)
+	}
+	switch {
+	case s.Phase == v1.PodSucceeded && len(unknown) == 0:
+		return condition(v1.ContainersReady, false, ReasonPodCompleted, "")
+	case s.Phase == v1.PodFailed:
+		return condition(v1.ContainersReady, false, ReasonPodFailed, "")
+	}
+	if msg := unreadyMessage(unknown, "unready", unready); msg != "" {
+		return condition(v1.ContainersReady, false, ReasonContainersNotReady, msg)
+	}
+	return condition(v1.ContainersReady, true, "", "")
+}
+
+// Ready is the kubelet's GeneratePodReadyCondition: ContainersReady, then
+// every readiness gate's condition (from pod.Status.Conditions) True.
+func Ready(pod *v1.Pod, s *v1.PodStatus) v1.PodCondition {
+	cr := ContainersReady(pod, s)
+	if cr.Status != v1.ConditionTrue {
+		return condition(v1.PodReady, false, cr.Reason, cr.Message)
+	}
+	var msgs []string
+	for _, gate := range pod.Spec.ReadinessGates {
+		c := find(pod.Status.Conditions, gate.ConditionType)
+		switch {
+		case c == nil:
+			msgs = append(msgs, fmt.Sprintf("corresponding condition of pod readiness gate %q does not exist.", gate.ConditionType))
+		case c.Status != v1.ConditionTrue:
+			msgs = append(msgs, fmt.Sprintf("the status of pod readiness gate %q is not \"True\", but %v", gate.ConditionType, c.Status))
+		}
+	}
+	if len(msgs) > 0 {
+		return condition(v1.PodReady, false, ReasonReadinessGatesNotReady, strings.Join(msgs, ", "))
+	}
+	return condition(v1.PodReady, true, "", "")
+}
+
+// unreadyMessage is the kubelet's wording, e.g. "containers with unknown
+// status: [a], containers with unready status: [b c]".
+func unreadyMessage(unknown []string, kind string, names []string) string {
+	var msgs []string
+	if len(unknown) > 0 {
+		msgs = append(msgs, fmt.Sprintf("containers with unknown status: %s", unknown))
+	}
+	if len(names) > 0 {
+		msgs = append(msgs, fmt.Sprintf("containers with %s status: %s", kind, names))
+	}
+	return strings.Join(msgs, ", ")
+}
+
+func condition(t v1.PodConditionType, ok bool, reason, message string) v1.PodCondition {
+	c := v1.PodCondition{Type: t, Status: v1.ConditionFalse, Reason: reason, Message: message}
+	if ok {
+		c.Status = v1.ConditionTrue
+	}
+	return c
+}
+
+func find(conditions []v1.PodCondition, t v1.PodConditionType) *v1.PodCondition {
+	for i := range conditions {
+		if conditions[i].Type == t {
+			return &conditions[i]
+		}
+	}
+	return nil
+}

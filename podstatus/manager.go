@@ -1,0 +1,107 @@
+package podstatus
+
+import (
+	"sort"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+)
+
+// Manager is the node's record of the statuses it has published, the
+// local half of the kubelet's status manager (syncing them to an API
+// server comes next). It is safe for concurrent use.
+type Manager struct {
+	clock clock.PassiveClock
+	mu    sync.Mutex
+	pods  map[types.UID]*v1.Pod // with the published status
+}
+
+// NewManager returns an empty Manager reading the time from clk.
+func NewManager(clk clock.PassiveClock) *Manager {
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	return &Manager{clock: clk, pods: map[types.UID]*v1.Pod{}}
+}
+
+// SetPodStatus publishes status as pod's, as the kubelet's status manager
+// does: StartTime is that of the first status published (now, then), each
+// condition's LastTransitionTime is kept while its status stays the same
+// and is now when it changes, and a terminal phase (Succeeded, Failed)
+// never changes back. It reports whether the status differs from the last
+// one published, times aside.
+func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) (changed bool) {
+	now := metav1.NewTime(m.clock.Now())
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var old *v1.PodStatus
+	if p := m.pods[pod.UID]; p != nil {
+		old = &p.Status
+	}
+	status = *status.DeepCopy()
+	switch {
+	case old != nil && old.StartTime != nil:
+		status.StartTime = old.StartTime
+	case status.StartTime == nil:
+		status.StartTime = &now
+	}
+	if old != nil && terminal(old.Phase) && status.Phase != old.Phase {
+		status.Phase = old.Phase
+	}
+	for i := range status.Conditions {
+		c := &status.Conditions[i]
+		if old != nil {
+			if prev := find(old.Conditions, c.Type); prev != nil && prev.Status == c.Status {
+				c.LastTransitionTime = prev.LastTransitionTime
+				continue
+			}
+		}
+		c.LastTransitionTime = now
+	}
+	changed = old == nil || !apiequality.Semantic.DeepEqual(*old, status)
+	p := pod.DeepCopy()
+	p.Status = status
+	m.pods[pod.UID] = p
+	return changed
+}
+
+// PodStatus returns the status last published for the pod uid.
+func (m *Manager) PodStatus(uid types.UID) (v1.PodStatus, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := m.pods[uid]
+	if p == nil {
+		return v1.PodStatus{}, false
+	}
+	return *p.Status.DeepCopy(), true
+}
+
+// Pods returns every pod with its published status, by namespace and name.
+func (m *Manager) Pods() []v1.Pod {
+	m.mu.Lock()
+	out := make([]v1.Pod, 0, len(m.pods))
+	for _, p := range m.pods {
+		out = append(out, *p)
+	}
+	m.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Namespace != out[j].Namespace {
+			return out[i].Namespace < out[j].Namespace
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// RemovePod forgets the pod's status.
+func (m *Manager) RemovePod(uid types.UID) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.pods, uid)
+}
+
+func terminal(p v1.PodPhase) bool { return p == v1.PodSucceeded || p == v1.PodFailed }
