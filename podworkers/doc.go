@@ -1,0 +1,44 @@
+// Package podworkers is the kubelet's pod workers as a library: one worker
+// goroutine per pod UID that serializes everything done to that pod, and
+// drives a Syncer the caller provides.
+//
+// The ordering rules, which the state machine in machine.go enforces and
+// its table tests pin:
+//
+//  1. A pod's Work runs one at a time. Updates that arrive during a Work
+//     merge into at most one more Work after it.
+//  2. A Work runs only once the status cache holds a status of the pod
+//     read after the end of the pod's previous Work (GetNewerThan), so
+//     each sync acts on what the previous one did, never on a stale view.
+//  3. A pod is synced when it is created or updated, when SyncPodSync says
+//     something changed (a lifecycle event, a probe result), after a failed
+//     sync's BackOffPeriod, and ResyncInterval after its last successful
+//     sync. The last two are jittered and started by Tick (Run calls it
+//     every TickPeriod, as the kubelet's sync loop ticker does).
+//  4. SyncPodKill makes the pod Terminating: a sync in progress finishes,
+//     then TerminatePod is run, and retried after the back-off until it
+//     succeeds. Then the pod is forgotten, and updates for it are ignored.
+//  5. A pod whose namespace and name belong to another pod still syncing
+//     or terminating (a static pod's new version, with a new UID) waits in
+//     Waiting until that pod is forgotten, so both never hold the same
+//     host ports or volumes. A waiting pod that is killed never started:
+//     it is forgotten without a TerminatePod.
+//  6. SyncPodKill with RuntimeOnly terminates a pod only the runtime
+//     knows (an orphan found by housekeeping).
+//
+// Use:
+//
+//	workers, _ := podworkers.New(podworkers.Config{Syncer: podworkers.SyncerFunc(
+//		func(ctx context.Context, w podworkers.Work) error {
+//			if w.Type == podworkers.TerminatePod {
+//				return mgr.TerminatePod(ctx, w.Pod)
+//			}
+//			return mgr.SyncPod(ctx, w.Pod, w.Status, runtime.SyncOptions{}).Error()
+//		}), Cache: cache, Clock: clk})
+//	go workers.Run(ctx)
+//	workers.UpdatePod(podworkers.Update{Type: podworkers.SyncPodCreate, Pod: pod})
+//
+// The kubelet's SyncTerminatingPod and SyncTerminatedPod are one
+// TerminatePod here: a node agent without an API server has no status to
+// report between the two.
+package podworkers

@@ -1,0 +1,197 @@
+package podworkers
+
+import (
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// State is where a pod is in its life on the node.
+type State int
+
+const (
+	// Waiting: another pod with the same namespace and name (an older
+	// version of a static pod) is still syncing or terminating.
+	Waiting State = iota
+	// Syncing: the pod is wanted; it is synced when something changes,
+	// after a failed sync's back-off, and every resync interval.
+	Syncing
+	// Terminating: the pod is being killed and removed; a failed try is
+	// retried after the back-off until it succeeds and the pod is forgotten.
+	Terminating
+)
+
+func (s State) String() string {
+	switch s {
+	case Waiting:
+		return "Waiting"
+	case Syncing:
+		return "Syncing"
+	case Terminating:
+		return "Terminating"
+	}
+	return "Unknown"
+}
+
+// podState is one pod's record in the machine.
+type podState struct {
+	pod         *v1.Pod
+	runtimeOnly bool
+	state       State
+	busy        bool      // a Work is being run
+	busyWith    WorkType  // which
+	wantSync    bool      // a sync is asked for
+	wantKill    bool      // a termination is due
+	due         time.Time // next resync or retry (zero: none)
+	lastSync    time.Time // when the last Work ended
+}
+
+// machine is the pod workers' state machine: pure, without goroutines,
+// I/O or clock reads, so that every ordering rule is a table test. The
+// Workers feed it events with the time they happened and run what it says.
+type machine struct {
+	resync, backOff time.Duration
+	jitter          func(time.Duration) time.Duration
+	pods            map[types.UID]*podState
+}
+
+func newMachine(resync, backOff time.Duration, jitter func(time.Duration) time.Duration) *machine {
+	return &machine{resync: resync, backOff: backOff, jitter: jitter, pods: map[types.UID]*podState{}}
+}
+
+// update applies an update; it returns the pods that may have work now
+// and whether u created a pod record (for which a worker is needed).
+func (m *machine) update(u Update) (wake []types.UID, created bool) {
+	uid := u.Pod.UID
+	st := m.pods[uid]
+	switch u.Type {
+	case SyncPodCreate, SyncPodUpdate:
+		if st == nil && u.Type == SyncPodCreate {
+			st = &podState{pod: u.Pod, state: Syncing, wantSync: true}
+			if m.blocked(u.Pod, uid) {
+				st.state, st.wantSync = Waiting, false
+			}
+			m.pods[uid] = st
+			return []types.UID{uid}, true
+		}
+		if st == nil || st.state == Terminating {
+			return nil, false
+		}
+		st.pod = u.Pod
+		if st.state == Syncing {
+			st.wantSync = true
+		}
+	case SyncPodSync:
+		if st == nil || st.state != Syncing {
+			return nil, false
+		}
+		st.wantSync = true
+	case SyncPodKill:
+		switch {
+		case st == nil && u.RuntimeOnly:
+			m.pods[uid] = &podState{pod: u.Pod, runtimeOnly: true, state: Terminating, wantKill: true}
+			return []types.UID{uid}, true
+		case st == nil, st.state == Terminating:
+			return nil, false
+		case st.state == Waiting:
+			// Never started: nothing of it to kill.
+			delete(m.pods, uid)
+			return append([]types.UID{uid}, m.release(u.Pod)...), false
+		}
+		st.state, st.wantSync, st.wantKill, st.due = Terminating, false, true, time.Time{}
+	}
+	return []types.UID{uid}, false
+}
+
+// blocked: another pod with pod's namespace and name is syncing or
+// terminating, so pod must wait (both must never hold its host ports or
+// volumes at once).
+func (m *machine) blocked(pod *v1.Pod, uid types.UID) bool {
+	for other, st := range m.pods {
+		if other != uid && st.state != Waiting && st.pod.Name == pod.Name && st.pod.Namespace == pod.Namespace {
+			return true
+		}
+	}
+	return false
+}
+
+// release starts the waiting pods named like gone that are no longer blocked.
+func (m *machine) release(gone *v1.Pod) []types.UID {
+	var out []types.UID
+	for uid, st := range m.pods {
+		if st.state == Waiting && st.pod.Name == gone.Name && st.pod.Namespace == gone.Namespace && !m.blocked(st.pod, uid) {
+			st.state, st.wantSync = Syncing, true
+			out = append(out, uid)
+		}
+	}
+	return out
+}
+
+// next takes the pod's next Work, if it has one and none is running.
+// forgotten says the pod has no record any more: its worker ends.
+func (m *machine) next(uid types.UID) (w Work, ok, forgotten bool) {
+	st := m.pods[uid]
+	switch {
+	case st == nil:
+		return Work{}, false, true
+	case st.busy:
+		return Work{}, false, false
+	case st.state == Terminating && st.wantKill:
+		st.wantKill = false
+		w = Work{Type: TerminatePod, Pod: st.pod, RuntimeOnly: st.runtimeOnly}
+	case st.state == Syncing && st.wantSync:
+		st.wantSync = false
+		w = Work{Type: SyncPod, Pod: st.pod}
+	default:
+		return Work{}, false, false
+	}
+	st.busy, st.busyWith = true, w.Type
+	w.NewerThan = st.lastSync
+	return w, true, false
+}
+
+// done records the end, at now, of the pod's running Work. It returns the
+// pods that may have work now: the pod itself, or, when a termination
+// succeeded and the pod is forgotten, the waiting pods it released.
+func (m *machine) done(uid types.UID, now time.Time, err error) (wake []types.UID, forgotten bool) {
+	st := m.pods[uid]
+	if st == nil || !st.busy {
+		return nil, st == nil
+	}
+	st.busy, st.lastSync = false, now
+	switch {
+	case st.busyWith == TerminatePod && err == nil:
+		delete(m.pods, uid)
+		return m.release(st.pod), true
+	case st.busyWith == TerminatePod:
+		st.due = now.Add(m.jitter(m.backOff))
+	case st.state == Terminating:
+		// Killed during the sync: the termination is already wanted.
+	case err != nil:
+		st.due = now.Add(m.jitter(m.backOff))
+	default:
+		st.due = now.Add(m.jitter(m.resync))
+	}
+	return []types.UID{uid}, false
+}
+
+// tick makes the work whose time has come at now due: a resync or a
+// retried sync, or a retried termination.
+func (m *machine) tick(now time.Time) []types.UID {
+	var out []types.UID
+	for uid, st := range m.pods {
+		if st.due.IsZero() || now.Before(st.due) {
+			continue
+		}
+		st.due = time.Time{}
+		switch st.state {
+		case Syncing:
+			st.wantSync = true
+		case Terminating:
+			st.wantKill = true
+		}
+		out = append(out, uid)
+	}
+	return out
+}

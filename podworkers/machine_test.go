@@ -1,0 +1,196 @@
+package podworkers
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Pods of the machine tests: a2 is a new version of a (same name, new
+// UID), as when a static pod's manifest is edited.
+var testPods = map[string]*v1.Pod{
+	"a":  {ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "a"}},
+	"a2": {ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "a2"}},
+	"a3": {ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "a3"}},
+	"b":  {ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "db", UID: "b"}},
+	"x":  {ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "orphan", UID: "x"}},
+}
+
+// TestMachine runs scripts of events against the state machine. Each line
+// is an event and what it must give:
+//
+//	create|update|sync|kill|orphan <pod>  -> the pods woken
+//	next <pod>                            -> the Work taken, or "none"
+//	done <pod> <time> ok|err              -> the pods woken
+//	tick <time>                           -> the pods woken
+//	state <pod>                           -> its State, or "gone"
+//
+// The resync interval is 60s and the back-off 10s, with no jitter.
+func TestMachine(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		script string
+	}{{"a pod is synced at once, then every resync interval after its last sync", `
+		create a          -> a
+		next a            -> SyncPod newer-than never
+		next a            -> none
+		done a 5s ok      -> a
+		next a            -> none
+		tick 64s          ->
+		tick 65s          -> a
+		next a            -> SyncPod newer-than 5s
+		state a           -> Syncing`,
+	}, {"a failed sync is retried after the back-off", `
+		create a          -> a
+		next a            -> SyncPod newer-than never
+		done a 1s err     -> a
+		tick 10s          ->
+		tick 11s          -> a
+		next a            -> SyncPod newer-than 1s
+		done a 12s ok     -> a
+		tick 30s          ->
+		tick 72s          -> a`,
+	}, {"events during a sync give one more sync after it, not two", `
+		create a          -> a
+		next a            -> SyncPod newer-than never
+		sync a            -> a
+		update a          -> a
+		next a            -> none
+		done a 2s ok      -> a
+		next a            -> SyncPod newer-than 2s
+		next a            -> none`,
+	}, {"a new version waits until the old one is terminated and forgotten", `
+		create a          -> a
+		next a            -> SyncPod newer-than never
+		done a 1s ok      -> a
+		create a2         -> a2
+		state a2          -> Waiting
+		next a2           -> none
+		sync a2           ->
+		kill a            -> a
+		next a            -> TerminatePod newer-than 1s
+		done a 3s err     -> a
+		state a2          -> Waiting
+		tick 12s          ->
+		tick 13s          -> a
+		next a            -> TerminatePod newer-than 3s
+		done a 14s ok     -> a2
+		state a           -> gone
+		next a2           -> SyncPod newer-than never
+		state a2          -> Syncing`,
+	}, {"a version killed while it waits is forgotten without a termination", `
+		create a          -> a
+		create a2         -> a2
+		kill a2           -> a2
+		state a2          -> gone
+		next a2           -> none
+		state a           -> Syncing
+		create a3         -> a3
+		kill a            -> a
+		next a            -> TerminatePod newer-than never
+		done a 1s ok      -> a3
+		next a3           -> SyncPod newer-than never`,
+	}, {"a kill during a sync terminates right after it; updates after a kill are ignored", `
+		create a          -> a
+		next a            -> SyncPod newer-than never
+		kill a            -> a
+		update a          ->
+		sync a            ->
+		state a           -> Terminating
+		next a            -> none
+		done a 1s ok      -> a
+		next a            -> TerminatePod newer-than 1s
+		tick 200s         ->
+		done a 2s ok      ->
+		state a           -> gone
+		next a            -> none`,
+	}, {"an orphan only the runtime knows is terminated once, then forgotten", `
+		orphan x          -> x
+		orphan x          ->
+		next x            -> TerminatePod newer-than never runtime-only
+		done x 1s ok      ->
+		state x           -> gone
+		sync x            ->
+		kill x            ->`,
+	}, {"pods do not wait for each other", `
+		create a          -> a
+		create b          -> b
+		next a            -> SyncPod newer-than never
+		next b            -> SyncPod newer-than never
+		done b 1s err     -> b
+		done a 2s ok      -> a
+		tick 11s          -> b
+		tick 62s          -> a`,
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newMachine(time.Minute, 10*time.Second, func(d time.Duration) time.Duration { return d })
+			start := time.Unix(1700000000, 0)
+			for _, line := range strings.Split(strings.TrimSpace(tc.script), "\n") {
+				event, want, _ := strings.Cut(line, "->")
+				f := strings.Fields(event)
+				pod := testPods[f[1]]
+				var got string
+				switch f[0] {
+				case "create", "update", "sync", "kill", "orphan":
+					typ := map[string]UpdateType{"create": SyncPodCreate, "update": SyncPodUpdate, "sync": SyncPodSync,
+						"kill": SyncPodKill, "orphan": SyncPodKill}[f[0]]
+					wake, _ := m.update(Update{Type: typ, Pod: pod, RuntimeOnly: f[0] == "orphan"})
+					got = uids(wake)
+				case "next":
+					w, ok, _ := m.next(pod.UID)
+					got = "none"
+					if ok {
+						since := "never"
+						if !w.NewerThan.IsZero() {
+							since = w.NewerThan.Sub(start).String()
+						}
+						got = fmt.Sprintf("%s newer-than %s", w.Type, since)
+						if w.RuntimeOnly {
+							got += " runtime-only"
+						}
+					}
+				case "done":
+					var err error
+					if f[3] == "err" {
+						err = errors.New("failed")
+					}
+					wake, _ := m.done(pod.UID, start.Add(duration(t, f[2])), err)
+					got = uids(wake)
+				case "tick":
+					got = uids(m.tick(start.Add(duration(t, f[1]))))
+				case "state":
+					got = "gone"
+					if st := m.pods[pod.UID]; st != nil {
+						got = st.state.String()
+					}
+				default:
+					t.Fatalf("bad line %q", line)
+				}
+				require.Equal(t, strings.TrimSpace(want), got, "after %q", strings.TrimSpace(line))
+			}
+		})
+	}
+}
+
+func uids(us []types.UID) string {
+	s := make([]string, len(us))
+	for i, u := range us {
+		s[i] = string(u)
+	}
+	sort.Strings(s)
+	return strings.Join(s, " ")
+}
+
+func duration(t *testing.T, s string) time.Duration {
+	d, err := time.ParseDuration(s)
+	require.NoError(t, err)
+	return d
+}

@@ -1,0 +1,345 @@
+package podworkers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/clock"
+
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+)
+
+// The kubelet's defaults.
+const (
+	// DefaultResyncInterval is --sync-frequency: each pod is synced at
+	// least this often.
+	DefaultResyncInterval = time.Minute
+	// DefaultBackOffPeriod is how long a failed sync or termination waits
+	// before it is tried again (the kubelet's backOffPeriod).
+	DefaultBackOffPeriod = 10 * time.Second
+	// DefaultJitterFactor spreads resyncs and retries over [d, 1.5d], so
+	// pods created together do not sync together forever.
+	DefaultJitterFactor = 0.5
+	// DefaultTickPeriod is how often Run looks for due work (the kubelet's
+	// sync loop ticker).
+	DefaultTickPeriod = time.Second
+)
+
+// UpdateType says what happened to a pod.
+type UpdateType int
+
+const (
+	// SyncPodCreate: a new pod to run.
+	SyncPodCreate UpdateType = iota
+	// SyncPodUpdate: the pod's spec changed.
+	SyncPodUpdate
+	// SyncPodSync: something about the pod changed (a lifecycle event, a
+	// probe result): sync it soon.
+	SyncPodSync
+	// SyncPodKill: the pod is no longer wanted: terminate it, then forget it.
+	SyncPodKill
+)
+
+// Update is one change to a pod, given to UpdatePod.
+type Update struct {
+	Type UpdateType
+	Pod  *v1.Pod
+	// RuntimeOnly, with SyncPodKill, is a pod only the runtime knows (an
+	// orphan): Pod carries just its name, namespace and UID.
+	RuntimeOnly bool
+}
+
+// WorkType is what the Syncer is asked to do.
+type WorkType int
+
+const (
+	// SyncPod: bring the pod's containers in line with its spec.
+	SyncPod WorkType = iota
+	// TerminatePod: kill the pod and remove what it left.
+	TerminatePod
+)
+
+func (t WorkType) String() string {
+	if t == TerminatePod {
+		return "TerminatePod"
+	}
+	return "SyncPod"
+}
+
+// Work is one call to the Syncer.
+type Work struct {
+	Type WorkType
+	Pod  *v1.Pod
+	// RuntimeOnly: Pod carries only the name, namespace and UID of a pod
+	// only the runtime knows.
+	RuntimeOnly bool
+	// Status is the runtime's status of the pod from the status cache, newer
+	// than the end of the pod's previous Work (NewerThan).
+	Status    *kc.PodStatus
+	NewerThan time.Time
+}
+
+// Syncer does the work. An error means "try again after the back-off"; a
+// TerminatePod that returns nil is the pod's last Work.
+type Syncer interface {
+	Sync(ctx context.Context, w Work) error
+}
+
+// SyncerFunc adapts a function to a Syncer.
+type SyncerFunc func(ctx context.Context, w Work) error
+
+// Sync calls f.
+func (f SyncerFunc) Sync(ctx context.Context, w Work) error { return f(ctx, w) }
+
+// StatusCache is where the workers read pod statuses; *statuscache.Cache
+// implements it. GetNewerThan blocks until the cache holds a status of the
+// pod read after minTime, or ctx ends.
+type StatusCache interface {
+	GetNewerThan(ctx context.Context, uid types.UID, minTime time.Time) (*kc.PodStatus, error)
+}
+
+// Config configures Workers; zero fields take the kubelet's defaults.
+type Config struct {
+	Syncer Syncer
+	Cache  StatusCache
+	Clock  clock.WithTicker
+	// ResyncInterval is how often each pod is synced when nothing happens.
+	ResyncInterval time.Duration
+	// BackOffPeriod is the wait before a failed Work is tried again.
+	BackOffPeriod time.Duration
+	// Jitter stretches each resync and retry wait; default: up to half
+	// again (DefaultJitterFactor). Tests pass func(d) d.
+	Jitter func(time.Duration) time.Duration
+	// TickPeriod is how often Run looks for due work.
+	TickPeriod time.Duration
+	// OnDone, if set, is called in the pod's worker after each Work's
+	// result is recorded (its retry or resync scheduled), e.g. to count or
+	// time syncs. It must not block.
+	OnDone func(w Work, took time.Duration, err error)
+	Log    logr.Logger
+}
+
+// Workers runs one worker goroutine per pod: it serializes everything done
+// to that pod. See the package doc for the ordering rules.
+type Workers struct {
+	cfg Config
+
+	mu      sync.Mutex
+	m       *machine
+	ctx     context.Context // set by Run; workers start once it is
+	wake    map[types.UID]chan struct{}
+	running sync.WaitGroup
+}
+
+// New returns Workers with the kubelet's defaults filled in.
+func New(cfg Config) (*Workers, error) {
+	if cfg.Syncer == nil || cfg.Cache == nil {
+		return nil, errors.New("podworkers: Syncer and Cache are required")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	for name, d := range map[string]*time.Duration{"ResyncInterval": &cfg.ResyncInterval,
+		"BackOffPeriod": &cfg.BackOffPeriod, "TickPeriod": &cfg.TickPeriod} {
+		if *d < 0 {
+			return nil, fmt.Errorf("podworkers: %s: invalid value %s: must not be negative", name, *d)
+		}
+	}
+	if cfg.ResyncInterval == 0 {
+		cfg.ResyncInterval = DefaultResyncInterval
+	}
+	if cfg.BackOffPeriod == 0 {
+		cfg.BackOffPeriod = DefaultBackOffPeriod
+	}
+	if cfg.TickPeriod == 0 {
+		cfg.TickPeriod = DefaultTickPeriod
+	}
+	if cfg.Jitter == nil {
+		cfg.Jitter = func(d time.Duration) time.Duration { return wait.Jitter(d, DefaultJitterFactor) }
+	}
+	return &Workers{cfg: cfg, m: newMachine(cfg.ResyncInterval, cfg.BackOffPeriod, cfg.Jitter),
+		wake: map[types.UID]chan struct{}{}}, nil
+}
+
+// UpdatePod tells the workers what happened to a pod. It never blocks.
+func (w *Workers) UpdatePod(u Update) {
+	if u.Pod == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	wake, created := w.m.update(u)
+	w.wakeLocked(wake)
+	if _, kept := w.m.pods[u.Pod.UID]; !kept {
+		delete(w.wake, u.Pod.UID) // forgotten (killed while waiting): its worker, woken, ends
+	}
+	if created {
+		w.wake[u.Pod.UID] = make(chan struct{}, 1)
+		w.startLocked(u.Pod.UID)
+	}
+}
+
+// Run looks for due work every TickPeriod until ctx ends, then waits for
+// every worker to return (a Work in progress sees ctx end).
+func (w *Workers) Run(ctx context.Context) {
+	w.mu.Lock()
+	w.ctx = ctx
+	for uid := range w.wake {
+		w.startLocked(uid)
+	}
+	w.mu.Unlock()
+	ticker := w.cfg.Clock.NewTicker(w.cfg.TickPeriod)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			w.running.Wait()
+			return
+		case <-ticker.C():
+			w.Tick()
+		}
+	}
+}
+
+// Tick starts the work whose time has come: resyncs and retries. Run calls
+// it every TickPeriod; a caller driving its own loop may call it instead.
+func (w *Workers) Tick() {
+	now := w.cfg.Clock.Now()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.wakeLocked(w.m.tick(now))
+}
+
+// State returns the pod's state; ok is false for a pod the workers do not
+// have (never told, or terminated and forgotten).
+func (w *Workers) State(uid types.UID) (s State, ok bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	st := w.m.pods[uid]
+	if st == nil {
+		return 0, false
+	}
+	return st.state, true
+}
+
+// Pods returns the pods that are wanted: syncing, or waiting for an older
+// version to go. The pods are shared: do not modify them.
+func (w *Workers) Pods() []*v1.Pod {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]*v1.Pod, 0, len(w.m.pods))
+	for _, st := range w.m.pods {
+		if st.state != Terminating {
+			out = append(out, st.pod)
+		}
+	}
+	return out
+}
+
+// Known returns the UIDs of every pod the workers have, terminating ones
+// included: what a clean-up of runtime pods, cgroups or logs must spare.
+func (w *Workers) Known() map[types.UID]bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make(map[types.UID]bool, len(w.m.pods))
+	for uid := range w.m.pods {
+		out[uid] = true
+	}
+	return out
+}
+
+// startLocked starts the pod's worker once Run has given a context.
+func (w *Workers) startLocked(uid types.UID) {
+	if w.ctx == nil {
+		return
+	}
+	ctx, wake := w.ctx, w.wake[uid]
+	w.running.Add(1)
+	go func() {
+		defer w.running.Done()
+		w.work(ctx, uid, wake)
+	}()
+}
+
+func (w *Workers) wakeLocked(uids []types.UID) {
+	for _, uid := range uids {
+		select {
+		case w.wake[uid] <- struct{}{}:
+		default: // already woken
+		}
+	}
+}
+
+// work is one pod's worker: it runs the pod's Work, one at a time, until
+// the pod is forgotten or ctx ends.
+func (w *Workers) work(ctx context.Context, uid types.UID, wake chan struct{}) {
+	for {
+		w.mu.Lock()
+		if w.wake[uid] != wake {
+			w.mu.Unlock()
+			return // forgotten; the UID may have come back with its own worker
+		}
+		work, ok, _ := w.m.next(uid)
+		w.mu.Unlock()
+		if !ok {
+			select {
+			case <-ctx.Done():
+				return
+			case <-wake:
+				continue
+			}
+		}
+		began := w.cfg.Clock.Now()
+		err := w.run(ctx, &work)
+		if ctx.Err() != nil {
+			return
+		}
+		now := w.cfg.Clock.Now()
+		w.mu.Lock()
+		again, forgotten := w.m.done(uid, now, err)
+		w.wakeLocked(again)
+		if forgotten {
+			w.forgetLocked(uid, wake)
+		}
+		w.mu.Unlock()
+		if w.cfg.OnDone != nil {
+			w.cfg.OnDone(work, now.Sub(began), err)
+		}
+		if forgotten {
+			return
+		}
+	}
+}
+
+// forgetLocked drops the wake channel of a forgotten pod's worker.
+func (w *Workers) forgetLocked(uid types.UID, wake chan struct{}) {
+	if w.wake[uid] == wake {
+		delete(w.wake, uid)
+	}
+}
+
+// run waits for a status newer than the pod's last Work, then runs work.
+func (w *Workers) run(ctx context.Context, work *Work) error {
+	status, err := w.cfg.Cache.GetNewerThan(ctx, work.Pod.UID, work.NewerThan)
+	if err != nil {
+		return fmt.Errorf("reading the status of pod %s/%s: %w", work.Pod.Namespace, work.Pod.Name, err)
+	}
+	work.Status = status
+	if err := w.cfg.Syncer.Sync(ctx, *work); err != nil {
+		if ctx.Err() == nil {
+			w.cfg.Log.V(1).Info("pod work failed, retried after the back-off", "pod", klogRef(work.Pod),
+				"work", work.Type, "error", err.Error())
+		}
+		return err
+	}
+	return nil
+}
+
+func klogRef(p *v1.Pod) string { return p.Namespace + "/" + p.Name }

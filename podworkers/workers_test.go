@@ -1,0 +1,183 @@
+package podworkers_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+	"github.com/nodekit-dev/nodekit/podworkers"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var t0 = time.Unix(1700000000, 0)
+
+// cache answers at once with a status of the pod read at its clock's time.
+type cache struct{ clock *clocktesting.FakeClock }
+
+func (c cache) GetNewerThan(ctx context.Context, uid types.UID, _ time.Time) (*kc.PodStatus, error) {
+	return &kc.PodStatus{ID: uid, TimeStamp: c.clock.Now()}, ctx.Err()
+}
+
+// env runs Workers whose syncer reports each call on calls, fails the
+// calls failNext says, and reports each recorded result on done.
+type env struct {
+	t     *testing.T
+	clock *clocktesting.FakeClock
+	w     *podworkers.Workers
+	calls chan podworkers.Work
+	done  chan podworkers.Work
+
+	mu       sync.Mutex
+	failNext map[types.UID]int
+}
+
+func newEnv(t *testing.T) *env {
+	e := &env{t: t, clock: clocktesting.NewFakeClock(t0), calls: make(chan podworkers.Work, 100),
+		done: make(chan podworkers.Work, 100), failNext: map[types.UID]int{}}
+	w, err := podworkers.New(podworkers.Config{
+		Syncer: podworkers.SyncerFunc(func(_ context.Context, w podworkers.Work) error {
+			e.calls <- w
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			if e.failNext[w.Pod.UID] > 0 {
+				e.failNext[w.Pod.UID]--
+				return errors.New("runtime said no")
+			}
+			return nil
+		}),
+		Cache: cache{e.clock}, Clock: e.clock, Jitter: func(d time.Duration) time.Duration { return d },
+		OnDone: func(w podworkers.Work, _ time.Duration, _ error) { e.done <- w },
+	})
+	require.NoError(t, err)
+	e.w = w
+	return e
+}
+
+func pod(uid, name string) *v1.Pod {
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID(uid)}}
+}
+
+// next waits for the syncer's next call and for its result to be recorded.
+func (e *env) next() podworkers.Work {
+	e.t.Helper()
+	var w podworkers.Work
+	select {
+	case w = <-e.calls:
+	case <-time.After(10 * time.Second):
+		e.t.Fatal("no call to the syncer within 10s")
+	}
+	select {
+	case <-e.done:
+	case <-time.After(10 * time.Second):
+		e.t.Fatal("the call's result was not recorded within 10s")
+	}
+	return w
+}
+
+func (e *env) expect(typ podworkers.WorkType, uid string) podworkers.Work {
+	e.t.Helper()
+	w := e.next()
+	require.Equal(e.t, typ.String()+" "+uid, w.Type.String()+" "+string(w.Pod.UID))
+	return w
+}
+
+func TestWorkersRunPodsThroughTheirLives(t *testing.T) {
+	e := newEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	e.w.UpdatePod(podworkers.Update{Type: podworkers.SyncPodCreate, Pod: pod("a", "web")}) // before Run: held
+	ran := make(chan struct{})
+	go func() { defer close(ran); e.w.Run(ctx) }()
+
+	first := e.expect(podworkers.SyncPod, "a")
+	assert.True(t, first.NewerThan.IsZero())
+	assert.Equal(t, types.UID("a"), first.Status.ID, "the syncer gets the cached status")
+
+	// An event: synced again, with a status newer than the last sync. It fails.
+	e.mu.Lock()
+	e.failNext["a"] = 1
+	e.mu.Unlock()
+	e.clock.Step(time.Second)
+	e.w.UpdatePod(podworkers.Update{Type: podworkers.SyncPodSync, Pod: pod("a", "web")})
+	assert.Equal(t, t0, e.expect(podworkers.SyncPod, "a").NewerThan)
+	// Retried once the back-off has passed.
+	e.clock.Step(9 * time.Second)
+	e.w.Tick()
+	e.clock.Step(time.Second)
+	e.w.Tick()
+	assert.Equal(t, t0.Add(time.Second), e.expect(podworkers.SyncPod, "a").NewerThan)
+
+	// A new version waits for the old one's termination.
+	e.w.UpdatePod(podworkers.Update{Type: podworkers.SyncPodCreate, Pod: pod("a2", "web")})
+	state, ok := e.w.State("a2")
+	require.True(t, ok)
+	assert.Equal(t, podworkers.Waiting, state)
+	assert.ElementsMatch(t, []string{"a", "a2"}, names(e.w.Pods()))
+	e.w.UpdatePod(podworkers.Update{Type: podworkers.SyncPodKill, Pod: pod("a", "web")})
+	e.expect(podworkers.TerminatePod, "a")
+	e.expect(podworkers.SyncPod, "a2")
+	_, ok = e.w.State("a")
+	assert.False(t, ok, "terminated and forgotten")
+	assert.Equal(t, map[types.UID]bool{"a2": true}, e.w.Known())
+
+	// An orphan only the runtime knows.
+	e.w.UpdatePod(podworkers.Update{Type: podworkers.SyncPodKill, Pod: pod("x", "gone"), RuntimeOnly: true})
+	orphan := e.expect(podworkers.TerminatePod, "x")
+	assert.True(t, orphan.RuntimeOnly)
+
+	// Resync after the interval.
+	e.clock.Step(time.Minute)
+	e.w.Tick()
+	e.expect(podworkers.SyncPod, "a2")
+
+	cancel()
+	<-ran
+	assert.Empty(t, e.calls, "no call beyond those expected")
+}
+
+func TestWorkersStopWithTheirContextMidSync(t *testing.T) {
+	block := make(chan struct{})
+	w, err := podworkers.New(podworkers.Config{
+		Syncer: podworkers.SyncerFunc(func(ctx context.Context, _ podworkers.Work) error {
+			close(block)
+			<-ctx.Done()
+			return ctx.Err()
+		}),
+		Cache: cache{clocktesting.NewFakeClock(t0)},
+	})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { defer close(ran); w.Run(ctx) }()
+	w.UpdatePod(podworkers.Update{Type: podworkers.SyncPodCreate, Pod: pod("a", "web")})
+	<-block
+	cancel()
+	<-ran // Run waits for the worker; goleak checks nothing is left
+}
+
+func TestNewRefusesBadConfig(t *testing.T) {
+	_, err := podworkers.New(podworkers.Config{})
+	assert.ErrorContains(t, err, "Syncer and Cache are required")
+	_, err = podworkers.New(podworkers.Config{Syncer: podworkers.SyncerFunc(nil), Cache: cache{},
+		BackOffPeriod: -time.Second})
+	assert.ErrorContains(t, err, `BackOffPeriod: invalid value -1s`)
+}
+
+func names(pods []*v1.Pod) []string {
+	var out []string
+	for _, p := range pods {
+		out = append(out, string(p.UID))
+	}
+	return out
+}
