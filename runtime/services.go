@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -334,4 +335,19 @@ func ceilSeconds(d time.Duration) int64 {
 		return 0
 	}
 	return int64((d + time.Second - 1) / time.Second)
+}
+
+// CheckReady is the kubelet's runtime health check: the runtime answers
+// its Status call and does not say it is not ready (RuntimeReady false).
+func (c *Client) CheckReady(ctx context.Context) error {
+	st, err := c.Status(ctx, false)
+	if err != nil {
+		return err
+	}
+	for _, cond := range st.GetStatus().GetConditions() {
+		if cond.Type == runtimeapi.RuntimeReady && !cond.Status {
+			return fmt.Errorf("not ready: %s %s", cond.Reason, cond.Message)
+		}
+	}
+	return nil
 }

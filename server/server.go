@@ -1,0 +1,200 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	v1 "k8s.io/api/core/v1"
+	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+	"k8s.io/utils/clock"
+)
+
+// PodLister lists the node's pods with their statuses;
+// *podstatus.Manager implements it.
+type PodLister interface {
+	Pods() []v1.Pod
+}
+
+// LogLocator finds a container's CRI log file: its newest instance's, or
+// with previous the one before (the kubelet's ?previous=true).
+type LogLocator interface {
+	ContainerLogPath(ctx context.Context, namespace, pod, container string, previous bool) (string, error)
+}
+
+// StatsProvider builds the Summary API's answer; *SummaryProvider is one.
+type StatsProvider interface {
+	Summary(ctx context.Context) (*statsapi.Summary, error)
+}
+
+// Check is a named health check for /healthz, e.g. "pleg" or "runtime".
+type Check struct {
+	Name  string
+	Check func(ctx context.Context) error
+}
+
+// Config says what the handler serves; a nil part is not served (404).
+type Config struct {
+	Pods  PodLister
+	Logs  LogLocator
+	Stats StatsProvider
+	// Checks make /healthz; with none it always answers ok.
+	Checks []Check
+	// Metrics is served on /metrics (the caller's registry).
+	Metrics prometheus.Gatherer
+	// EnableDebuggingHandlers serves /debug/pprof/ (the kubelet's
+	// enableDebuggingHandlers).
+	EnableDebuggingHandlers bool
+	// CheckTimeout bounds each health check (default 2s).
+	CheckTimeout time.Duration
+	// Clock paces a log follow's polling (default: wall clock).
+	Clock clock.Clock
+}
+
+// Handler is the kubelet's HTTP API, to mount on a server of the caller's.
+type Handler struct {
+	cfg Config
+	mux *http.ServeMux
+}
+
+// New returns the handler for cfg.
+func New(cfg Config) *Handler {
+	if cfg.CheckTimeout == 0 {
+		cfg.CheckTimeout = 2 * time.Second
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	h := &Handler{cfg: cfg, mux: http.NewServeMux()}
+	h.mux.HandleFunc("/healthz", h.healthz)
+	h.mux.HandleFunc("/healthz/", h.healthz)
+	if cfg.Pods != nil {
+		h.mux.HandleFunc("/pods", h.pods)
+	}
+	if cfg.Metrics != nil {
+		h.mux.Handle("/metrics", promhttp.HandlerFor(cfg.Metrics, promhttp.HandlerOpts{}))
+	}
+	if cfg.Logs != nil {
+		h.mux.HandleFunc("/containerLogs/", h.containerLogs)
+	}
+	if cfg.Stats != nil {
+		h.mux.HandleFunc("/stats/summary", h.summary)
+	}
+	if cfg.EnableDebuggingHandlers {
+		h.mux.HandleFunc("/debug/pprof/", pprof.Index)
+		h.mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		h.mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		h.mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		h.mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
+	return h
+}
+
+// ServeHTTP serves the API.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+// Healthz returns a handler that serves only /healthz, for the kubelet's
+// separate --healthz-port.
+func (h *Handler) Healthz() http.Handler { return http.HandlerFunc(h.healthz) }
+
+// healthz runs the checks, as Kubernetes' healthz does: "ok", or 500 with
+// a line per check ([+]name ok / [-]name failed: reason). ?verbose lists
+// them on success too; /healthz/<name> runs one.
+func (h *Handler) healthz(w http.ResponseWriter, r *http.Request) {
+	checks := h.cfg.Checks
+	if name := strings.TrimPrefix(r.URL.Path, "/healthz/"); name != r.URL.Path && name != "" {
+		checks = nil
+		for _, c := range h.cfg.Checks {
+			if c.Name == name {
+				checks = append(checks, c)
+			}
+		}
+		if len(checks) == 0 {
+			http.Error(w, fmt.Sprintf("healthz: no check named %q", name), http.StatusNotFound)
+			return
+		}
+	}
+	var report strings.Builder
+	failed := false
+	for _, c := range checks {
+		ctx, cancel := context.WithTimeout(r.Context(), h.cfg.CheckTimeout)
+		err := c.Check(ctx)
+		cancel()
+		if err != nil {
+			failed = true
+			fmt.Fprintf(&report, "[-]%s failed: %v\n", c.Name, err)
+			continue
+		}
+		fmt.Fprintf(&report, "[+]%s ok\n", c.Name)
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	switch {
+	case failed:
+		w.WriteHeader(http.StatusInternalServerError)
+		fmt.Fprint(w, report.String()+"healthz check failed\n")
+	case r.URL.Query().Has("verbose"):
+		fmt.Fprint(w, report.String()+"healthz check passed\n")
+	default:
+		fmt.Fprint(w, "ok")
+	}
+}
+
+func (h *Handler) pods(w http.ResponseWriter, _ *http.Request) {
+	list := v1.PodList{Items: h.cfg.Pods.Pods()}
+	list.APIVersion, list.Kind = "v1", "PodList"
+	writeJSON(w, &list)
+}
+
+func (h *Handler) summary(w http.ResponseWriter, r *http.Request) {
+	s, err := h.cfg.Stats.Summary(r.Context())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	writeJSON(w, s)
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// Serve serves h on l until ctx ends, then shuts the server down (5s for
+// requests in flight, then closes them: a log follow never ends itself).
+func Serve(ctx context.Context, l net.Listener, h http.Handler) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(l) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// LogLocatorFunc adapts a function to a LogLocator.
+type LogLocatorFunc func(ctx context.Context, namespace, pod, container string, previous bool) (string, error)
+
+// ContainerLogPath calls f.
+func (f LogLocatorFunc) ContainerLogPath(ctx context.Context, namespace, pod, container string, previous bool) (string, error) {
+	return f(ctx, namespace, pod, container, previous)
+}
