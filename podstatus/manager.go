@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
+
+	"github.com/nodekit-dev/nodekit/resources"
 )
 
 // Manager is the node's record of the statuses it has published, the
@@ -105,3 +107,22 @@ func (m *Manager) RemovePod(uid types.UID) {
 }
 
 func terminal(p v1.PodPhase) bool { return p == v1.PodSucceeded || p == v1.PodFailed }
+
+// PodsOf returns each of pods with its published status, in their order;
+// a pod with none yet is Pending (admitted, not yet synced), so a listing
+// never shows a known pod without a phase.
+func (m *Manager) PodsOf(pods []*v1.Pod) []v1.Pod {
+	out := make([]v1.Pod, 0, len(pods))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, pod := range pods {
+		p := *pod
+		if published := m.pods[pod.UID]; published != nil {
+			p.Status = published.Status
+		} else {
+			p.Status = v1.PodStatus{Phase: v1.PodPending, QOSClass: resources.ComputePodQOS(pod)}
+		}
+		out = append(out, p)
+	}
+	return out
+}

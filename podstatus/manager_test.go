@@ -51,6 +51,11 @@ func TestManagerKeepsTimesAndTerminalPhases(t *testing.T) {
 	require.Len(t, pods, 2)
 	assert.Equal(t, []string{"a", "p"}, []string{pods[0].Name, pods[1].Name})
 	assert.Equal(t, v1.PodFailed, pods[1].Status.Phase)
+	fresh := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "new", Namespace: "ns", UID: "u3"}}
+	of := m.PodsOf([]*v1.Pod{fresh, pod})
+	assert.Equal(t, []v1.PodPhase{v1.PodPending, v1.PodFailed}, []v1.PodPhase{of[0].Status.Phase, of[1].Status.Phase},
+		"a pod with no status yet is Pending")
+	assert.Equal(t, v1.PodQOSBestEffort, of[0].Status.QOSClass)
 	m.RemovePod(pod.UID)
 	_, ok := m.PodStatus(pod.UID)
 	assert.False(t, ok)
@@ -71,4 +76,13 @@ func TestReasonCacheKeepsTheLastFailedStartUntilOneSucceeds(t *testing.T) {
 	assert.Nil(t, c.Get("other"))
 	c.Remove("u")
 	assert.Nil(t, c.Get("u"))
+}
+
+func TestSummarize(t *testing.T) {
+	s := v1.PodStatus{
+		InitContainerStatuses: []v1.ContainerStatus{exited("init", 0)},
+		ContainerStatuses:     []v1.ContainerStatus{running("web", true), backingOff("db", 1), {Name: "new"}},
+	}
+	s.ContainerStatuses[1].RestartCount = 3
+	assert.Equal(t, "init=exited:0(0) web=running,ready(0) db=CrashLoopBackOff(3) new=waiting(0)", podstatus.Summarize(s))
 }

@@ -186,6 +186,20 @@ func (w *Workers) UpdatePod(u Update) {
 	}
 }
 
+// Sync asks for a sync of the pod uid, if the workers have it syncing:
+// SyncPodSync for events that carry only a UID (a lifecycle event, a probe
+// result).
+func (w *Workers) Sync(uid types.UID) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	st := w.m.pods[uid]
+	if st == nil {
+		return
+	}
+	wake, _ := w.m.update(Update{Type: SyncPodSync, Pod: st.pod})
+	w.wakeLocked(wake)
+}
+
 // Run looks for due work every TickPeriod until ctx ends, then waits for
 // every worker to return (a Work in progress sees ctx end).
 func (w *Workers) Run(ctx context.Context) {

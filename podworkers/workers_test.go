@@ -109,8 +109,9 @@ func TestWorkersRunPodsThroughTheirLives(t *testing.T) {
 	e.failNext["a"] = 1
 	e.mu.Unlock()
 	e.clock.Step(time.Second)
-	e.w.UpdatePod(podworkers.Update{Type: podworkers.SyncPodSync, Pod: pod("a", "web")})
+	e.w.Sync("a")
 	assert.Equal(t, t0, e.expect(podworkers.SyncPod, "a").NewerThan)
+	e.w.Sync("unknown") // ignored
 	// Retried once the back-off has passed.
 	e.clock.Step(9 * time.Second)
 	e.w.Tick()

@@ -3,316 +3,257 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"sort"
-	"strings"
+	"strconv"
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
-	"github.com/go-logr/logr"
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
 	"github.com/nodekit-dev/nodekit/pleg"
 	"github.com/nodekit-dev/nodekit/podpath"
 	"github.com/nodekit-dev/nodekit/podsource"
+	"github.com/nodekit-dev/nodekit/podstatus"
+	"github.com/nodekit-dev/nodekit/podsync"
+	"github.com/nodekit-dev/nodekit/podworkers"
 	"github.com/nodekit-dev/nodekit/prober"
 	"github.com/nodekit-dev/nodekit/runtime"
+	"github.com/nodekit-dev/nodekit/runtime/fake"
+	"github.com/nodekit-dev/nodekit/server"
 	"github.com/nodekit-dev/nodekit/statuscache"
 	"github.com/nodekit-dev/nodekit/volume"
-	"github.com/prometheus/client_golang/prometheus"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
 
-	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+// The kubelet's housekeeping and container GC periods; nodeLabel marks
+// this agent's sandboxes with its node name (see runtime's OwnPodsOnly).
+const (
+	housekeepingPeriod = 2 * time.Second
+	containerGCPeriod  = time.Minute
+	nodeLabel          = "nodekit.dev/node"
 )
 
 type agent struct {
-	cfg           config
-	log           logr.Logger
-	clock         clock.WithTicker
-	mgr           *runtime.Manager
-	cache         *statuscache.Cache
-	pleg          *pleg.GenericPLEG
-	prober        *prober.Manager
-	runtimePrefix string
-
+	cfg       config
+	log       logr.Logger
+	clock     clock.WithTicker
+	criClient *runtime.Client
+	mgr       *runtime.Manager
+	cache     *statuscache.Cache
+	pleg      pleg.PLEG
+	prober    *prober.Manager
 	cgroups   *cgroupmgr.Manager // nil: --cgroups-per-qos=false
+	workers   *podworkers.Workers
+	syncer    *podsync.Syncer
+	statuses  *podstatus.Manager
 	mux       *podsource.Mux
-	criClient *runtime.Client // for container log paths
-	volumes   *volume.Manager
-	layout    podpath.Layout // --root-dir, --pod-logs-dir
-	started   time.Time
-	registry  *prometheus.Registry
 	sources   []interface {
 		Run(context.Context) error
 		Name() string
 	}
-
-	orphanWG sync.WaitGroup // orphan kills in flight
-
-	mu      sync.Mutex
-	workers map[types.UID]*podWorker
-	// stopping holds the workers told to stop, until housekeeping sees them
-	// done: a static pod's new version (a new UID) starts only after the
-	// old one is gone, as in the kubelet, so both never hold the same host
-	// port or volume at once; and orphan clean-up leaves them alone.
-	stopping map[types.UID]*podWorker
-	// orphans are runtime pods no source wants, being killed.
-	orphans map[types.UID]bool
+	registry                   *prometheus.Registry
+	api                        *server.Handler
+	summary                    *server.SummaryProvider
+	runtimeName, runtimePrefix string // "containerd", "containerd://"
 }
 
-// nodeLabel marks the sandboxes this agent creates with its node name, so
-// orphan clean-up never touches pods of another agent sharing the runtime.
-const nodeLabel = "nodekit.dev/node"
-
-// previousOf returns the done channel of a stopping worker of a pod with
-// pod's full name (a.mu held), or nil.
-func (a *agent) previousOf(pod *v1.Pod) <-chan struct{} {
-	for _, w := range a.stopping {
-		if w.pod.Namespace == pod.Namespace && w.pod.Name == pod.Name {
-			return w.done
+// newAgent wires the packages over a connected runtime client.
+func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.Client) (*agent, *prometheus.Registry, error) {
+	clk := clock.RealClock{}
+	a := &agent{cfg: cfg, log: log, clock: clk, criClient: client, cache: statuscache.New(), registry: prometheus.NewRegistry(),
+		statuses: podstatus.NewManager(clk), runtimeName: "cri"}
+	if v, err := client.Version(ctx, runtime.CRIVersion); err == nil {
+		a.runtimeName = v.RuntimeName
+	}
+	a.runtimePrefix = a.runtimeName + "://"
+	plegMetrics, proberMetrics, srcMetrics := pleg.NewMetrics(), prober.NewMetrics(), podsource.NewMetrics()
+	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		plegMetrics, proberMetrics, srcMetrics)
+	volumes := volume.New(volume.Config{Layout: podpath.Layout{RootDir: cfg.rootDir, PodLogsDir: cfg.podLogsDir}})
+	var err error
+	if a.mgr, err = runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: cfg.podLogsDir,
+		SandboxLabels: map[string]string{nodeLabel: cfg.hostname}, OwnPodsOnly: true,
+		HostIP: cfg.hostIP, Mounts: volumes.Mounts, Log: log.WithName("runtime")}); err != nil {
+		return nil, nil, err
+	}
+	a.pleg = pleg.NewGeneric(pleg.Config{Runtime: a.mgr, Cache: a.cache, Clock: clk, RelistPeriod: cfg.relistPeriod,
+		Metrics: plegMetrics, Log: log.WithName("pleg")})
+	if a.prober, err = prober.New(prober.Config{Statuses: a.cache, Exec: client, HostIP: cfg.hostIP, Clock: clk,
+		Metrics: proberMetrics, Log: log.WithName("prober")}); err != nil {
+		return nil, nil, err
+	}
+	if cfg.cgroupsPerQOS && a.runtimeName != fake.RuntimeName {
+		driver := cgroupmgr.DriverCgroupfs
+		if cfg.cgroupDriver == "systemd" {
+			driver = cgroupmgr.DriverSystemd
 		}
+		if a.cgroups, err = cgroupmgr.New(cgroupmgr.Config{CgroupRoot: cfg.cgroupRoot, Driver: driver}); err != nil {
+			return nil, nil, fmt.Errorf("--cgroups-per-qos: %w", err)
+		}
+		if err := a.cgroups.EnsureQOSCgroups(); err != nil {
+			return nil, nil, fmt.Errorf("QoS cgroups under %s: %w", cfg.cgroupRoot, err)
+		}
+	}
+	syncCfg := podsync.Config{Runtime: a.mgr, Volumes: volumes, Prober: a.prober, Cache: a.cache, Statuses: a.statuses,
+		Reasons: podstatus.NewReasonCache(), RuntimeName: a.runtimeName, HostIPs: []string{cfg.hostIP}, Clock: clk, Log: log.WithName("sync")}
+	a.summary = &server.SummaryProvider{NodeName: cfg.hostname, StartTime: clk.Now(), Pods: a, Containers: client, Clock: clk}
+	if a.cgroups != nil { // no typed nils in the interfaces
+		syncCfg.Cgroups, a.summary.Cgroups = a.cgroups, a.cgroups
+	}
+	if a.syncer, err = podsync.New(syncCfg); err != nil {
+		return nil, nil, err
+	}
+	if a.workers, err = podworkers.New(podworkers.Config{Syncer: a.syncer, Cache: a.cache, Clock: clk,
+		ResyncInterval: cfg.syncFrequency, Log: log.WithName("podworkers")}); err != nil {
+		return nil, nil, err
+	}
+	a.mux = podsource.NewMux(podsource.MuxConfig{Clock: clk, Log: log.WithName("podsource"), Metrics: srcMetrics})
+	file, err := podsource.NewFileSource(podsource.FileConfig{Path: cfg.manifestPath, NodeName: cfg.hostname,
+		CheckPeriod: cfg.fileCheckFreq, Clock: clk, Log: log.WithName("file"), Metrics: srcMetrics}, a.mux)
+	if err != nil {
+		return nil, nil, err
+	}
+	a.sources = append(a.sources, file)
+	if cfg.manifestURL != "" {
+		url, err := podsource.NewURLSource(podsource.URLConfig{URL: cfg.manifestURL, NodeName: cfg.hostname,
+			Clock: clk, Log: log.WithName("url"), Metrics: srcMetrics}, a.mux)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--manifest-url: %w", err)
+		}
+		a.sources = append(a.sources, url)
+	}
+	for _, s := range a.sources {
+		a.mux.Register(s.Name())
+	}
+	a.api = server.New(server.Config{Pods: a, Logs: server.LogLocatorFunc(a.logPath), Stats: a.summary,
+		Metrics: a.registry, EnableDebuggingHandlers: cfg.debugHandlers, Clock: clk, Checks: []server.Check{
+			{Name: "pleg", Check: func(context.Context) error { _, err := a.pleg.Healthy(); return err }},
+			{Name: "runtime", Check: client.CheckReady}}})
+	return a, a.registry, nil
+}
+
+// serve starts the healthz and API servers on 127.0.0.1 until ctx ends.
+func (a *agent) serve(ctx context.Context, wg *sync.WaitGroup) error {
+	for _, s := range []struct {
+		port int
+		h    http.Handler
+	}{{a.cfg.healthzPort, a.api.Healthz()}, {a.cfg.port, a.api}} {
+		if s.port == 0 {
+			continue
+		}
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)))
+		if err != nil {
+			return err
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); a.logError(server.Serve(ctx, l, s.h), "http server") }()
 	}
 	return nil
 }
 
-// apply acts on one update from the pod sources: new pods get a worker,
-// changed ones a new spec, removed ones are killed; status-only changes
-// (RECONCILE) need nothing from a standalone node.
-func (a *agent) apply(ctx context.Context, u podsource.PodUpdate) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	defer a.updateQOS()
+// run drives the agent until ctx ends: source updates, lifecycle events
+// and probe results reach the pod workers; housekeeping and log GC tick.
+func (a *agent) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, src := range a.sources {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := src.Run(ctx); ctx.Err() == nil {
+				a.logError(err, "pod source stopped")
+			}
+		}()
+	}
+	for _, run := range []func(context.Context){a.pleg.Run, a.prober.Run, a.workers.Run} {
+		wg.Add(1)
+		go func() { defer wg.Done(); run(ctx) }()
+	}
+	housekeeping, gc := a.clock.NewTicker(housekeepingPeriod), a.clock.NewTicker(containerGCPeriod)
+	defer housekeeping.Stop()
+	defer gc.Stop()
+	for ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case u := <-a.mux.Updates():
+			a.apply(u)
+		case ev := <-a.pleg.Watch():
+			a.workers.Sync(ev.ID)
+		case u := <-a.prober.Liveness().Updates():
+			a.workers.Sync(u.PodUID)
+		case u := <-a.prober.Readiness().Updates():
+			a.workers.Sync(u.PodUID)
+		case u := <-a.prober.Startup().Updates():
+			a.workers.Sync(u.PodUID)
+		case <-housekeeping.C(): // only once every source has delivered: no pod is taken for an orphan
+			if a.mux.AllSourcesReady() {
+				a.logError(a.syncer.Housekeeping(ctx, a.workers), "housekeeping")
+			}
+		case <-gc.C(): // the log half of the kubelet's container GC
+			if a.mux.AllSourcesReady() {
+				a.logError(a.syncer.CleanupLogs(ctx, a.workers.Known()), "removing the logs of removed pods")
+			}
+		}
+	}
+	wg.Wait()
+}
+
+// apply hands a source update to the workers: new pods are admitted (up to
+// --max-pods, the kubelet's OutOfpods), changed ones updated, removed killed.
+func (a *agent) apply(u podsource.PodUpdate) {
 	for _, pod := range u.Pods {
-		w := a.workers[pod.UID]
-		switch u.Op {
-		case podsource.ADD, podsource.SET:
-			if w != nil {
+		state, known := a.workers.State(pod.UID)
+		switch {
+		case u.Op == podsource.ADD || u.Op == podsource.SET:
+			if known {
 				continue
 			}
-			if len(a.workers) >= a.cfg.maxPods {
-				// The kubelet's admission: OutOfpods.
+			if n := len(a.workers.Pods()); n >= a.cfg.maxPods {
 				a.log.Info("pod rejected: node has reached --max-pods", "pod", podName(pod), "maxPods", a.cfg.maxPods)
 				continue
 			}
 			a.log.Info("pod added", "pod", podName(pod), "uid", pod.UID, "source", u.Source)
-			w = newPodWorker(pod, u.Source)
-			a.workers[pod.UID] = w
 			a.prober.AddPod(pod)
-			go a.runWorker(ctx, w, a.previousOf(pod))
-		case podsource.UPDATE:
-			if w != nil {
-				w.setPod(pod)
-				w.poke()
-			}
-		case podsource.REMOVE, podsource.DELETE:
-			if w == nil {
-				continue
-			}
+			a.workers.UpdatePod(podworkers.Update{Type: podworkers.SyncPodCreate, Pod: pod})
+		case u.Op == podsource.UPDATE && known:
+			a.workers.UpdatePod(podworkers.Update{Type: podworkers.SyncPodUpdate, Pod: pod})
+		case (u.Op == podsource.REMOVE || u.Op == podsource.DELETE) && known && state != podworkers.Terminating:
 			a.log.Info("pod removed from its source", "pod", podName(pod), "source", u.Source)
-			close(w.stop)
-			delete(a.workers, pod.UID)
-			a.stopping[pod.UID] = w
+			a.workers.UpdatePod(podworkers.Update{Type: podworkers.SyncPodKill, Pod: pod})
 		}
 	}
-}
-
-// updateQOS resizes the Burstable cgroup to its pods' requests (a.mu held).
-func (a *agent) updateQOS() {
-	if a.cgroups == nil {
-		return
-	}
-	pods := make([]*v1.Pod, 0, len(a.workers))
-	for _, w := range a.workers {
-		pods = append(pods, w.spec())
-	}
-	if err := a.cgroups.UpdateQOSCgroups(pods); err != nil {
-		a.log.Error(err, "updating QoS cgroups")
+	if a.cgroups != nil {
+		a.logError(a.cgroups.UpdateQOSCgroups(a.workers.Pods()), "updating QoS cgroups")
 	}
 }
 
-// housekeeping, as the kubelet's HandlePodCleanups, once every source has
-// delivered (so a pod not yet re-read after a restart is not taken for an
-// orphan): kills and removes runtime pods no source wants (left by a
-// manifest deleted while the agent was down, or a failed termination), and
-// removes the cgroups of pods that are gone; cgroups with processes left
-// are reported, not removed.
-func (a *agent) housekeeping(ctx context.Context) {
-	a.mu.Lock()
-	for uid, w := range a.stopping {
-		select {
-		case <-w.done:
-			delete(a.stopping, uid)
-		default:
-		}
-	}
-	a.mu.Unlock()
-	if !a.mux.AllSourcesReady() {
-		return
-	}
-	a.killOrphans(ctx)
-	if a.cgroups == nil {
-		return
-	}
-	if _, err := a.cgroups.CleanupOrphans(a.activeUIDs()); err != nil {
-		a.log.Error(err, "orphaned pod cgroups")
-	}
-}
-
-// activeUIDs are the pods the agent has: running, stopping, or being
-// killed as orphans (their cgroups and logs go once they are removed).
-func (a *agent) activeUIDs() map[types.UID]bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	active := make(map[types.UID]bool, len(a.workers)+len(a.stopping)+len(a.orphans))
-	for uid := range a.workers {
-		active[uid] = true
-	}
-	for uid := range a.stopping {
-		active[uid] = true
-	}
-	for uid := range a.orphans {
-		active[uid] = true
-	}
-	return active
-}
-
-// removeOldPodLogs is the log half of the kubelet's container GC: the log
-// directories of pods neither the agent nor the runtime has any more, left
-// when a removal failed or the agent was down. A pod's logs normally go
-// with it (runtime.Manager.RemovePod); this catches the rest, once a
-// containerGCPeriod and only once every source has delivered.
-func (a *agent) removeOldPodLogs(ctx context.Context) {
-	if !a.mux.AllSourcesReady() {
-		return
-	}
-	active := a.activeUIDs()
-	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	removed, err := a.mgr.CleanupPodLogs(lctx, func(uid types.UID) bool { return active[uid] })
+func (a *agent) logError(err error, msg string) {
 	if err != nil {
-		a.log.Error(err, "removing the logs of removed pods")
-	}
-	if len(removed) > 0 {
-		a.log.Info("removed the logs of removed pods", "uids", removed)
+		a.log.Error(err, msg)
 	}
 }
 
-// killOrphans starts killing, in the background, every pod of this node's
-// in the runtime that has no worker and is not being stopped.
-func (a *agent) killOrphans(ctx context.Context) {
-	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	sandboxes, err := a.criClient.ListPodSandbox(lctx, &runtimeapi.PodSandboxFilter{
-		LabelSelector: map[string]string{nodeLabel: a.cfg.hostname}})
-	if err != nil {
-		a.log.Error(err, "listing pods for orphan clean-up")
-		return
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for _, s := range sandboxes {
-		li := kc.ReadLabels(s.Labels, nil)
-		uid := li.PodUID
-		if uid == "" || a.workers[uid] != nil || a.stopping[uid] != nil || a.orphans[uid] {
-			continue
+// Pods are the pods the workers want, by name, with their statuses: the
+// API server's PodLister.
+func (a *agent) Pods() []v1.Pod {
+	pods := a.statuses.PodsOf(a.workers.Pods())
+	sort.Slice(pods, func(i, j int) bool { return pods[i].Namespace+"/"+pods[i].Name < pods[j].Namespace+"/"+pods[j].Name })
+	return pods
+}
+
+// logPath finds a container's log file for /containerLogs.
+func (a *agent) logPath(ctx context.Context, ns, name, container string, previous bool) (string, error) {
+	for _, p := range a.workers.Pods() {
+		if p.Namespace == ns && p.Name == name {
+			return a.mgr.ContainerLogPath(ctx, p.UID, name, ns, container, previous)
 		}
-		a.orphans[uid] = true
-		a.orphanWG.Add(1)
-		go func() {
-			defer a.orphanWG.Done()
-			a.killOrphan(ctx, uid, li.PodName, li.PodNamespace)
-			a.mu.Lock()
-			delete(a.orphans, uid)
-			a.mu.Unlock()
-		}()
 	}
-}
-
-// killOrphan kills a pod only the runtime knows, with the grace periods
-// recorded on its containers, and removes it and its cgroup.
-func (a *agent) killOrphan(ctx context.Context, uid types.UID, name, namespace string) {
-	log := a.log.WithValues("pod", namespace+"/"+name, "uid", uid)
-	log.Info("killing orphaned pod: no source has it")
-	if err := killAndRemove(ctx, a.mgr, nil, uid, name, namespace); err != nil {
-		log.Error(err, "killing orphaned pod") // tried again at the next housekeeping
-		return
-	}
-	a.cache.Delete(uid)
-	log.Info("orphaned pod killed and removed")
-}
-
-// pokePod asks the pod's worker for a sync.
-func (a *agent) pokePod(uid types.UID) {
-	a.mu.Lock()
-	w := a.workers[uid]
-	a.mu.Unlock()
-	if w != nil {
-		w.poke()
-	}
-}
-
-func (a *agent) pokeAll() {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for _, w := range a.workers {
-		w.poke()
-	}
-}
-
-// pods returns every pod with its current status.
-func (a *agent) pods() []v1.Pod {
-	a.mu.Lock()
-	ws := make([]*podWorker, 0, len(a.workers))
-	for _, w := range a.workers {
-		ws = append(ws, w)
-	}
-	a.mu.Unlock()
-	out := make([]v1.Pod, 0, len(ws))
-	for _, w := range ws {
-		out = append(out, w.apiPod())
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
-
-// waitWorkers waits for every worker, stopping ones included, to finish
-// (after ctx ended).
-func (a *agent) waitWorkers() {
-	a.mu.Lock()
-	ws := make([]*podWorker, 0, len(a.workers)+len(a.stopping))
-	for _, w := range a.workers {
-		ws = append(ws, w)
-	}
-	for _, w := range a.stopping {
-		ws = append(ws, w)
-	}
-	a.mu.Unlock()
-	for _, w := range ws {
-		<-w.done
-	}
-}
-
-// summarize lists each container's state, e.g. "web=running(0)".
-func summarize(s v1.PodStatus) string {
-	var parts []string
-	for _, c := range append(append([]v1.ContainerStatus{}, s.InitContainerStatuses...), s.ContainerStatuses...) {
-		state := "waiting"
-		switch {
-		case c.State.Running != nil:
-			state = "running"
-			if c.Ready {
-				state += ",ready"
-			}
-		case c.State.Terminated != nil:
-			state = fmt.Sprintf("exited:%d", c.State.Terminated.ExitCode)
-		case c.State.Waiting != nil:
-			state = c.State.Waiting.Reason
-		}
-		parts = append(parts, fmt.Sprintf("%s=%s(%d)", c.Name, state, c.RestartCount))
-	}
-	return strings.Join(parts, " ")
+	return "", fmt.Errorf("pod %s/%s not found", ns, name)
 }
 
 func podName(p *v1.Pod) string { return p.Namespace + "/" + p.Name }

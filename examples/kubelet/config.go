@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"time"
 
 	kubeletconfig "k8s.io/kubelet/config/v1beta1"
 	"sigs.k8s.io/yaml"
@@ -28,41 +27,32 @@ func applyConfigFile(fs *flag.FlagSet, cfg *config, path string) error {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	str := func(flagName string, dst *string, v string) {
-		if !set[flagName] && v != "" {
-			*dst = v
+	take(set, "pod-manifest-path", &cfg.manifestPath, kc.StaticPodPath)
+	take(set, "manifest-url", &cfg.manifestURL, kc.StaticPodURL)
+	take(set, "container-runtime-endpoint", &cfg.endpoint, kc.ContainerRuntimeEndpoint)
+	take(set, "image-service-endpoint", &cfg.imageEndpoint, kc.ImageServiceEndpoint)
+	take(set, "cgroup-driver", &cfg.cgroupDriver, kc.CgroupDriver)
+	take(set, "cgroup-root", &cfg.cgroupRoot, kc.CgroupRoot)
+	take(set, "sync-frequency", &cfg.syncFrequency, kc.SyncFrequency.Duration)
+	take(set, "file-check-frequency", &cfg.fileCheckFreq, kc.FileCheckFrequency.Duration)
+	take(set, "port", &cfg.port, int(kc.Port))
+	take(set, "max-pods", &cfg.maxPods, int(kc.MaxPods))
+	if kc.HealthzPort != nil && !set["healthz-port"] { // 0 (disabled) is a value here
+		cfg.healthzPort = int(*kc.HealthzPort)
+	}
+	for name, b := range map[string]struct{ dst, v *bool }{"cgroups-per-qos": {&cfg.cgroupsPerQOS, kc.CgroupsPerQOS},
+		"enable-debugging-handlers": {&cfg.debugHandlers, kc.EnableDebuggingHandlers}} {
+		if !set[name] && b.v != nil {
+			*b.dst = *b.v
 		}
 	}
-	dur := func(flagName string, dst *time.Duration, v time.Duration) {
-		if !set[flagName] && v != 0 {
-			*dst = v
-		}
-	}
-	integer := func(flagName string, dst *int, v *int32) {
-		if !set[flagName] && v != nil {
-			*dst = int(*v)
-		}
-	}
-	str("pod-manifest-path", &cfg.manifestPath, kc.StaticPodPath)
-	str("manifest-url", &cfg.manifestURL, kc.StaticPodURL)
-	str("container-runtime-endpoint", &cfg.endpoint, kc.ContainerRuntimeEndpoint)
-	str("cgroup-driver", &cfg.cgroupDriver, kc.CgroupDriver)
-	str("cgroup-root", &cfg.cgroupRoot, kc.CgroupRoot)
-	dur("sync-frequency", &cfg.syncFrequency, kc.SyncFrequency.Duration)
-	dur("file-check-frequency", &cfg.fileCheckFreq, kc.FileCheckFrequency.Duration)
-	integer("healthz-port", &cfg.healthzPort, kc.HealthzPort)
-	if kc.Port != 0 {
-		integer("port", &cfg.port, &kc.Port)
-	}
-	if kc.MaxPods != 0 {
-		integer("max-pods", &cfg.maxPods, &kc.MaxPods)
-	}
-	if !set["cgroups-per-qos"] && kc.CgroupsPerQOS != nil {
-		cfg.cgroupsPerQOS = *kc.CgroupsPerQOS
-	}
-	if !set["enable-debugging-handlers"] && kc.EnableDebuggingHandlers != nil {
-		cfg.debugHandlers = *kc.EnableDebuggingHandlers
-	}
-	str("image-service-endpoint", &cfg.imageEndpoint, kc.ImageServiceEndpoint)
 	return nil
+}
+
+// take sets *dst to v unless the flag was given or v is unset (zero).
+func take[T comparable](set map[string]bool, flagName string, dst *T, v T) {
+	var zero T
+	if !set[flagName] && v != zero {
+		*dst = v
+	}
 }

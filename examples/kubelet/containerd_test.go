@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -95,7 +96,7 @@ spec:
 	assert.True(t, isTmpfsMount(memVolume), "memory emptyDir is a tmpfs of its own")
 	assert.DirExists(t, hostDir, "hostPath DirectoryOrCreate created")
 
-	sum, err := a.buildSummary(ctx)
+	sum, err := a.summary.Summary(ctx)
 	require.NoError(t, err)
 	var found bool
 	for _, ps := range sum.Pods {
@@ -156,7 +157,7 @@ func TestAgentSurvivesContainerdRestart(t *testing.T) {
 	a, stop := startAgent(t, ctx, cfg)
 	defer func() {
 		stop()
-		for _, p := range a.pods() {
+		for _, p := range a.Pods() {
 			assert.NoError(t, a.mgr.RemovePod(context.Background(), p.UID))
 			assert.NoError(t, a.cgroups.DestroyPodCgroup(&p))
 		}
@@ -166,7 +167,7 @@ func TestAgentSurvivesContainerdRestart(t *testing.T) {
 	}()
 
 	running := func() bool {
-		ps := a.pods()
+		ps := a.Pods()
 		if len(ps) != 2 {
 			return false
 		}
@@ -178,15 +179,15 @@ func TestAgentSurvivesContainerdRestart(t *testing.T) {
 		return true
 	}
 	eventually(t, "both pods running", running)
-	require.NoError(t, a.healthy(ctx))
+	require.NoError(t, healthz(a))
 
 	cd.Kill(t)
-	eventually(t, "unhealthy while containerd is down", func() bool { return a.healthy(ctx) != nil })
+	eventually(t, "unhealthy while containerd is down", func() bool { return healthz(a) != nil })
 	time.Sleep(30 * time.Second) // the outage: 30 relists fail
-	assert.Error(t, a.healthy(ctx))
+	assert.Error(t, healthz(a))
 	cd.Start(t)
 
-	eventually(t, "healthy again", func() bool { return a.healthy(ctx) == nil })
+	eventually(t, "healthy again", func() bool { return healthz(a) == nil })
 	eventually(t, "pods reconciled", running)
 	pods, err := a.mgr.GetPods(ctx, true)
 	require.NoError(t, err)
@@ -204,4 +205,14 @@ func isTmpfsMount(dir string) bool {
 	var st, parent unix.Stat_t
 	return unix.Statfs(dir, &fs) == nil && fs.Type == unix.TMPFS_MAGIC &&
 		unix.Stat(dir, &st) == nil && unix.Stat(filepath.Dir(dir), &parent) == nil && st.Dev != parent.Dev
+}
+
+// healthz is the agent's /healthz answer: nil when it says ok.
+func healthz(a *agent) error {
+	rec := httptest.NewRecorder()
+	a.api.ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+	if rec.Code != http.StatusOK {
+		return fmt.Errorf("healthz %d: %s", rec.Code, rec.Body)
+	}
+	return nil
 }

@@ -28,7 +28,7 @@ func TestContainerLogsFollowKeepsPartialLine(t *testing.T) {
 	a, _, stop := startFakeAgent(t, ctx, dir)
 	defer stop()
 	eventually(t, "web running", func() bool { p := podNamed(a, "web-n1"); return p != nil && p.Status.Phase == "Running" })
-	path, err := a.logPath(ctx, "default", "web-n1", "c")
+	path, err := a.logPath(ctx, "default", "web-n1", "c", false)
 	require.NoError(t, err)
 	appendLog := func(s string) {
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
@@ -41,7 +41,7 @@ func TestContainerLogsFollowKeepsPartialLine(t *testing.T) {
 
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	srv := &httptest.Server{Listener: l, Config: &http.Server{Handler: http.HandlerFunc(a.containerLogs)}}
+	srv := &httptest.Server{Listener: l, Config: &http.Server{Handler: a.api}}
 	srv.Start()
 	defer srv.Close()
 

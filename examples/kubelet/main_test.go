@@ -27,6 +27,7 @@ func TestParseFlagsRejectsBadInput(t *testing.T) {
 		"--container-runtime-endpoint: endpoint \"tcp://x\": only unix sockets": {"--container-runtime-endpoint", "tcp://x"},
 		"flag provided but not defined: -bogus":                                 {"--bogus"},
 		"--relist-period: invalid value 0s":                                     {"--relist-period", "0s"},
+		"--max-pods: invalid value 0: must be between 1 and 1048576":            {"--max-pods", "0"},
 	} {
 		_, err := parseFlags(want)
 		require.Error(t, err, want)
@@ -148,15 +149,15 @@ spec:
 
 	// The crashing container's log, through /containerLogs.
 	rec := httptest.NewRecorder()
-	a.containerLogs(rec, httptest.NewRequest("GET", "/containerLogs/default/crash-n1/c?tailLines=1", nil))
+	a.api.ServeHTTP(rec, httptest.NewRequest("GET", "/containerLogs/default/crash-n1/c?tailLines=1", nil))
 	assert.Equal(t, 200, rec.Code, rec.Body.String())
 	assert.Equal(t, "exiting with 3\n", rec.Body.String())
 	rec = httptest.NewRecorder()
-	a.containerLogs(rec, httptest.NewRequest("GET", "/containerLogs/default/crash-n1/c?tailLines=x", nil))
+	a.api.ServeHTTP(rec, httptest.NewRequest("GET", "/containerLogs/default/crash-n1/c?tailLines=x", nil))
 	assert.Equal(t, 400, rec.Code)
 	assert.Contains(t, rec.Body.String(), `tailLines: invalid value "x"`)
 	rec = httptest.NewRecorder()
-	a.containerLogs(rec, httptest.NewRequest("GET", "/containerLogs/default/nope/c", nil))
+	a.api.ServeHTTP(rec, httptest.NewRequest("GET", "/containerLogs/default/nope/c", nil))
 	assert.Equal(t, 404, rec.Code)
 
 	require.NoError(t, os.Remove(filepath.Join(dir, "good.yaml")))
@@ -201,7 +202,7 @@ func startAgent(t *testing.T, ctx context.Context, cfg config) (a *agent, stop f
 
 // podNamed returns the agent's pod with this name and its status, or nil.
 func podNamed(a *agent, name string) *v1.Pod {
-	for _, p := range a.pods() {
+	for _, p := range a.Pods() {
 		if p.Name == name {
 			return &p
 		}

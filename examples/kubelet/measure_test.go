@@ -394,7 +394,7 @@ func bareRuntimeStarts(t *testing.T, endpoint string, ports []int) ([]time.Durat
 			// closed" as the shim goes; the container is gone after.
 			var err error
 			for attempt := 0; attempt < 5; attempt++ {
-				if err = killAndRemove(ctx, mgr, pod, pod.UID, pod.Name, pod.Namespace); err == nil {
+				if err = mgr.TerminatePod(ctx, pod); err == nil {
 					break
 				}
 				time.Sleep(time.Second)

@@ -84,13 +84,16 @@ type state struct {
 	closed  bool
 }
 
+// RuntimeName is the fake's name in its Version answer (by default).
+const RuntimeName = "nodekit-fake"
+
 // New returns a Runtime configured by opts. Call Close when done with it.
 // It panics if an option names an invalid image reference.
 func New(opts ...Option) *Runtime {
 	o := options{
 		clock:    clock.RealClock{},
 		podIPs:   loopbackPodIP,
-		name:     "nodekit-fake",
+		name:     RuntimeName,
 		version:  "0.1.0",
 		handlers: []string{"runc"},
 		behaviors: map[string]Behavior{

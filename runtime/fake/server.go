@@ -158,3 +158,26 @@ func socketPath(endpoint string) (string, error) {
 	}
 	return filepath.Clean(path), nil
 }
+
+// StartTemp serves a new fake runtime on a unix socket in a new temporary
+// directory, for an agent that embeds one when no real runtime answers.
+// stop stops serving, closes the runtime and removes the directory.
+func StartTemp(opts ...Option) (endpoint string, stop func(), err error) {
+	dir, err := os.MkdirTemp("", "nodekit-fake-cri-")
+	if err != nil {
+		return "", nil, err
+	}
+	r := New(opts...)
+	endpoint = "unix://" + filepath.Join(dir, "fake.sock")
+	stopServing, err := r.Start(endpoint)
+	if err != nil {
+		r.Close()
+		os.RemoveAll(dir)
+		return "", nil, err
+	}
+	return endpoint, func() {
+		stopServing()
+		r.Close()
+		os.RemoveAll(dir)
+	}, nil
+}

@@ -1,0 +1,245 @@
+package podsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	"github.com/nodekit-dev/nodekit/cgroupmgr"
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+	"github.com/nodekit-dev/nodekit/podstatus"
+	"github.com/nodekit-dev/nodekit/podworkers"
+	"github.com/nodekit-dev/nodekit/runtime"
+)
+
+// Runtime is the runtime manager's part used; *runtime.Manager implements it.
+type Runtime interface {
+	SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus, opts runtime.SyncOptions) *runtime.SyncResult
+	GetPodStatus(ctx context.Context, uid types.UID, name, namespace string) (*kc.PodStatus, error)
+	TerminatePod(ctx context.Context, pod *v1.Pod) error
+	GetPods(ctx context.Context, all bool) ([]*kc.Pod, error)
+	CleanupPodLogs(ctx context.Context, active func(types.UID) bool) ([]types.UID, error)
+}
+
+// Cgroups gives pods their cgroups; *cgroupmgr.Manager implements it.
+type Cgroups interface {
+	EnsurePodCgroup(pod *v1.Pod) (cgroupmgr.CgroupName, error)
+	Path(name cgroupmgr.CgroupName) string
+	DestroyPodCgroup(pod *v1.Pod) error
+	CleanupOrphans(active map[types.UID]bool) (cgroupmgr.CleanupResult, error)
+}
+
+// Volumes tears pods' volumes down; *volume.Manager implements it (its
+// Mounts set them up, through the runtime manager).
+type Volumes interface {
+	TearDown(pod *v1.Pod) error
+}
+
+// Prober is the probe manager's part used; *prober.Manager implements it.
+type Prober interface {
+	runtime.ProbeResults
+	podstatus.Probes
+	RemovePod(uid types.UID)
+}
+
+// Cache is the status cache; *statuscache.Cache implements it.
+type Cache interface {
+	Set(uid types.UID, status *kc.PodStatus, err error, timestamp time.Time) bool
+	Delete(uid types.UID)
+}
+
+// Config wires a Syncer; Cgroups and Volumes may be nil.
+type Config struct {
+	Runtime  Runtime
+	Cgroups  Cgroups
+	Volumes  Volumes
+	Prober   Prober
+	Cache    Cache
+	Statuses *podstatus.Manager
+	Reasons  *podstatus.ReasonCache
+	// RuntimeName prefixes container IDs in statuses ("containerd").
+	RuntimeName string
+	HostIPs     []string
+	Clock       clock.PassiveClock
+	Log         logr.Logger
+}
+
+// Syncer is the kubelet's SyncPod and SyncTerminatingPod over nodekit's
+// packages: the podworkers.Syncer of a node agent.
+type Syncer struct{ cfg Config }
+
+// New returns a Syncer; Runtime, Prober, Cache, Statuses and Reasons are
+// required.
+func New(cfg Config) (*Syncer, error) {
+	if cfg.Runtime == nil || cfg.Prober == nil || cfg.Cache == nil || cfg.Statuses == nil || cfg.Reasons == nil {
+		return nil, errors.New("podsync: Runtime, Prober, Cache, Statuses and Reasons are required")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	return &Syncer{cfg: cfg}, nil
+}
+
+var _ podworkers.Syncer = (*Syncer)(nil)
+
+// Sync runs one Work of the pod workers.
+//
+// SyncPod: the pod's cgroup is ensured, the runtime manager syncs the pod
+// (probe results restart containers), the start failures feed the reason
+// cache, and the pod's API status is generated and published. After a
+// sync that started or stopped something, the pod is read back from the
+// runtime and its status cached at once, so the change is published now
+// rather than after the next relist (the kubelet waits for it); the next
+// sync's GetNewerThan takes that status. A failed step is an error: the
+// workers retry after their back-off.
+//
+// TerminatePod: probes stop, the pod is killed and removed from the
+// runtime with its logs, then its volumes and cgroup go, and the caches
+// forget it. For a RuntimeOnly pod (an orphan) there are no volumes or
+// cgroup of a spec to remove; CleanupCgroups removes its cgroup.
+func (s *Syncer) Sync(ctx context.Context, w podworkers.Work) error {
+	if w.Type == podworkers.TerminatePod {
+		return s.terminate(ctx, w)
+	}
+	pod := w.Pod
+	var parent string
+	if s.cfg.Cgroups != nil {
+		name, err := s.cfg.Cgroups.EnsurePodCgroup(pod)
+		if err != nil {
+			return fmt.Errorf("pod %s cgroup: %w", podName(pod), err)
+		}
+		parent = s.cfg.Cgroups.Path(name)
+	}
+	res := s.cfg.Runtime.SyncPod(ctx, pod, w.Status, runtime.SyncOptions{Probes: s.cfg.Prober, CgroupParent: parent})
+	for _, step := range res.Steps {
+		if step.Err != nil && !errors.Is(step.Err, runtime.ErrCrashLoopBackOff) {
+			s.cfg.Log.Info("sync step failed", "pod", podName(pod), "action", step.Action, "target", step.Target,
+				"reason", step.Reason(), "message", step.Message)
+		}
+	}
+	s.cfg.Reasons.Update(pod.UID, res)
+	status := w.Status
+	if changed(res) {
+		at := s.cfg.Clock.Now()
+		if st, err := s.cfg.Runtime.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace); err == nil {
+			s.cfg.Cache.Set(pod.UID, st, nil, at)
+			status = st
+		}
+	}
+	s.publish(pod, status)
+	return res.Error()
+}
+
+func (s *Syncer) publish(pod *v1.Pod, st *kc.PodStatus) {
+	status := podstatus.Generate(podstatus.Input{Pod: pod, Runtime: st, Reasons: s.cfg.Reasons.Get(pod.UID),
+		Probes: s.cfg.Prober, RuntimeName: s.cfg.RuntimeName, HostIPs: s.cfg.HostIPs})
+	if s.cfg.Statuses.SetPodStatus(pod, status) {
+		s.cfg.Log.Info("pod status", "pod", podName(pod), "phase", status.Phase, "containers", podstatus.Summarize(status))
+	}
+}
+
+// changed says whether a sync started or stopped anything.
+func changed(res *runtime.SyncResult) bool {
+	for _, step := range res.Steps {
+		if step.Err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Syncer) terminate(ctx context.Context, w podworkers.Work) error {
+	pod := w.Pod
+	s.cfg.Prober.RemovePod(pod.UID)
+	if err := s.cfg.Runtime.TerminatePod(ctx, pod); err != nil {
+		s.cfg.Log.Error(err, "terminating pod", "pod", podName(pod))
+		return err
+	}
+	if !w.RuntimeOnly && s.cfg.Volumes != nil {
+		if err := s.cfg.Volumes.TearDown(pod); err != nil {
+			return fmt.Errorf("pod %s volumes: %w", podName(pod), err)
+		}
+	}
+	if !w.RuntimeOnly && s.cfg.Cgroups != nil {
+		if err := s.cfg.Cgroups.DestroyPodCgroup(pod); err != nil {
+			return fmt.Errorf("pod %s cgroup: %w", podName(pod), err)
+		}
+	}
+	s.cfg.Cache.Delete(pod.UID)
+	s.cfg.Statuses.RemovePod(pod.UID)
+	s.cfg.Reasons.Remove(pod.UID)
+	if w.RuntimeOnly {
+		s.cfg.Log.Info("orphaned pod killed and removed", "pod", podName(pod), "uid", pod.UID)
+	} else {
+		s.cfg.Log.Info("pod terminated and removed", "pod", podName(pod))
+	}
+	return nil
+}
+
+// Orphans are the kills for the runtime's pods that known (the workers'
+// pods, terminating ones included) does not have: the kubelet's
+// HandlePodCleanups. Call it only once every pod source has delivered, so
+// that a pod not yet re-read after a restart is not taken for an orphan.
+func (s *Syncer) Orphans(ctx context.Context, known map[types.UID]bool) ([]podworkers.Update, error) {
+	pods, err := s.cfg.Runtime.GetPods(ctx, true)
+	if err != nil {
+		return nil, fmt.Errorf("listing pods for orphan clean-up: %w", err)
+	}
+	var out []podworkers.Update
+	for _, p := range pods {
+		if !known[p.ID] {
+			s.cfg.Log.Info("killing orphaned pod: no source has it", "pod", p.Namespace+"/"+p.Name, "uid", p.ID)
+			out = append(out, podworkers.Update{Type: podworkers.SyncPodKill, RuntimeOnly: true,
+				Pod: &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.ID}}})
+		}
+	}
+	return out, nil
+}
+
+// Workers is what Housekeeping needs of the pod workers;
+// *podworkers.Workers implements it.
+type Workers interface {
+	Known() map[types.UID]bool
+	UpdatePod(u podworkers.Update)
+}
+
+// Housekeeping hands the workers a kill for each orphan (see Orphans) and
+// removes the cgroups of pods that are gone (see CleanupCgroups): the
+// kubelet's HandlePodCleanups, for every housekeeping period once every
+// pod source has delivered.
+func (s *Syncer) Housekeeping(ctx context.Context, w Workers) error {
+	kills, err := s.Orphans(ctx, w.Known())
+	for _, u := range kills {
+		w.UpdatePod(u)
+	}
+	return errors.Join(err, s.CleanupCgroups(w.Known()))
+}
+
+// CleanupCgroups removes the pod cgroups of pods known does not have (a
+// cgroup with processes left is reported, not removed), and CleanupLogs
+// their log directories (the log half of the kubelet's container GC).
+func (s *Syncer) CleanupCgroups(known map[types.UID]bool) error {
+	if s.cfg.Cgroups == nil {
+		return nil
+	}
+	_, err := s.cfg.Cgroups.CleanupOrphans(known)
+	return err
+}
+
+// CleanupLogs: see CleanupCgroups.
+func (s *Syncer) CleanupLogs(ctx context.Context, known map[types.UID]bool) error {
+	removed, err := s.cfg.Runtime.CleanupPodLogs(ctx, func(uid types.UID) bool { return known[uid] })
+	if len(removed) > 0 {
+		s.cfg.Log.Info("removed the logs of removed pods", "uids", removed)
+	}
+	return err
+}
+
+func podName(p *v1.Pod) string { return p.Namespace + "/" + p.Name }
