@@ -14,7 +14,11 @@
 //	cgroupmgr/    QoS cgroup tree, cgroupfs or systemd, v1 or v2
 //	podpath/      every path built from pod data, kept below its base directory
 //	volume/       emptyDir and hostPath volumes as the runtime manager's mounts
-//	eviction/, gc/  (planned)
+//	podworkers/   one worker per pod: ordering, back-off, resync, termination
+//	podstatus/    the API status (getPhase, conditions, reasons); status manager
+//	podsync/      the workers' Syncer: sync, terminate, housekeeping
+//	server/       the kubelet's HTTP API: pods, healthz, metrics, stats, logs
+//	eviction/, gc/, node status and lease  (planned: open issues)
 //	examples/kubelet  a node agent composed from the packages
 //
 // Wiring a pod onto containerd takes a few lines:

@@ -1,0 +1,106 @@
+package podsync_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodekit-dev/nodekit/podstatus"
+	"github.com/nodekit-dev/nodekit/podsync"
+	"github.com/nodekit-dev/nodekit/podworkers"
+	"github.com/nodekit-dev/nodekit/runtime"
+	"github.com/nodekit-dev/nodekit/runtime/fake"
+	"github.com/nodekit-dev/nodekit/statuscache"
+)
+
+const testImage = "nodekit.local/testbin:1"
+
+// noProbes is a prober with no probes.
+type noProbes struct{ removed []types.UID }
+
+func (*noProbes) LivenessFailed(string) bool             { return false }
+func (*noProbes) StartupFailed(string) bool              { return false }
+func (*noProbes) UpdatePodStatus(*v1.Pod, *v1.PodStatus) {}
+func (p *noProbes) RemovePod(uid types.UID)              { p.removed = append(p.removed, uid) }
+
+type env struct {
+	mgr      *runtime.Manager
+	statuses *podstatus.Manager
+	cache    *statuscache.Cache
+	probes   *noProbes
+	syncer   *podsync.Syncer
+}
+
+func newEnv(t *testing.T) *env {
+	f := fake.New(fake.WithImages(testImage, "nodekit.local/pause:1"))
+	endpoint := "unix://" + filepath.Join(t.TempDir(), "cri.sock")
+	stop, err := f.Start(endpoint)
+	require.NoError(t, err)
+	client, err := runtime.Dial(context.Background(), endpoint)
+	require.NoError(t, err)
+	t.Cleanup(func() { client.Close(context.Background()); stop(); f.Close() })
+	e := &env{statuses: podstatus.NewManager(nil), cache: statuscache.New(), probes: &noProbes{}}
+	e.mgr, err = runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: t.TempDir(),
+		DNS: runtime.HostDNS("", nil, ""), SandboxLabels: map[string]string{"node": "n1"}, OwnPodsOnly: true})
+	require.NoError(t, err)
+	e.syncer, err = podsync.New(podsync.Config{Runtime: e.mgr, Prober: e.probes, Cache: e.cache, Statuses: e.statuses,
+		Reasons: podstatus.NewReasonCache(), RuntimeName: "nodekit-fake", HostIPs: []string{"127.0.0.1"}})
+	require.NoError(t, err)
+	return e
+}
+
+// workers records the kills Housekeeping hands it.
+type workers struct {
+	known map[types.UID]bool
+	kills []podworkers.Update
+}
+
+func (w *workers) Known() map[types.UID]bool     { return w.known }
+func (w *workers) UpdatePod(u podworkers.Update) { w.kills = append(w.kills, u) }
+
+func TestSyncPublishesTerminateForgetsHousekeepingFindsOrphans(t *testing.T) {
+	e := newEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "u1"},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: testImage, Args: []string{"serve"}}}}}
+
+	require.NoError(t, e.syncer.Sync(ctx, podworkers.Work{Type: podworkers.SyncPod, Pod: pod}))
+	status, ok := e.statuses.PodStatus(pod.UID)
+	require.True(t, ok, "published")
+	assert.Equal(t, v1.PodRunning, status.Phase, "read back after the sync that started it")
+	assert.Contains(t, status.ContainerStatuses[0].ContainerID, "nodekit-fake://")
+	cached, err := e.cache.Get(pod.UID)
+	require.NoError(t, err)
+	assert.Len(t, cached.ContainerStatuses, 1, "the status cache has the pod as the sync left it")
+
+	// Housekeeping: the pod is an orphan unless the workers know it.
+	w := &workers{known: map[types.UID]bool{"u1": true}}
+	require.NoError(t, e.syncer.Housekeeping(ctx, w))
+	assert.Empty(t, w.kills)
+	w.known = nil
+	require.NoError(t, e.syncer.Housekeeping(ctx, w))
+	require.Len(t, w.kills, 1)
+	assert.Equal(t, podworkers.Update{Type: podworkers.SyncPodKill, RuntimeOnly: true,
+		Pod: &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "u1"}}}, w.kills[0])
+
+	require.NoError(t, e.syncer.Sync(ctx, podworkers.Work{Type: podworkers.TerminatePod, Pod: pod}))
+	_, ok = e.statuses.PodStatus(pod.UID)
+	assert.False(t, ok, "forgotten")
+	assert.Equal(t, []types.UID{"u1"}, e.probes.removed)
+	pods, err := e.mgr.GetPods(ctx, true)
+	require.NoError(t, err)
+	assert.Empty(t, pods, "killed and removed")
+}
+
+func TestNewNeedsItsParts(t *testing.T) {
+	_, err := podsync.New(podsync.Config{})
+	assert.ErrorContains(t, err, "Runtime, Prober, Cache, Statuses and Reasons are required")
+}
