@@ -1,10 +1,10 @@
 package kubecontainer
 
 import (
+	"sort"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 // ContainerState is a container's state as the kubelet sees it.
@@ -17,20 +17,6 @@ const (
 	ContainerStateExited  ContainerState = "exited"
 	ContainerStateUnknown ContainerState = "unknown"
 )
-
-// StateFromCRI converts a CRI container state.
-func StateFromCRI(s runtimeapi.ContainerState) ContainerState {
-	switch s {
-	case runtimeapi.ContainerState_CONTAINER_CREATED:
-		return ContainerStateCreated
-	case runtimeapi.ContainerState_CONTAINER_RUNNING:
-		return ContainerStateRunning
-	case runtimeapi.ContainerState_CONTAINER_EXITED:
-		return ContainerStateExited
-	default:
-		return ContainerStateUnknown
-	}
-}
 
 // Pod is a pod as the runtime knows it: its sandboxes and containers, found
 // through the labels the manager sets. It may belong to no current *v1.Pod.
@@ -63,7 +49,7 @@ type PodStatus struct {
 	// IPs of the newest sandbox when it is ready; empty for host-network pods.
 	IPs []string
 	// SandboxStatuses, newest first.
-	SandboxStatuses []*runtimeapi.PodSandboxStatus
+	SandboxStatuses []*SandboxStatus
 	// ContainerStatuses, newest first.
 	ContainerStatuses []*ContainerStatus
 	// TimeStamp is when this status was read (set by whoever caches it).
@@ -86,7 +72,63 @@ type ContainerStatus struct {
 	Reason       string
 	Message      string
 	SandboxID    string
-	Resources    *runtimeapi.ContainerResources
+}
+
+// SandboxState is a pod sandbox's state.
+type SandboxState string
+
+// The CRI's two sandbox states.
+const (
+	SandboxStateReady    SandboxState = "ready"
+	SandboxStateNotReady SandboxState = "notready"
+)
+
+// SandboxStatus is one pod sandbox's status, the parts of the CRI's
+// PodSandboxStatus a node agent decides on.
+type SandboxStatus struct {
+	ID        string
+	Name      string
+	Namespace string
+	UID       types.UID
+	// Attempt counts the pod's sandboxes: 0 for the first.
+	Attempt   uint32
+	State     SandboxState
+	CreatedAt time.Time
+	// IPs, primary first; none on the host network.
+	IPs []string
+	// HostNetwork is true when the sandbox shares the node's network namespace.
+	HostNetwork bool
+}
+
+// Ready reports whether the sandbox is ready.
+func (s *SandboxStatus) Ready() bool { return s != nil && s.State == SandboxStateReady }
+
+// Mount is a host path mounted into a container.
+type Mount struct {
+	ContainerPath string
+	HostPath      string
+	ReadOnly      bool
+}
+
+// ContainerEventType is the kind of a runtime container event.
+type ContainerEventType string
+
+// The CRI's container event types.
+const (
+	ContainerCreatedEvent ContainerEventType = "ContainerCreated"
+	ContainerStartedEvent ContainerEventType = "ContainerStarted"
+	ContainerStoppedEvent ContainerEventType = "ContainerStopped"
+	ContainerDeletedEvent ContainerEventType = "ContainerDeleted"
+)
+
+// ContainerEvent is one container event from the runtime. It carries the
+// pod's status as the runtime saw it at that moment (its sandbox and every
+// container), so no further runtime call is needed to act on it.
+type ContainerEvent struct {
+	ContainerID string
+	Type        ContainerEventType
+	CreatedAt   time.Time
+	PodStatus   *PodStatus
 }
 
 // FindContainerStatusByName returns the newest status of the named container, or nil.
@@ -140,4 +182,16 @@ type StartResult struct {
 	Container string
 	Reason    string
 	Message   string
+}
+
+// SortNewestFirst orders container statuses newest first; at equal creation
+// times the higher restart count is the newer.
+func SortNewestFirst(cs []*ContainerStatus) {
+	sort.SliceStable(cs, func(i, j int) bool {
+		a, b := cs[i], cs[j]
+		if !a.CreatedAt.Equal(b.CreatedAt) {
+			return a.CreatedAt.After(b.CreatedAt)
+		}
+		return a.RestartCount > b.RestartCount
+	})
 }

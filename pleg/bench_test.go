@@ -58,7 +58,10 @@ func BenchmarkBareList(b *testing.B) {
 func BenchmarkRelistSteady(b *testing.B) {
 	n := benchNode(b)
 	ctx := context.Background()
-	g := NewGeneric(Config{Runtime: n.Manager, Cache: statuscache.New()})
+	g, err := NewGeneric(Config{Runtime: n.Manager, Cache: statuscache.New()})
+	if err != nil {
+		b.Fatal(err)
+	}
 	g.Relist(ctx) // baseline: every pod is new once
 	drainAll(g)
 	b.ReportAllocs()
@@ -83,7 +86,8 @@ func BenchmarkRelistChurn(b *testing.B) {
 			}
 			n := benchNode(b)
 			ctx := context.Background()
-			g := NewGeneric(Config{Runtime: n.Manager, Cache: statuscache.New(), Parallelism: par})
+			g, err := NewGeneric(Config{Runtime: n.Manager, Cache: statuscache.New(), Parallelism: par})
+			require.NoError(b, err)
 			g.Relist(ctx)
 			drainAll(g)
 			n.Fake.SetLatency("PodSandboxStatus", 10*time.Millisecond)

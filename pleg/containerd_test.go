@@ -25,12 +25,6 @@ import (
 	"github.com/nodekit-dev/nodekit/statuscache"
 )
 
-type plegUnderTest interface {
-	Watch() <-chan *pleg.PodLifecycleEvent
-	Run(ctx context.Context)
-	Healthy() (bool, error)
-}
-
 // TestPLEGOnContainerd: against the real containerd, a container that
 // starts, exits with a code and is removed yields ContainerStarted (within
 // two relist periods), ContainerDied (exit code in the cache) and
@@ -45,13 +39,16 @@ func TestPLEGOnContainerd(t *testing.T) {
 
 	for _, tc := range []struct {
 		name string
-		make func(cache *statuscache.Cache) plegUnderTest
+		make func(cache *statuscache.Cache) pleg.PLEG
 	}{
-		{"generic", func(cache *statuscache.Cache) plegUnderTest {
-			return pleg.NewGeneric(pleg.Config{Runtime: mgr, Cache: cache, RelistPeriod: period})
+		{"generic", func(cache *statuscache.Cache) pleg.PLEG {
+			g, err := pleg.NewGeneric(pleg.Config{Runtime: mgr, Cache: cache, RelistPeriod: period})
+			require.NoError(t, err)
+			return g
 		}},
-		{"evented-fallback", func(cache *statuscache.Cache) plegUnderTest {
-			e := pleg.NewEvented(pleg.EventedConfig{Config: pleg.Config{Runtime: mgr, Cache: cache, RelistPeriod: period}, Events: client})
+		{"evented-fallback", func(cache *statuscache.Cache) pleg.PLEG {
+			e, err := pleg.NewEvented(pleg.EventedConfig{Config: pleg.Config{Runtime: mgr, Cache: cache, RelistPeriod: period}, Events: client})
+			require.NoError(t, err)
 			t.Cleanup(func() { assert.True(t, e.FellBack(), "containerd 1.6 has no events: fell back") })
 			return e
 		}},
@@ -61,7 +58,7 @@ func TestPLEGOnContainerd(t *testing.T) {
 			p := tc.make(cache)
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan struct{})
-			go func() { p.Run(ctx); close(done) }()
+			go func() { assert.NoError(t, p.Run(ctx)); close(done) }()
 			defer func() { cancel(); <-done }()
 
 			port := freePort(t)
@@ -105,13 +102,13 @@ func TestPLEGOnContainerd(t *testing.T) {
 	}
 }
 
-func waitEvent(t *testing.T, p plegUnderTest, uid types.UID, typ pleg.EventType, id string, within time.Duration) *pleg.PodLifecycleEvent {
+func waitEvent(t *testing.T, p pleg.PLEG, uid types.UID, typ pleg.EventType, id string, within time.Duration) *pleg.PodLifecycleEvent {
 	t.Helper()
 	deadline := time.After(within)
 	for {
 		select {
 		case ev := <-p.Watch():
-			if ev.ID == uid && ev.Type == typ && ev.Data == id {
+			if ev.ID == uid && ev.Type == typ && ev.ContainerID == id {
 				return ev
 			}
 		case <-deadline:

@@ -16,7 +16,8 @@
 //     each event's statuses and emitting events at once, with the relister
 //     kept as a safety net (300s / 10m). On a stream error it relists at
 //     once; after 5 failures in a row, or at once when the runtime answers
-//     Unimplemented (containerd 1.6), it falls back to relisting every
+//     Unimplemented (containerd 1.6; errors.ErrUnsupported from the
+//     EventSource), it falls back to relisting every
 //     second and logs why.
 //
 // # Faster than the kubelet
@@ -37,10 +38,16 @@
 // # Use
 //
 //	cache := statuscache.New()
-//	metrics := pleg.NewMetrics() // register with your registry
-//	p := pleg.NewGeneric(pleg.Config{Runtime: manager, Cache: cache, Metrics: metrics})
+//	metrics := plegmetrics.New() // register with your registry
+//	p, err := pleg.NewGeneric(pleg.Config{Runtime: manager, Cache: cache, Metrics: metrics})
+//	if err != nil { ... }
 //	go p.Run(ctx)
-//	for ev := range p.Watch() {
+//	for ev := range p.Watch() { // closed when Run returns
 //		// ev.ID is the pod UID; sync that pod's worker.
 //	}
+//
+// Run returns nil when ctx ends, after closing Watch; it runs once. The
+// metrics are in package plegmetrics, so that pleg compiles without a
+// metrics library; the CRI's events arrive converted (runtime.Client is
+// an EventSource), so that it compiles without grpc.
 package pleg

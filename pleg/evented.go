@@ -2,24 +2,23 @@ package pleg
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 )
 
-// EventSource streams CRI container events; *runtime.Client implements it.
-// It returns when the stream ends; an error whose gRPC code is Unimplemented
-// means the runtime has no events (containerd 1.6).
+// EventSource streams the runtime's container events; *runtime.Client
+// implements it over CRI GetContainerEvents.
 type EventSource interface {
-	GetContainerEvents(ctx context.Context, ch chan *runtimeapi.ContainerEventResponse,
-		established func(runtimeapi.RuntimeService_GetContainerEventsClient)) error
+	// ContainerEvents sends events to ch until ctx ends or the stream
+	// fails, and returns why. connected, if not nil, is called once the
+	// stream is open. An error that errors.Is errors.ErrUnsupported means
+	// the runtime has no events (containerd 1.6).
+	ContainerEvents(ctx context.Context, ch chan<- *kc.ContainerEvent, connected func()) error
 }
 
 // EventedConfig configures an EventedPLEG.
@@ -46,8 +45,16 @@ type EventedPLEG struct {
 	fellBack atomic.Bool
 }
 
-// NewEvented returns an evented PLEG.
-func NewEvented(cfg EventedConfig) *EventedPLEG {
+// NewEvented returns an evented PLEG; Runtime, Cache and Events are
+// required.
+func NewEvented(cfg EventedConfig) (*EventedPLEG, error) {
+	if cfg.Events == nil {
+		return nil, errors.New("pleg: EventedConfig.Events is nil")
+	}
+	g, err := NewGeneric(cfg.Config)
+	if err != nil {
+		return nil, err
+	}
 	cfg.Config.setDefaults()
 	if cfg.SafetyRelistPeriod <= 0 {
 		cfg.SafetyRelistPeriod = DefaultEventedRelistPeriod
@@ -58,13 +65,12 @@ func NewEvented(cfg EventedConfig) *EventedPLEG {
 	if cfg.MaxRetries <= 0 {
 		cfg.MaxRetries = DefaultEventedMaxRetries
 	}
-	g := NewGeneric(cfg.Config)
 	g.SetRelistPeriod(cfg.SafetyRelistPeriod, cfg.SafetyRelistThreshold)
-	return &EventedPLEG{cfg: cfg, generic: g}
+	return &EventedPLEG{cfg: cfg, generic: g}, nil
 }
 
 // Watch returns the channel of pod lifecycle events (shared with the
-// safety-net relister).
+// safety-net relister); it is closed when Run returns.
 func (e *EventedPLEG) Watch() <-chan *PodLifecycleEvent { return e.generic.Watch() }
 
 // Relist relists once, as the relister does.
@@ -82,32 +88,39 @@ func (e *EventedPLEG) Healthy() (bool, error) {
 	return e.generic.Healthy()
 }
 
-// Run follows the runtime's events and runs the relister until ctx ends.
-func (e *EventedPLEG) Run(ctx context.Context) {
-	ch := make(chan *runtimeapi.ContainerEventResponse, e.cfg.ChannelCapacity)
+// Run follows the runtime's events and runs the relister until ctx ends,
+// then closes the Watch channel and returns nil. A second Run returns an
+// error.
+func (e *EventedPLEG) Run(ctx context.Context) error {
+	if !e.generic.running.CompareAndSwap(false, true) {
+		return errAlreadyRan
+	}
+	ch := make(chan *kc.ContainerEvent, e.cfg.ChannelCapacity)
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); e.generic.Run(ctx) }()
+	go func() { defer wg.Done(); e.generic.run(ctx) }()
 	go func() { defer wg.Done(); e.process(ctx, ch) }()
 	e.follow(ctx, ch)
 	wg.Wait()
+	e.generic.close()
+	return nil
 }
 
 // follow keeps the event stream open; each failure forces a relist, and
 // too many in a row — or an Unimplemented answer — end in the fallback.
-func (e *EventedPLEG) follow(ctx context.Context, ch chan *runtimeapi.ContainerEventResponse) {
+func (e *EventedPLEG) follow(ctx context.Context, ch chan<- *kc.ContainerEvent) {
 	log, m := e.cfg.Log, e.cfg.Metrics
 	failures := 0
 	for ctx.Err() == nil {
-		err := e.cfg.Events.GetContainerEvents(ctx, ch, func(runtimeapi.RuntimeService_GetContainerEventsClient) {
-			m.connSuccess.Inc()
+		err := e.cfg.Events.ContainerEvents(ctx, ch, func() {
+			m.StreamConnected()
 			failures = 0 // a stream that opened resets the count (the kubelet never does)
 		})
 		if ctx.Err() != nil {
 			return
 		}
-		m.connErrors.Inc()
-		if status.Code(err) == codes.Unimplemented {
+		m.StreamFailed()
+		if errors.Is(err, errors.ErrUnsupported) {
 			log.Info("Evented PLEG: the runtime does not implement GetContainerEvents; falling back to relisting",
 				"relistPeriod", e.cfg.RelistPeriod, "error", fmt.Sprint(err))
 			e.fallBack()
@@ -131,7 +144,7 @@ func (e *EventedPLEG) fallBack() {
 
 // process turns each event into a cache update and, when the cache took it
 // (it is newer than what the cache has), into lifecycle events.
-func (e *EventedPLEG) process(ctx context.Context, ch <-chan *runtimeapi.ContainerEventResponse) {
+func (e *EventedPLEG) process(ctx context.Context, ch <-chan *kc.ContainerEvent) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -142,29 +155,29 @@ func (e *EventedPLEG) process(ctx context.Context, ch <-chan *runtimeapi.Contain
 	}
 }
 
-func (e *EventedPLEG) handle(ev *runtimeapi.ContainerEventResponse) {
-	st, ok := kc.PodStatusFromEvent(ev)
-	if !ok {
+func (e *EventedPLEG) handle(ev *kc.ContainerEvent) {
+	st := ev.PodStatus
+	if st == nil {
 		return // no sandbox status: nothing says which pod it is
 	}
-	created := time.Unix(0, ev.CreatedAt)
-	e.cfg.Metrics.eventLatency.Observe(e.cfg.Clock.Since(created).Seconds())
+	created := ev.CreatedAt
+	e.cfg.Metrics.EventLatency(e.cfg.Clock.Since(created))
 	uid := st.ID
 	if !e.cfg.Cache.Set(uid, st, nil, created) {
 		return // older than what the cache holds: already reported
 	}
-	id := ev.ContainerId
-	switch ev.ContainerEventType {
-	case runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT:
-		e.generic.send(&PodLifecycleEvent{ID: uid, Type: ContainerStarted, Data: id})
-	case runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT:
-		e.generic.send(&PodLifecycleEvent{ID: uid, Type: ContainerDied, Data: id})
-	case runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT:
-		if st.SandboxStatuses[0].Id == id {
+	id := ev.ContainerID
+	switch ev.Type {
+	case kc.ContainerStartedEvent:
+		e.generic.send(&PodLifecycleEvent{ID: uid, Type: ContainerStarted, ContainerID: id})
+	case kc.ContainerStoppedEvent:
+		e.generic.send(&PodLifecycleEvent{ID: uid, Type: ContainerDied, ContainerID: id})
+	case kc.ContainerDeletedEvent:
+		if len(st.SandboxStatuses) > 0 && st.SandboxStatuses[0].ID == id {
 			e.cfg.Cache.Delete(uid) // the sandbox itself is gone
 		}
-		e.generic.send(&PodLifecycleEvent{ID: uid, Type: ContainerDied, Data: id})
-		e.generic.send(&PodLifecycleEvent{ID: uid, Type: ContainerRemoved, Data: id})
+		e.generic.send(&PodLifecycleEvent{ID: uid, Type: ContainerDied, ContainerID: id})
+		e.generic.send(&PodLifecycleEvent{ID: uid, Type: ContainerRemoved, ContainerID: id})
 	}
-	// CONTAINER_CREATED only updates the cache, as in the kubelet.
+	// ContainerCreated only updates the cache, as in the kubelet.
 }

@@ -3,6 +3,7 @@ package pleg
 import (
 	"context"
 	"errors"
+	"fmt"
 	goruntime "runtime"
 	"strings"
 	"sync"
@@ -11,27 +12,23 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 )
 
-// stubEvents is an EventSource the test drives: each GetContainerEvents call
+// stubEvents is an EventSource the test drives: each ContainerEvents call
 // takes the next scripted error, or streams what the test sends.
 type stubEvents struct {
 	mu     sync.Mutex
 	script []error // per call: nil streams until ctx ends or end is closed
 	calls  int
-	feed   chan *runtimeapi.ContainerEventResponse
+	feed   chan *kc.ContainerEvent
 }
 
-func (s *stubEvents) GetContainerEvents(ctx context.Context, ch chan *runtimeapi.ContainerEventResponse,
-	established func(runtimeapi.RuntimeService_GetContainerEventsClient)) error {
+func (s *stubEvents) ContainerEvents(ctx context.Context, ch chan<- *kc.ContainerEvent, connected func()) error {
 	s.mu.Lock()
 	n := s.calls
 	s.calls++
@@ -43,7 +40,7 @@ func (s *stubEvents) GetContainerEvents(ctx context.Context, ch chan *runtimeapi
 	if err != nil {
 		return err
 	}
-	established(nil)
+	connected()
 	for {
 		select {
 		case <-ctx.Done():
@@ -82,17 +79,21 @@ func (l *logSink) contains(s string) bool {
 
 type eventedEnv struct {
 	*env
-	src  *stubEvents
-	logs *logSink
-	e    *EventedPLEG
-	stop func()
+	src     *stubEvents
+	logs    *logSink
+	metrics *countMetrics
+	e       *EventedPLEG
+	stop    func()
 }
 
 func startEvented(t *testing.T, script ...error) *eventedEnv {
 	base := newEnv(Config{})
-	ee := &eventedEnv{env: base, src: &stubEvents{script: script, feed: make(chan *runtimeapi.ContainerEventResponse)}, logs: &logSink{}}
-	ee.e = NewEvented(EventedConfig{Config: Config{Runtime: base.rt, Cache: base.cache, Clock: base.clock, Log: ee.logs.logger()},
-		Events: ee.src})
+	ee := &eventedEnv{env: base, src: &stubEvents{script: script, feed: make(chan *kc.ContainerEvent)}, logs: &logSink{},
+		metrics: &countMetrics{}}
+	var err error
+	ee.e, err = NewEvented(EventedConfig{Config: Config{Runtime: base.rt, Cache: base.cache, Clock: base.clock,
+		Log: ee.logs.logger(), Metrics: ee.metrics}, Events: ee.src})
+	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { ee.e.Run(ctx); close(done) }()
@@ -101,13 +102,12 @@ func startEvented(t *testing.T, script ...error) *eventedEnv {
 	return ee
 }
 
-func event(typ runtimeapi.ContainerEventType, uid, sandboxID, containerID string, created int64) *runtimeapi.ContainerEventResponse {
-	return &runtimeapi.ContainerEventResponse{
-		ContainerId: containerID, ContainerEventType: typ, CreatedAt: created,
-		PodSandboxStatus: &runtimeapi.PodSandboxStatus{Id: sandboxID, State: runtimeapi.PodSandboxState_SANDBOX_READY,
-			Metadata: &runtimeapi.PodSandboxMetadata{Uid: uid, Name: "p", Namespace: "ns"}},
-		ContainersStatuses: []*runtimeapi.ContainerStatus{{Id: containerID, State: runtimeapi.ContainerState_CONTAINER_RUNNING,
-			Metadata: &runtimeapi.ContainerMetadata{Name: "c"}}},
+func event(typ kc.ContainerEventType, uid, sandboxID, containerID string, created int64) *kc.ContainerEvent {
+	return &kc.ContainerEvent{
+		ContainerID: containerID, Type: typ, CreatedAt: time.Unix(0, created),
+		PodStatus: &kc.PodStatus{ID: types.UID(uid), Name: "p", Namespace: "ns",
+			SandboxStatuses:   []*kc.SandboxStatus{{ID: sandboxID, State: kc.SandboxStateReady}},
+			ContainerStatuses: []*kc.ContainerStatus{{ID: containerID, Name: "c", State: kc.ContainerStateRunning}}},
 	}
 }
 
@@ -126,16 +126,16 @@ func TestEventedTranslatesEvents(t *testing.T) {
 	ee := startEvented(t)
 	base := ee.clock.Now().UnixNano()
 	for _, tc := range []struct {
-		typ    runtimeapi.ContainerEventType
+		typ    kc.ContainerEventType
 		id     string
 		want   []string
 		delete bool
 	}{
-		{runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT, "c1", nil, false},
-		{runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, "c1", []string{"u/ContainerStarted/c1"}, false},
-		{runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT, "c1", []string{"u/ContainerDied/c1"}, false},
-		{runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT, "c1", []string{"u/ContainerDied/c1", "u/ContainerRemoved/c1"}, false},
-		{runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT, "sb", []string{"u/ContainerDied/sb", "u/ContainerRemoved/sb"}, true},
+		{kc.ContainerCreatedEvent, "c1", nil, false},
+		{kc.ContainerStartedEvent, "c1", []string{"u/ContainerStarted/c1"}, false},
+		{kc.ContainerStoppedEvent, "c1", []string{"u/ContainerDied/c1"}, false},
+		{kc.ContainerDeletedEvent, "c1", []string{"u/ContainerDied/c1", "u/ContainerRemoved/c1"}, false},
+		{kc.ContainerDeletedEvent, "sb", []string{"u/ContainerDied/sb", "u/ContainerRemoved/sb"}, true},
 	} {
 		base++
 		sets := len(ee.cache.sets["u"])
@@ -144,7 +144,7 @@ func TestEventedTranslatesEvents(t *testing.T) {
 		if tc.want != nil {
 			waitFor(t, "events", func() bool { return len(ee.e.Watch()) >= len(tc.want) })
 		}
-		assert.Equal(t, tc.want, drain(ee.e.Watch()), tc.typ.String())
+		assert.Equal(t, tc.want, drain(ee.e.Watch()), string(tc.typ))
 		ee.cache.mu.Lock()
 		assert.Equal(t, time.Unix(0, base), ee.cache.sets["u"][len(ee.cache.sets["u"])-1], "cache time is the event's")
 		assert.Equal(t, tc.delete, len(ee.cache.deletes) > 0, "cache delete")
@@ -155,16 +155,16 @@ func TestEventedTranslatesEvents(t *testing.T) {
 
 func TestEventedIgnoresEventsWithoutSandbox(t *testing.T) {
 	ee := startEvented(t)
-	ev := event(runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, "u", "sb", "c1", 1)
-	ev.PodSandboxStatus = nil
+	ev := event(kc.ContainerStartedEvent, "u", "sb", "c1", 1)
+	ev.PodStatus = nil
 	ee.src.feed <- ev
-	ee.src.feed <- event(runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, "u", "sb", "c2", 2)
+	ee.src.feed <- event(kc.ContainerStartedEvent, "u", "sb", "c2", 2)
 	waitFor(t, "event", func() bool { return len(ee.e.Watch()) == 1 })
 	assert.Equal(t, []string{"u/ContainerStarted/c2"}, drain(ee.e.Watch()))
 }
 
 func TestEventedFallsBackOnUnimplemented(t *testing.T) {
-	ee := startEvented(t, status.Error(codes.Unimplemented, "unknown method GetContainerEvents"))
+	ee := startEvented(t, fmt.Errorf("%w: unknown method GetContainerEvents", errors.ErrUnsupported))
 	waitFor(t, "fallback", ee.e.FellBack)
 	assert.True(t, ee.logs.contains("does not implement GetContainerEvents"), "says so in the log")
 	assert.Equal(t, 1, ee.src.callCount(), "no retries")
@@ -185,7 +185,7 @@ func TestEventedFallsBackAfterMaxRetries(t *testing.T) {
 	ee := startEvented(t, boom, boom, boom, boom, boom)
 	waitFor(t, "fallback", ee.e.FellBack)
 	assert.Equal(t, 5, ee.src.callCount())
-	assert.Equal(t, 5.0, testutil.ToFloat64(ee.e.cfg.Metrics.connErrors))
+	assert.Equal(t, 5.0, float64(ee.metrics.streamFailed.Load()))
 	ee.cache.mu.Lock()
 	relists := len(ee.cache.times)
 	ee.cache.mu.Unlock()
@@ -196,18 +196,19 @@ func TestEventedFallsBackAfterMaxRetries(t *testing.T) {
 func TestEventedRetriesThenStreams(t *testing.T) {
 	boom := errors.New("stream broke")
 	ee := startEvented(t, boom, boom)
-	ee.src.feed <- event(runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, "u", "sb", "c1", 1)
+	ee.src.feed <- event(kc.ContainerStartedEvent, "u", "sb", "c1", 1)
 	waitFor(t, "event", func() bool { return len(ee.e.Watch()) == 1 })
 	assert.False(t, ee.e.FellBack())
 	assert.Equal(t, 3, ee.src.callCount())
-	assert.Equal(t, 1.0, testutil.ToFloat64(ee.e.cfg.Metrics.connSuccess))
+	assert.Equal(t, 1.0, float64(ee.metrics.streamConnected.Load()))
 	assert.Equal(t, time.Duration(DefaultEventedRelistPeriod), time.Duration(ee.e.generic.period.Load()), "safety-net period")
 }
 
 func TestEventedHealth(t *testing.T) {
 	base := newEnv(Config{})
-	e := NewEvented(EventedConfig{Config: Config{Runtime: base.rt, Cache: base.cache, Clock: base.clock, ChannelCapacity: 1},
+	e, err := NewEvented(EventedConfig{Config: Config{Runtime: base.rt, Cache: base.cache, Clock: base.clock, ChannelCapacity: 1},
 		Events: &stubEvents{}})
+	require.NoError(t, err)
 	e.Relist(context.Background())
 	ok, err := e.Healthy()
 	require.True(t, ok, "%v", err)
@@ -220,7 +221,7 @@ func TestEventedHealth(t *testing.T) {
 	assert.Contains(t, err.Error(), "threshold is 10m0s")
 
 	e.Relist(context.Background())
-	e.generic.send(&PodLifecycleEvent{ID: "x", Type: PodSync, Data: ""})
+	e.generic.send(&PodLifecycleEvent{ID: "x", Type: PodSync})
 	ok, err = e.Healthy()
 	assert.False(t, ok)
 	assert.EqualError(t, err, "EventedPLEG: pleg event channel capacity is full with 1 events")

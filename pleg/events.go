@@ -48,17 +48,17 @@ func generateEvents(uid types.UID, id string, old, cur containerState) []*PodLif
 	}
 	switch cur {
 	case stateRunning:
-		return []*PodLifecycleEvent{{ID: uid, Type: ContainerStarted, Data: id}}
+		return []*PodLifecycleEvent{{ID: uid, Type: ContainerStarted, ContainerID: id}}
 	case stateExited:
-		return []*PodLifecycleEvent{{ID: uid, Type: ContainerDied, Data: id}}
+		return []*PodLifecycleEvent{{ID: uid, Type: ContainerDied, ContainerID: id}}
 	case stateUnknown:
-		return []*PodLifecycleEvent{{ID: uid, Type: ContainerChanged, Data: id}}
+		return []*PodLifecycleEvent{{ID: uid, Type: ContainerChanged, ContainerID: id}}
 	}
 	// Gone: a container that was already reported dead is only removed.
 	if old == stateExited {
-		return []*PodLifecycleEvent{{ID: uid, Type: ContainerRemoved, Data: id}}
+		return []*PodLifecycleEvent{{ID: uid, Type: ContainerRemoved, ContainerID: id}}
 	}
-	return []*PodLifecycleEvent{{ID: uid, Type: ContainerDied, Data: id}, {ID: uid, Type: ContainerRemoved, Data: id}}
+	return []*PodLifecycleEvent{{ID: uid, Type: ContainerDied, ContainerID: id}, {ID: uid, Type: ContainerRemoved, ContainerID: id}}
 }
 
 // computePodEvents compares every container and sandbox of a pod between two

@@ -27,8 +27,11 @@ func Example() {
 	mgr, _ := runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: logs,
 		DNS: runtime.HostDNS("", nil, "")})
 	cache := statuscache.New()
-	var p pleg.PLEG = pleg.NewGeneric(pleg.Config{Runtime: mgr, Cache: cache}) // or pleg.NewEvented
-	p.Relist(ctx)
+	p, err := pleg.NewGeneric(pleg.Config{Runtime: mgr, Cache: cache}) // or pleg.NewEvented
+	if err != nil {
+		panic(err)
+	}
+	p.Relist(ctx) // Run(ctx) relists every second; here one relist at a time
 
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-1"},
 		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "nodekit.local/testbin:1", Args: []string{"sleep"}}}}}

@@ -2,6 +2,7 @@ package pleg
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -30,8 +31,20 @@ type Config struct {
 	// Parallelism bounds concurrent status refreshes (default 16; 1 is the
 	// kubelet's serial behaviour).
 	Parallelism int
-	Metrics     *Metrics
-	Log         logr.Logger
+	// Metrics records relists and dropped events (default none);
+	// plegmetrics.New gives the kubelet's Prometheus metrics.
+	Metrics Metrics
+	Log     logr.Logger
+}
+
+func (c *Config) validate() error {
+	switch {
+	case c.Runtime == nil:
+		return errors.New("pleg: Config.Runtime is nil")
+	case c.Cache == nil:
+		return errors.New("pleg: Config.Cache is nil")
+	}
+	return nil
 }
 
 func (c *Config) setDefaults() {
@@ -51,7 +64,7 @@ func (c *Config) setDefaults() {
 		c.Parallelism = DefaultParallelism
 	}
 	if c.Metrics == nil {
-		c.Metrics = NewMetrics() // unregistered: counts, never exported
+		c.Metrics = noMetrics{}
 	}
 }
 
@@ -71,14 +84,21 @@ type GenericPLEG struct {
 	period     atomic.Int64              // current relist period, changeable by the evented PLEG
 	threshold  atomic.Int64
 	wake       chan struct{} // cuts Run's wait short after a period change
+
+	running atomic.Bool
+	sendMu  sync.RWMutex // send against close
+	closed  bool
 }
 
 type podRecord struct {
 	old, current *kc.Pod
 }
 
-// NewGeneric returns a relisting PLEG.
-func NewGeneric(cfg Config) *GenericPLEG {
+// NewGeneric returns a relisting PLEG; Runtime and Cache are required.
+func NewGeneric(cfg Config) (*GenericPLEG, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
 	cfg.setDefaults()
 	g := &GenericPLEG{
 		cfg:       cfg,
@@ -89,10 +109,11 @@ func NewGeneric(cfg Config) *GenericPLEG {
 	}
 	g.period.Store(int64(cfg.RelistPeriod))
 	g.threshold.Store(int64(cfg.RelistThreshold))
-	return g
+	return g, nil
 }
 
-// Watch returns the channel of pod lifecycle events.
+// Watch returns the channel of pod lifecycle events; it is closed when Run
+// returns.
 func (g *GenericPLEG) Watch() <-chan *PodLifecycleEvent { return g.events }
 
 // SetRelistPeriod changes the period and health threshold. A Run waiting
@@ -107,8 +128,29 @@ func (g *GenericPLEG) SetRelistPeriod(period, threshold time.Duration) {
 }
 
 // Run relists until ctx ends, waiting the relist period after each relist
-// ends (as wait.Until does), so a slow relist never overlaps the next.
-func (g *GenericPLEG) Run(ctx context.Context) {
+// ends (as wait.Until does), so a slow relist never overlaps the next. It
+// then closes the Watch channel and returns nil. A PLEG runs once: a
+// second Run returns an error.
+func (g *GenericPLEG) Run(ctx context.Context) error {
+	if !g.running.CompareAndSwap(false, true) {
+		return errAlreadyRan
+	}
+	g.run(ctx)
+	g.close()
+	return nil
+}
+
+var errAlreadyRan = errors.New("pleg: Run was already called")
+
+// close closes the Watch channel; events sent later are dropped.
+func (g *GenericPLEG) close() {
+	g.sendMu.Lock()
+	defer g.sendMu.Unlock()
+	g.closed = true
+	close(g.events)
+}
+
+func (g *GenericPLEG) run(ctx context.Context) {
 	for {
 		g.Relist(ctx)
 		t := g.cfg.Clock.NewTimer(time.Duration(g.period.Load()))
@@ -145,11 +187,12 @@ func (g *GenericPLEG) Relist(ctx context.Context) {
 	defer g.relistMu.Unlock()
 	m := g.cfg.Metrics
 	start := g.cfg.Clock.Now()
+	var interval time.Duration
 	if !g.lastStart.IsZero() {
-		m.relistInterval.Observe(start.Sub(g.lastStart).Seconds())
+		interval = start.Sub(g.lastStart)
 	}
 	g.lastStart = start
-	defer func() { m.relistDuration.Observe(g.cfg.Clock.Since(start).Seconds()) }()
+	defer func() { m.Relisted(interval, g.cfg.Clock.Since(start)) }()
 
 	pods, err := g.cfg.Runtime.GetPods(ctx, true)
 	if err != nil {
@@ -157,8 +200,8 @@ func (g *GenericPLEG) Relist(ctx context.Context) {
 		return
 	}
 	g.lastRelist.Store(&start)
-	m.lastSeen.Set(float64(start.Unix()))
-	m.observeRunning(pods)
+	running, counts := countRunning(pods)
+	m.Seen(start, running, counts)
 	g.setCurrent(pods)
 
 	var changed []refresh
@@ -230,10 +273,15 @@ func (g *GenericPLEG) refreshOne(ctx context.Context, r *refresh) {
 }
 
 func (g *GenericPLEG) send(e *PodLifecycleEvent) {
+	g.sendMu.RLock()
+	defer g.sendMu.RUnlock()
+	if g.closed {
+		return // Run returned: nobody reads any more
+	}
 	select {
 	case g.events <- e:
 	default:
-		g.cfg.Metrics.discardEvents.Inc()
+		g.cfg.Metrics.EventDiscarded()
 		g.cfg.Log.Error(nil, "PLEG: event channel is full, discarding event", "uid", e.ID, "type", e.Type)
 	}
 }
@@ -277,4 +325,23 @@ func (g *GenericPLEG) advance(uid types.UID) {
 		return
 	}
 	r.old, r.current = r.current, nil
+}
+
+// countRunning counts the pods with a ready sandbox and the containers by
+// state, for kubelet_running_pods and kubelet_running_containers.
+func countRunning(pods []*kc.Pod) (int, map[kc.ContainerState]int) {
+	running := 0
+	counts := map[kc.ContainerState]int{}
+	for _, p := range pods {
+		for _, c := range p.Containers {
+			counts[c.State]++
+		}
+		for _, s := range p.Sandboxes {
+			if s.State == kc.ContainerStateRunning {
+				running++
+				break
+			}
+		}
+	}
+	return running, counts
 }

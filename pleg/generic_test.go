@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -40,16 +38,25 @@ const (
 )
 
 type env struct {
-	rt    *stubRuntime
-	cache *recordingCache
-	clock *clocktesting.FakeClock
-	g     *GenericPLEG
+	rt      *stubRuntime
+	cache   *recordingCache
+	clock   *clocktesting.FakeClock
+	g       *GenericPLEG
+	metrics *countMetrics
 }
 
 func newEnv(cfg Config) *env {
-	e := &env{rt: newStubRuntime(), cache: newRecordingCache(), clock: clocktesting.NewFakeClock(time.Unix(1000, 0))}
+	e := &env{rt: newStubRuntime(), cache: newRecordingCache(), clock: clocktesting.NewFakeClock(time.Unix(1000, 0)),
+		metrics: &countMetrics{}}
 	cfg.Runtime, cfg.Cache, cfg.Clock = e.rt, e.cache, e.clock
-	e.g = NewGeneric(cfg)
+	if cfg.Metrics == nil {
+		cfg.Metrics = e.metrics
+	}
+	g, err := NewGeneric(cfg)
+	if err != nil {
+		panic(err)
+	}
+	e.g = g
 	return e
 }
 
@@ -59,7 +66,7 @@ func drain(ch <-chan *PodLifecycleEvent) []string {
 	for {
 		select {
 		case e := <-ch:
-			out = append(out, string(e.ID)+"/"+string(e.Type)+"/"+e.Data.(string))
+			out = append(out, string(e.ID)+"/"+string(e.Type)+"/"+e.ContainerID)
 		default:
 			return out
 		}
@@ -185,7 +192,7 @@ func TestChannelOverflowDropsAndCounts(t *testing.T) {
 	e.rt.set("p", nil, map[string]kc.ContainerState{"a": running, "b": running, "c": running})
 	e.g.Relist(context.Background())
 	assert.Len(t, drain(e.g.Watch()), 2)
-	assert.Equal(t, 1.0, testutil.ToFloat64(e.g.cfg.Metrics.discardEvents))
+	assert.Equal(t, 1.0, float64(e.metrics.discarded.Load()))
 }
 
 func TestParallelRefreshKeepsPerPodOrder(t *testing.T) {
@@ -222,7 +229,7 @@ func TestRunRelistsEveryPeriodUntilCancelled(t *testing.T) {
 	e := newEnv(Config{RelistPeriod: time.Second})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { e.g.Run(ctx); close(done) }()
+	go func() { assert.NoError(t, e.g.Run(ctx)); close(done) }()
 	relists := func() int { e.cache.mu.Lock(); defer e.cache.mu.Unlock(); return len(e.cache.times) }
 	for i := 1; i <= 3; i++ {
 		for relists() < i || !e.clock.HasWaiters() {
@@ -235,34 +242,35 @@ func TestRunRelistsEveryPeriodUntilCancelled(t *testing.T) {
 	assert.GreaterOrEqual(t, relists(), 3)
 }
 
-func TestMetricsUseKubeletNames(t *testing.T) {
-	m := NewMetrics()
-	reg := prometheus.NewPedanticRegistry()
-	require.NoError(t, reg.Register(m))
-	e := newEnv(Config{Metrics: m})
-	e.rt.set("p", map[string]kc.ContainerState{"sb": running}, map[string]kc.ContainerState{"a": running, "b": exited})
-	e.g.Relist(context.Background())
-	e.clock.Step(2 * time.Second)
-	e.g.Relist(context.Background())
+func TestConstructorsValidate(t *testing.T) {
+	_, err := NewGeneric(Config{})
+	assert.EqualError(t, err, "pleg: Config.Runtime is nil")
+	_, err = NewGeneric(Config{Runtime: newStubRuntime()})
+	assert.EqualError(t, err, "pleg: Config.Cache is nil")
+	_, err = NewEvented(EventedConfig{Config: Config{Runtime: newStubRuntime(), Cache: newRecordingCache()}})
+	assert.EqualError(t, err, "pleg: EventedConfig.Events is nil")
+}
 
-	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
-# HELP kubelet_running_pods Number of pods that have a running pod sandbox
-# TYPE kubelet_running_pods gauge
-kubelet_running_pods 1
-# HELP kubelet_running_containers Number of containers currently running
-# TYPE kubelet_running_containers gauge
-kubelet_running_containers{container_state="created"} 0
-kubelet_running_containers{container_state="exited"} 1
-kubelet_running_containers{container_state="running"} 1
-kubelet_running_containers{container_state="unknown"} 0
-# HELP kubelet_pleg_last_seen_seconds Timestamp in seconds when PLEG was last seen active.
-# TYPE kubelet_pleg_last_seen_seconds gauge
-kubelet_pleg_last_seen_seconds 1002
-`), "kubelet_running_pods", "kubelet_running_containers", "kubelet_pleg_last_seen_seconds"))
-	assert.Equal(t, 1, testutil.CollectAndCount(m, "kubelet_pleg_relist_duration_seconds"))
-	assert.Equal(t, 1, testutil.CollectAndCount(m, "kubelet_pleg_relist_interval_seconds"))
-	n, err := testutil.GatherAndCount(reg, "kubelet_pleg_discard_events", "kubelet_evented_pleg_connection_error_count",
-		"kubelet_evented_pleg_connection_success_count", "kubelet_evented_pleg_connection_latency_seconds")
-	require.NoError(t, err)
-	assert.Equal(t, 4, n)
+func TestRunClosesWatchAndRunsOnce(t *testing.T) {
+	e := newEnv(Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.NoError(t, e.g.Run(ctx))
+	_, open := <-e.g.Watch()
+	assert.False(t, open, "Watch is closed once Run returns")
+	assert.EqualError(t, e.g.Run(context.Background()), "pleg: Run was already called")
+	e.rt.set("p", nil, map[string]kc.ContainerState{"a": running})
+	e.g.Relist(context.Background()) // events after Run are dropped, not a panic
+}
+
+func TestRunningCounts(t *testing.T) {
+	e := newEnv(Config{})
+	e.rt.set("p", map[string]kc.ContainerState{"sb": running}, map[string]kc.ContainerState{"a": running, "b": exited})
+	e.rt.set("q", map[string]kc.ContainerState{"sb2": exited}, map[string]kc.ContainerState{"c": exited})
+	e.g.Relist(context.Background())
+	e.metrics.mu.Lock()
+	defer e.metrics.mu.Unlock()
+	assert.Equal(t, 1, e.metrics.pods, "one pod has a running sandbox")
+	assert.Equal(t, map[kc.ContainerState]int{running: 1, exited: 2}, e.metrics.containers)
+	assert.Equal(t, time.Unix(1000, 0), e.metrics.seen)
 }

@@ -3,6 +3,7 @@ package pleg
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -102,3 +103,24 @@ func (c *recordingCache) UpdateTime(ts time.Time) {
 	defer c.mu.Unlock()
 	c.times = append(c.times, ts)
 }
+
+// countMetrics records what the PLEG reports.
+type countMetrics struct {
+	discarded, streamConnected, streamFailed atomic.Int64
+
+	mu         sync.Mutex
+	seen       time.Time
+	pods       int
+	containers map[kc.ContainerState]int
+}
+
+func (*countMetrics) Relisted(time.Duration, time.Duration) {}
+func (m *countMetrics) Seen(start time.Time, pods int, containers map[kc.ContainerState]int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.seen, m.pods, m.containers = start, pods, containers
+}
+func (m *countMetrics) EventDiscarded()          { m.discarded.Add(1) }
+func (m *countMetrics) StreamConnected()         { m.streamConnected.Add(1) }
+func (m *countMetrics) StreamFailed()            { m.streamFailed.Add(1) }
+func (*countMetrics) EventLatency(time.Duration) {}

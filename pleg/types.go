@@ -27,12 +27,14 @@ const (
 	ContainerChanged EventType = "ContainerChanged"
 )
 
-// PodLifecycleEvent is a change in one pod; Data is the container ID for
-// container events.
+// PodLifecycleEvent is a change in one pod. (The kubelet's has Data
+// interface{}; here the only thing it ever held is typed.)
 type PodLifecycleEvent struct {
 	ID   types.UID
 	Type EventType
-	Data any
+	// ContainerID is the container (or sandbox) of a container event; ""
+	// for PodSync.
+	ContainerID string
 }
 
 // Runtime is what the PLEG reads: the pods with all their containers and
@@ -48,6 +50,36 @@ type Cache interface {
 	Delete(uid types.UID)
 	UpdateTime(timestamp time.Time)
 }
+
+// Metrics receives what a PLEG measures. plegmetrics.New returns the
+// kubelet's kubelet_pleg_*, kubelet_evented_pleg_* and kubelet_running_*
+// metrics, as a Prometheus collector that implements it; nil records
+// nothing. It is an interface so that pleg itself compiles without a
+// metrics library.
+type Metrics interface {
+	// Relisted is called after every relist, failed or not: the time since
+	// the previous one started (0 for the first) and how long it took.
+	Relisted(interval, duration time.Duration)
+	// Seen is called when a relist listed the runtime, with its start;
+	// pods are those with a ready sandbox, containers counted by state.
+	Seen(start time.Time, pods int, containers map[kc.ContainerState]int)
+	// EventDiscarded: the Watch channel was full.
+	EventDiscarded()
+	// StreamConnected and StreamFailed count the evented PLEG's streams.
+	StreamConnected()
+	StreamFailed()
+	// EventLatency is how old a runtime event was when it arrived.
+	EventLatency(d time.Duration)
+}
+
+type noMetrics struct{}
+
+func (noMetrics) Relisted(time.Duration, time.Duration)          {}
+func (noMetrics) Seen(time.Time, int, map[kc.ContainerState]int) {}
+func (noMetrics) EventDiscarded()                                {}
+func (noMetrics) StreamConnected()                               {}
+func (noMetrics) StreamFailed()                                  {}
+func (noMetrics) EventLatency(time.Duration)                     {}
 
 // Defaults from the kubelet.
 const (
@@ -70,9 +102,10 @@ const (
 // GenericPLEG (relisting) and EventedPLEG (CRI events, relisting as a
 // safety net) implement it, so an agent can swap one for the other.
 type PLEG interface {
-	// Run generates events until ctx ends.
-	Run(ctx context.Context)
-	// Watch is the channel of events.
+	// Run generates events until ctx ends, then closes the Watch channel
+	// and returns nil. It returns an error at once if already running.
+	Run(ctx context.Context) error
+	// Watch is the channel of events; it is closed when Run returns.
 	Watch() <-chan *PodLifecycleEvent
 	// Healthy says whether the PLEG has relisted within its threshold.
 	Healthy() (bool, error)

@@ -6,7 +6,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
@@ -18,7 +17,7 @@ func Example() {
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "u1"},
 		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "web", Image: "nginx:1"}}}}
 	inRuntime := &kc.PodStatus{ID: pod.UID,
-		SandboxStatuses:   []*runtimeapi.PodSandboxStatus{{Id: "s1", State: runtimeapi.PodSandboxState_SANDBOX_READY}},
+		SandboxStatuses:   []*kc.SandboxStatus{{ID: "s1", State: kc.SandboxStateReady}},
 		ContainerStatuses: []*kc.ContainerStatus{{ID: "c3", Name: "web", SandboxID: "s1", State: kc.ContainerStateExited, ExitCode: 1, RestartCount: 2}}}
 
 	reasons := podstatus.NewReasonCache()

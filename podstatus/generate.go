@@ -3,7 +3,6 @@ package podstatus
 import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/resources"
@@ -219,7 +218,7 @@ func anyRegularContainerStarted(pod *v1.Pod, st *kc.PodStatus) bool {
 	if st == nil || len(st.SandboxStatuses) == 0 {
 		return false
 	}
-	sandbox := st.SandboxStatuses[0].Id
+	sandbox := st.SandboxStatuses[0].ID
 	regular := make(map[string]bool, len(pod.Spec.Containers))
 	for _, c := range pod.Spec.Containers {
 		regular[c.Name] = true
@@ -234,5 +233,5 @@ func anyRegularContainerStarted(pod *v1.Pod, st *kc.PodStatus) bool {
 }
 
 func sandboxReady(st *kc.PodStatus) bool {
-	return st != nil && len(st.SandboxStatuses) > 0 && st.SandboxStatuses[0].State == runtimeapi.PodSandboxState_SANDBOX_READY
+	return st != nil && len(st.SandboxStatuses) > 0 && st.SandboxStatuses[0].Ready()
 }

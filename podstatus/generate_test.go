@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/podstatus"
@@ -26,7 +25,7 @@ func runtimeStatus(containers ...*kc.ContainerStatus) *kc.PodStatus {
 		}
 	}
 	return &kc.PodStatus{IPs: []string{"10.0.0.7"}, ContainerStatuses: containers,
-		SandboxStatuses: []*runtimeapi.PodSandboxStatus{{Id: "sb", State: runtimeapi.PodSandboxState_SANDBOX_READY}}}
+		SandboxStatuses: []*kc.SandboxStatus{{ID: "sb", State: kc.SandboxStateReady}}}
 }
 
 func ctr(name, id string, state kc.ContainerState, exit, restarts int) *kc.ContainerStatus {

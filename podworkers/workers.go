@@ -201,9 +201,14 @@ func (w *Workers) Sync(uid types.UID) {
 }
 
 // Run looks for due work every TickPeriod until ctx ends, then waits for
-// every worker to return (a Work in progress sees ctx end).
-func (w *Workers) Run(ctx context.Context) {
+// every worker to return (a Work in progress sees ctx end) and returns
+// nil. A second Run while one runs returns an error.
+func (w *Workers) Run(ctx context.Context) error {
 	w.mu.Lock()
+	if w.ctx != nil && w.ctx.Err() == nil {
+		w.mu.Unlock()
+		return errors.New("podworkers: Run is already running")
+	}
 	w.ctx = ctx
 	for uid := range w.wake {
 		w.startLocked(uid)
@@ -215,7 +220,7 @@ func (w *Workers) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			w.running.Wait()
-			return
+			return nil
 		case <-ticker.C():
 			w.Tick()
 		}

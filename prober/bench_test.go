@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+	"github.com/nodekit-dev/nodekit/prober/probe"
 )
 
 // targetEnv makes the test binary a plain HTTP server on loopback, so the
@@ -157,7 +158,7 @@ func benchmarkManyWorkers(b *testing.B, runner Runner) {
 	}
 	ready := 0
 	for i := 0; i < workers; i++ {
-		if r, ok := m.Readiness().Get("id-" + strconv.Itoa(i)); ok && r == Success {
+		if r, ok := m.Readiness().Get("id-" + strconv.Itoa(i)); ok && r == probe.Success {
 			ready++
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -53,6 +54,7 @@ type Manager struct {
 	startup   *Results
 
 	run *runState // set by Run
+	ran atomic.Bool
 
 	mu      sync.Mutex
 	workers map[workerKey]*worker
@@ -104,13 +106,13 @@ func (m *Manager) Startup() *Results   { return m.startup }
 // (runtime.ProbeResults).
 func (m *Manager) LivenessFailed(containerID string) bool {
 	r, ok := m.liveness.Get(containerID)
-	return ok && r == Failure
+	return ok && r == probe.Failure
 }
 
 // StartupFailed reports a container whose startup probe failed.
 func (m *Manager) StartupFailed(containerID string) bool {
 	r, ok := m.startup.Get(containerID)
-	return ok && r == Failure
+	return ok && r == probe.Failure
 }
 
 // AddPod starts workers for every probe of the pod's containers; probes
@@ -220,7 +222,7 @@ func (m *Manager) worker(uid types.UID, container string, t ProbeType) *worker {
 // started: the container has no startup probe, or it succeeded.
 func (m *Manager) started(uid types.UID, container, containerID string) bool {
 	if r, ok := m.startup.Get(containerID); ok {
-		return r == Success
+		return r == probe.Success
 	}
 	return m.worker(uid, container, Startup) == nil
 }
@@ -239,7 +241,7 @@ func (m *Manager) UpdatePodStatus(pod *v1.Pod, status *v1.PodStatus) {
 		ready := false
 		if started {
 			if r, ok := m.readiness.Get(id); ok {
-				ready = r == Success
+				ready = r == probe.Success
 			} else if w := m.worker(pod.UID, c.Name, Readiness); w != nil {
 				m.sched.trigger(w)
 			} else {

@@ -149,10 +149,10 @@ func (e *env) probe(t ProbeType) bool {
 	return w.doProbe(context.Background())
 }
 
-func (e *env) result(r *Results, id string) Result {
+func (e *env) result(r *Results, id string) probe.Result {
 	res, ok := r.Get(id)
 	if !ok {
-		return Result(99)
+		return probe.Result("none")
 	}
 	return res
 }
@@ -168,16 +168,16 @@ func TestInitialResultsAndThresholds(t *testing.T) {
 
 	require.True(t, e.probe(Liveness))
 	require.True(t, e.probe(Readiness))
-	assert.Equal(t, Success, e.result(e.m.liveness, "id1"), "liveness starts as Success, one failure is not enough")
-	assert.Equal(t, Failure, e.result(e.m.readiness, "id1"), "readiness starts as Failure, one success is not enough")
+	assert.Equal(t, probe.Success, e.result(e.m.liveness, "id1"), "liveness starts as Success, one failure is not enough")
+	assert.Equal(t, probe.Failure, e.result(e.m.readiness, "id1"), "readiness starts as Failure, one success is not enough")
 
 	e.probe(Liveness)
-	assert.Equal(t, Success, e.result(e.m.liveness, "id1"), "two failures: still alive")
+	assert.Equal(t, probe.Success, e.result(e.m.liveness, "id1"), "two failures: still alive")
 	e.probe(Liveness)
-	assert.Equal(t, Failure, e.result(e.m.liveness, "id1"), "third failure: dead")
+	assert.Equal(t, probe.Failure, e.result(e.m.liveness, "id1"), "third failure: dead")
 	assert.True(t, e.m.LivenessFailed("id1"))
 	e.probe(Readiness)
-	assert.Equal(t, Success, e.result(e.m.readiness, "id1"), "second success: ready")
+	assert.Equal(t, probe.Success, e.result(e.m.readiness, "id1"), "second success: ready")
 }
 
 func TestInitialDelay(t *testing.T) {
@@ -190,7 +190,7 @@ func TestInitialDelay(t *testing.T) {
 	e.clock.Step(time.Second)
 	e.probe(Readiness)
 	assert.Equal(t, 1, e.script.count("ready"))
-	assert.Equal(t, Success, e.result(e.m.readiness, "id1"))
+	assert.Equal(t, probe.Success, e.result(e.m.readiness, "id1"))
 }
 
 func TestStartupGatesTheOthers(t *testing.T) {
@@ -205,10 +205,10 @@ func TestStartupGatesTheOthers(t *testing.T) {
 	e.probe(Liveness)
 	e.probe(Readiness)
 	assert.Equal(t, 0, e.script.count("live")+e.script.count("ready"), "liveness and readiness wait for startup")
-	assert.Equal(t, Unknown, e.result(e.m.startup, "id1"), "startup starts Unknown")
+	assert.Equal(t, probe.Unknown, e.result(e.m.startup, "id1"), "startup starts Unknown")
 
 	e.probe(Startup) // succeeds
-	assert.Equal(t, Success, e.result(e.m.startup, "id1"))
+	assert.Equal(t, probe.Success, e.result(e.m.startup, "id1"))
 	e.probe(Liveness)
 	e.probe(Readiness)
 	assert.Equal(t, 1, e.script.count("live"))
@@ -222,7 +222,7 @@ func TestHoldAfterLivenessFailureUntilNewContainer(t *testing.T) {
 	e.st.set("uid", "c", "id1", kc.ContainerStateRunning, e.clock.Now(), 0)
 	e.script.push("live", probe.Failure)
 	e.probe(Liveness)
-	assert.Equal(t, Failure, e.result(e.m.liveness, "id1"))
+	assert.Equal(t, probe.Failure, e.result(e.m.liveness, "id1"))
 	e.probe(Liveness)
 	e.probe(Liveness)
 	assert.Equal(t, 1, e.script.count("live"), "on hold until a new container")
@@ -232,7 +232,7 @@ func TestHoldAfterLivenessFailureUntilNewContainer(t *testing.T) {
 	assert.Equal(t, 2, e.script.count("live"), "probing resumes for the new container")
 	_, ok := e.m.liveness.Get("id1")
 	assert.False(t, ok, "the old container's result is dropped")
-	assert.Equal(t, Success, e.result(e.m.liveness, "id2"))
+	assert.Equal(t, probe.Success, e.result(e.m.liveness, "id2"))
 }
 
 func TestStartupFailureHolds(t *testing.T) {
@@ -252,11 +252,11 @@ func TestProbeErrorsAreRetriedAndIgnored(t *testing.T) {
 	e.script.errs["ready"] = 3
 	e.probe(Readiness)
 	assert.Equal(t, 3, e.script.count("ready"), "three tries")
-	assert.Equal(t, Failure, e.result(e.m.readiness, "id1"), "no result: still the initial one")
+	assert.Equal(t, probe.Failure, e.result(e.m.readiness, "id1"), "no result: still the initial one")
 	e.script.errs["ready"] = 2
 	e.probe(Readiness)
 	assert.Equal(t, 6, e.script.count("ready"))
-	assert.Equal(t, Success, e.result(e.m.readiness, "id1"), "third try succeeded")
+	assert.Equal(t, probe.Success, e.result(e.m.readiness, "id1"), "third try succeeded")
 }
 
 func TestWorkerStopsAndIsRemoved(t *testing.T) {
@@ -276,7 +276,7 @@ func TestWorkerStopsAndIsRemoved(t *testing.T) {
 			e.pod.Spec.RestartPolicy = tc.policy
 			e.st.set("uid", "c", "id1", kc.ContainerStateExited, e.clock.Now(), tc.exit)
 			assert.Equal(t, tc.keep, e.probe(Readiness))
-			assert.Equal(t, Failure, e.result(e.m.readiness, "id1"))
+			assert.Equal(t, probe.Failure, e.result(e.m.readiness, "id1"))
 		})
 	}
 
@@ -299,7 +299,7 @@ func TestDeletingPodStopsLiveness(t *testing.T) {
 	e.st.set("uid", "c", "id1", kc.ContainerStateRunning, e.clock.Now(), 0)
 	e.pod.DeletionTimestamp = &metav1.Time{Time: e.clock.Now()}
 	assert.False(t, e.probe(Liveness), "liveness stops during shutdown")
-	assert.Equal(t, Success, e.result(e.m.liveness, "id1"))
+	assert.Equal(t, probe.Success, e.result(e.m.liveness, "id1"))
 	assert.Equal(t, 0, e.script.count("live"))
 }
 

@@ -2,6 +2,8 @@ package prober
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/nodekit-dev/nodekit/prober/probe"
 )
 
 // Metrics are the kubelet's prober metrics, as a Collector the caller
@@ -39,11 +41,11 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 }
 
 // The kubelet's values of the result label.
-var resultLabels = map[Result]string{Success: "successful", Failure: "failed", Unknown: "unknown"}
+var resultLabels = map[probe.Result]string{probe.Success: "successful", probe.Failure: "failed", probe.Unknown: "unknown"}
 
 func (m *Metrics) bind(w *worker) {
 	t, c, p, ns := string(w.key.probeType), w.container.Name, w.pod.Name, w.pod.Namespace
-	w.total = make(map[Result]prometheus.Counter, 3)
+	w.total = make(map[probe.Result]prometheus.Counter, 3)
 	for r, label := range resultLabels {
 		w.total[r] = m.total.WithLabelValues(t, label, c, p, ns)
 	}

@@ -4,27 +4,9 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodekit-dev/nodekit/prober/probe"
 )
-
-// Result is a probe's effective result for a container.
-type Result int8
-
-// Results, as the kubelet's proberesults.
-const (
-	Unknown Result = iota - 1
-	Success
-	Failure
-)
-
-func (r Result) String() string {
-	switch r {
-	case Success:
-		return "Success"
-	case Failure:
-		return "Failure"
-	}
-	return "UNKNOWN"
-}
 
 // ProbeType is liveness, readiness or startup.
 type ProbeType string
@@ -38,22 +20,24 @@ const (
 
 // initialResult is what a new container ID starts with: not ready, alive,
 // and not yet known to have started.
-func initialResult(t ProbeType) Result {
+func initialResult(t ProbeType) probe.Result {
 	switch t {
 	case Readiness:
-		return Failure
+		return probe.Failure
 	case Liveness:
-		return Success
+		return probe.Success
 	}
-	return Unknown
+	return probe.Unknown
 }
 
 // Update is a change of a container's result.
 type Update struct {
 	ContainerID string
-	Result      Result
-	PodUID      types.UID
-	ProbeType   ProbeType
+	// Result is Success, Failure or Unknown (a probe's Warning counts as
+	// Success).
+	Result    probe.Result
+	PodUID    types.UID
+	ProbeType ProbeType
 }
 
 // Results holds one probe type's current results by container ID, and
@@ -62,26 +46,39 @@ type Update struct {
 type Results struct {
 	probeType ProbeType
 	mu        sync.RWMutex
-	byID      map[string]Result
+	byID      map[string]probe.Result
 	updates   chan Update
+	sendMu    sync.Mutex // serialises sends against close
+	closed    bool
 }
 
 func newResults(t ProbeType, capacity int) *Results {
-	return &Results{probeType: t, byID: map[string]Result{}, updates: make(chan Update, capacity)}
+	return &Results{probeType: t, byID: map[string]probe.Result{}, updates: make(chan Update, capacity)}
 }
 
 // Get returns the container's result, if it has one.
-func (r *Results) Get(containerID string) (Result, bool) {
+func (r *Results) Get(containerID string) (probe.Result, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	res, ok := r.byID[containerID]
 	return res, ok
 }
 
-// Updates is the channel of result changes.
+// close closes Updates; later changes are kept but not sent.
+func (r *Results) close() {
+	r.sendMu.Lock()
+	defer r.sendMu.Unlock()
+	if !r.closed {
+		r.closed = true
+		close(r.updates)
+	}
+}
+
+// Updates is the channel of result changes; it is closed when the
+// prober's Run returns.
 func (r *Results) Updates() <-chan Update { return r.updates }
 
-func (r *Results) set(containerID string, res Result, pod types.UID) {
+func (r *Results) set(containerID string, res probe.Result, pod types.UID) {
 	r.mu.Lock()
 	prev, ok := r.byID[containerID]
 	changed := !ok || prev != res
@@ -90,7 +87,11 @@ func (r *Results) set(containerID string, res Result, pod types.UID) {
 	}
 	r.mu.Unlock()
 	if changed {
-		r.updates <- Update{ContainerID: containerID, Result: res, PodUID: pod, ProbeType: r.probeType}
+		r.sendMu.Lock()
+		defer r.sendMu.Unlock()
+		if !r.closed {
+			r.updates <- Update{ContainerID: containerID, Result: res, PodUID: pod, ProbeType: r.probeType}
+		}
 	}
 }
 

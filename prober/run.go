@@ -21,7 +21,9 @@ type runState struct {
 	batch *probe.Batch   // nil: every probe on its own goroutine
 }
 
-// Run probes until ctx ends. Call it once.
+// Run probes until ctx ends, then closes the Updates channels of the
+// three Results and returns nil. A prober runs once: a second Run returns
+// an error.
 //
 // Each due worker's bookkeeping runs on the scheduler's goroutine. With the
 // default Runner, plain-HTTP and TCP probes of IP addresses (nearly all
@@ -31,7 +33,10 @@ type runState struct {
 // goroutine, a netpoller registration and several sleeps and wake-ups each,
 // which on loopback were most of a probe's CPU. Exec, gRPC, https probes
 // and custom Runners run on a goroutine each.
-func (m *Manager) Run(ctx context.Context) {
+func (m *Manager) Run(ctx context.Context) error {
+	if !m.ran.CompareAndSwap(false, true) {
+		return errors.New("prober: Run was already called")
+	}
 	rs := &runState{ctx: ctx}
 	h, _ := m.cfg.Runner.(*handlers)
 	if h != nil {
@@ -62,6 +67,10 @@ func (m *Manager) Run(ctx context.Context) {
 		rs.batch.Close() // workers in flight go back to the queue
 	}
 	rs.wg.Wait()
+	for _, r := range []*Results{m.liveness, m.readiness, m.startup} {
+		r.close()
+	}
+	return nil
 }
 
 // goProbe runs w's probe through the Runner on a goroutine of its own.

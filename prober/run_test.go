@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+	"github.com/nodekit-dev/nodekit/prober/probe"
 )
 
 // TestManagerProbesRealTargets runs the Manager with its default Runner,
@@ -64,13 +65,13 @@ func TestManagerProbesRealTargets(t *testing.T) {
 	}
 	cases := []struct {
 		probe *v1.Probe
-		want  Result
+		want  probe.Result
 	}{
-		{httpProbe("/ok"), Success},
-		{httpProbe("/fail"), Failure},
-		{httpProbe("/to-https"), Success}, // followed by net/http: same host
-		{tcpProbe(httpPort), Success},
-		{tcpProbe(closedPort), Failure},
+		{httpProbe("/ok"), probe.Success},
+		{httpProbe("/fail"), probe.Failure},
+		{httpProbe("/to-https"), probe.Success}, // followed by net/http: same host
+		{tcpProbe(httpPort), probe.Success},
+		{tcpProbe(closedPort), probe.Failure},
 	}
 	for i, c := range cases {
 		uid := types.UID("pod" + strconv.Itoa(i))
@@ -91,7 +92,7 @@ func TestManagerProbesRealTargets(t *testing.T) {
 			if time.Now().After(deadline) {
 				r, ok := m.Readiness().Get(id)
 				t.Fatalf("case %d: readiness of %s never became %v: now %v (%v), probes: %v success, %v failure, %v unknown", i, id, c.want, r, ok,
-					testutil.ToFloat64(w.total[Success]), testutil.ToFloat64(w.total[Failure]), testutil.ToFloat64(w.total[Unknown]))
+					testutil.ToFloat64(w.total[probe.Success]), testutil.ToFloat64(w.total[probe.Failure]), testutil.ToFloat64(w.total[probe.Unknown]))
 			}
 			time.Sleep(10 * time.Millisecond)
 		}

@@ -34,7 +34,7 @@ type worker struct {
 
 	// Probe state, touched only by the goroutine running doProbe.
 	containerID string
-	lastResult  Result
+	lastResult  probe.Result
 	resultRun   int
 	onHold      bool
 
@@ -51,7 +51,7 @@ type worker struct {
 	batchDone probe.Done
 
 	// Metric handles resolved once, not per probe.
-	total    map[Result]prometheus.Counter
+	total    map[probe.Result]prometheus.Counter
 	duration prometheus.Observer
 }
 
@@ -102,18 +102,18 @@ func (w *worker) prepare() (status *kc.PodStatus, id string, probeNow, keep bool
 		}
 		w.containerID = c.ID
 		w.results.set(c.ID, initialResult(w.key.probeType), w.key.uid)
-		w.lastResult, w.resultRun, w.onHold = Unknown, 0, false // a new container: start over
+		w.lastResult, w.resultRun, w.onHold = probe.Unknown, 0, false // a new container: start over
 	}
 	if w.onHold {
 		return nil, "", false, true // failed liveness/startup: wait for the restart
 	}
 	if c.State != kc.ContainerStateRunning {
-		w.results.set(c.ID, Failure, w.key.uid)
+		w.results.set(c.ID, probe.Failure, w.key.uid)
 		return nil, "", false, !willNotRestart(w.pod, c)
 	}
 	if w.pod.DeletionTimestamp != nil && (w.key.probeType == Liveness || w.key.probeType == Startup) {
 		// Shutting down: never kill a container for failing now.
-		w.results.set(c.ID, Success, w.key.uid)
+		w.results.set(c.ID, probe.Success, w.key.uid)
 		return nil, "", false, false
 	}
 	if w.mgr.cfg.Clock.Since(c.StartedAt) < time.Duration(w.spec.InitialDelaySeconds)*time.Second {
@@ -148,34 +148,34 @@ func (w *worker) runWithRetries(ctx context.Context, status *kc.PodStatus, id st
 // as Failure; an error gives no result this period.
 func (w *worker) record(id string, res probe.Result, msg string, err error, took time.Duration) {
 	w.duration.Observe(took.Seconds())
-	var result Result
+	var result probe.Result
 	switch {
 	case err != nil:
-		w.total[Unknown].Inc()
+		w.total[probe.Unknown].Inc()
 		w.mgr.cfg.Log.V(1).Info("probe errored", "probeType", w.key.probeType, "pod", podRef(w.pod), "container", w.container.Name, "error", err.Error())
 		return
 	case res == probe.Success || res == probe.Warning:
 		if res == probe.Warning {
 			w.mgr.cfg.Log.V(1).Info("probe warning", "probeType", w.key.probeType, "pod", podRef(w.pod), "container", w.container.Name, "output", msg)
 		}
-		w.total[Success].Inc()
-		result = Success
+		w.total[probe.Success].Inc()
+		result = probe.Success
 	default:
-		w.total[Failure].Inc()
+		w.total[probe.Failure].Inc()
 		w.mgr.cfg.Log.V(1).Info("probe failed", "probeType", w.key.probeType, "pod", podRef(w.pod), "container", w.container.Name, "output", msg)
-		result = Failure
+		result = probe.Failure
 	}
 	if w.lastResult == result {
 		w.resultRun++
 	} else {
 		w.lastResult, w.resultRun = result, 1
 	}
-	if (result == Failure && w.resultRun < int(w.spec.FailureThreshold)) ||
-		(result == Success && w.resultRun < int(w.spec.SuccessThreshold)) {
+	if (result == probe.Failure && w.resultRun < int(w.spec.FailureThreshold)) ||
+		(result == probe.Success && w.resultRun < int(w.spec.SuccessThreshold)) {
 		return // below the threshold: no change yet
 	}
 	w.results.set(id, result, w.key.uid)
-	if result == Failure && (w.key.probeType == Liveness || w.key.probeType == Startup) {
+	if result == probe.Failure && (w.key.probeType == Liveness || w.key.probeType == Startup) {
 		// The container will be restarted; probing it meanwhile only races
 		// with the kill.
 		w.onHold, w.resultRun = true, 0

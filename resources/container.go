@@ -2,7 +2,6 @@ package resources
 
 import (
 	v1 "k8s.io/api/core/v1"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 // OOM score adjustments from pkg/kubelet/qos/policy.go.
@@ -25,7 +24,7 @@ const (
 // Options tune ContainerResources; the zero value is the kubelet's default.
 type Options struct {
 	// MemoryCapacity is the node's memory in bytes; it scales the OOM score of
-	// Burstable containers. Zero leaves OomScoreAdj at 0 for Burstable pods.
+	// Burstable containers. Zero leaves OOMScoreAdj at 0 for Burstable pods.
 	MemoryCapacity int64
 	// DisableCPUQuota turns CFS quota off (the kubelet's --cpu-cfs-quota=false).
 	DisableCPUQuota bool
@@ -33,17 +32,31 @@ type Options struct {
 	CPUPeriod int64
 }
 
+// LinuxResources are the Linux resources of one container, in the units of
+// the CRI's LinuxContainerResources (runtime converts them).
+type LinuxResources struct {
+	// CPUShares is the cgroup v1 cpu.shares (2..262144).
+	CPUShares int64
+	// CPUPeriod and CPUQuota are the CFS period and quota in microseconds;
+	// both 0 when CFS quota is off, quota 0 when there is no CPU limit.
+	CPUPeriod int64
+	CPUQuota  int64
+	// MemoryLimitInBytes is 0 when there is no memory limit.
+	MemoryLimitInBytes int64
+	OOMScoreAdj        int64
+}
+
 // ContainerResources returns the Linux resources the kubelet asks the runtime
 // for: shares from the CPU request (or the limit when only a limit is set),
 // quota from the CPU limit, the memory limit, and the OOM score adjustment.
-func ContainerResources(pod *v1.Pod, c *v1.Container, opts Options) *runtimeapi.LinuxContainerResources {
+func ContainerResources(pod *v1.Pod, c *v1.Container, opts Options) LinuxResources {
 	cpuReq := c.Resources.Requests.Cpu()
 	cpuLim := c.Resources.Limits.Cpu()
-	r := &runtimeapi.LinuxContainerResources{}
+	var r LinuxResources
 	if cpuReq.IsZero() && !cpuLim.IsZero() {
-		r.CpuShares = int64(MilliCPUToShares(cpuLim.MilliValue()))
+		r.CPUShares = int64(MilliCPUToShares(cpuLim.MilliValue()))
 	} else {
-		r.CpuShares = int64(MilliCPUToShares(cpuReq.MilliValue()))
+		r.CPUShares = int64(MilliCPUToShares(cpuReq.MilliValue()))
 	}
 	if mem := c.Resources.Limits.Memory().Value(); mem != 0 {
 		r.MemoryLimitInBytes = mem
@@ -53,10 +66,10 @@ func ContainerResources(pod *v1.Pod, c *v1.Container, opts Options) *runtimeapi.
 		if period == 0 {
 			period = QuotaPeriod
 		}
-		r.CpuPeriod = period
-		r.CpuQuota = MilliCPUToQuota(cpuLim.MilliValue(), period)
+		r.CPUPeriod = period
+		r.CPUQuota = MilliCPUToQuota(cpuLim.MilliValue(), period)
 	}
-	r.OomScoreAdj = int64(OOMScoreAdj(pod, c, opts.MemoryCapacity))
+	r.OOMScoreAdj = int64(OOMScoreAdj(pod, c, opts.MemoryCapacity))
 	return r
 }
 

@@ -11,5 +11,5 @@
 //	resources.MilliCPUToQuota(250, 100000)     // 25000 µs per 100 ms
 //	resources.PodQOSClass(pod)                 // v1.PodQOSBurstable
 //	r := resources.ContainerResources(pod, &pod.Spec.Containers[0], resources.Options{MemoryCapacity: capacity})
-//	// r.CpuShares, r.CpuQuota, r.CpuPeriod, r.MemoryLimitInBytes, r.OomScoreAdj
+//	// r.CPUShares, r.CPUQuota, r.CPUPeriod, r.MemoryLimitInBytes, r.OOMScoreAdj
 package resources

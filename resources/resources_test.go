@@ -122,11 +122,11 @@ func TestContainerResources(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := ContainerResources(&tc.pod, &tc.pod.Spec.Containers[0], tc.opts)
-			assert.Equal(t, tc.shares, r.CpuShares, "shares")
-			assert.Equal(t, tc.quota, r.CpuQuota, "quota")
-			assert.Equal(t, tc.period, r.CpuPeriod, "period")
+			assert.Equal(t, tc.shares, r.CPUShares, "shares")
+			assert.Equal(t, tc.quota, r.CPUQuota, "quota")
+			assert.Equal(t, tc.period, r.CPUPeriod, "period")
 			assert.Equal(t, tc.memory, r.MemoryLimitInBytes, "memory")
-			assert.Equal(t, tc.oom, r.OomScoreAdj, "oom_score_adj")
+			assert.Equal(t, tc.oom, r.OOMScoreAdj, "oom_score_adj")
 		})
 	}
 }

@@ -203,21 +203,21 @@ func sandboxChanged(pod *v1.Pod, status *kc.PodStatus) (bool, uint32, string) {
 	}
 	ready := 0
 	for _, s := range status.SandboxStatuses {
-		if s.State == runtimeapi.PodSandboxState_SANDBOX_READY {
+		if s.Ready() {
 			ready++
 		}
 	}
 	newest := status.SandboxStatuses[0]
-	next := newest.GetMetadata().GetAttempt() + 1
+	next := newest.Attempt + 1
 	switch {
-	case ready > 1, newest.State != runtimeapi.PodSandboxState_SANDBOX_READY:
-		return true, next, newest.Id
-	case newest.GetLinux().GetNamespaces().GetOptions().GetNetwork() != networkNamespaceMode(pod):
+	case ready > 1, !newest.Ready():
+		return true, next, newest.ID
+	case newest.HostNetwork != pod.Spec.HostNetwork:
 		return true, next, ""
-	case !pod.Spec.HostNetwork && newest.Network != nil && newest.Network.Ip == "":
-		return true, next, newest.Id
+	case !pod.Spec.HostNetwork && len(newest.IPs) == 0:
+		return true, next, newest.ID
 	}
-	return false, newest.GetMetadata().GetAttempt(), newest.Id
+	return false, newest.Attempt, newest.ID
 }
 
 func containerSucceeded(c *v1.Container, status *kc.PodStatus) bool {

@@ -55,7 +55,11 @@ func TestComputePodActions(t *testing.T) {
 	deleting.DeletionTimestamp = &metav1.Time{Time: time.Unix(1, 0)}
 
 	status := func(pod *v1.Pod, sandboxes []*runtimeapi.PodSandboxStatus, cs ...*kc.ContainerStatus) *kc.PodStatus {
-		return &kc.PodStatus{SandboxStatuses: sandboxes, ContainerStatuses: cs}
+		st := &kc.PodStatus{ContainerStatuses: cs}
+		for _, sb := range sandboxes {
+			st.SandboxStatuses = append(st.SandboxStatuses, SandboxStatusFromCRI(sb))
+		}
+		return st
 	}
 	ready := []*runtimeapi.PodSandboxStatus{readySandbox(0, "127.1.0.1")}
 	notReady := []*runtimeapi.PodSandboxStatus{{Id: "sb", State: runtimeapi.PodSandboxState_SANDBOX_NOTREADY,

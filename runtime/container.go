@@ -2,11 +2,13 @@ package runtime
 
 import (
 	"fmt"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/podpath"
 	"github.com/nodekit-dev/nodekit/resources"
 )
@@ -27,7 +29,7 @@ type ContainerInput struct {
 	RestartCount int
 	ImageRef     string // resolved image ID
 	PodIPs       []string
-	Mounts       []*runtimeapi.Mount
+	Mounts       []kc.Mount
 }
 
 // ContainerConfig builds the CRI container config (the kubelet's
@@ -76,13 +78,13 @@ func (m *Manager) ContainerConfig(pod *v1.Pod, c *v1.Container, in ContainerInpu
 		Envs:        kv,
 		Labels:      containerLabels(pod, c),
 		Annotations: containerAnnotations(pod, c, in.RestartCount),
-		Mounts:      in.Mounts,
+		Mounts:      criMounts(in.Mounts),
 		LogPath:     logPath,
 		Stdin:       c.Stdin,
 		StdinOnce:   c.StdinOnce,
 		Tty:         c.TTY,
 		Linux: &runtimeapi.LinuxContainerConfig{
-			Resources:       resources.ContainerResources(pod, c, m.cfg.Resources),
+			Resources:       linuxResources(resources.ContainerResources(pod, c, m.cfg.Resources)),
 			SecurityContext: containerSecurityContext(pod, c),
 		},
 	}
@@ -92,9 +94,11 @@ func (m *Manager) ContainerConfig(pod *v1.Pod, c *v1.Container, in ContainerInpu
 func containerSecurityContext(pod *v1.Pod, c *v1.Container) *runtimeapi.LinuxContainerSecurityContext {
 	sc := &runtimeapi.LinuxContainerSecurityContext{
 		NamespaceOptions: namespaceOptions(pod),
-		MaskedPaths:      defaultMaskedPaths,
-		ReadonlyPaths:    defaultReadonlyPaths,
-		Seccomp:          &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Unconfined},
+		// Copies: a caller that edits one container's config must not
+		// change every later container's.
+		MaskedPaths:   slices.Clone(defaultMaskedPaths),
+		ReadonlyPaths: slices.Clone(defaultReadonlyPaths),
+		Seccomp:       &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Unconfined},
 	}
 	if psc := pod.Spec.SecurityContext; psc != nil {
 		if psc.RunAsUser != nil {

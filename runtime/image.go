@@ -20,7 +20,7 @@ func (m *Manager) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container,
 	}
 	st, err := m.cfg.Images.ImageStatus(ctx, spec, false)
 	if err != nil {
-		return "", fail(ErrImageInspect, "pod %s: container %s: image %q: %v", podRef(pod), c.Name, c.Image, err)
+		return "", fail(ErrImageInspect, "pod %s: container %s: image %q: %w", podRef(pod), c.Name, c.Image, err)
 	}
 	present := st.GetImage() != nil
 	switch {
@@ -38,7 +38,7 @@ func (m *Manager) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container,
 	ref, err := m.cfg.Images.PullImage(ctx, spec, nil, sandboxCfg)
 	if err != nil {
 		m.cfg.ImageBackOff.Next(key, now)
-		return "", fail(ErrImagePull, "pod %s: container %s: pulling image %q: %v", podRef(pod), c.Name, c.Image, err)
+		return "", fail(ErrImagePull, "pod %s: container %s: pulling image %q: %w", podRef(pod), c.Name, c.Image, err)
 	}
 	return ref, nil
 }

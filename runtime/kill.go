@@ -72,7 +72,7 @@ func (m *Manager) killPodWithStatus(ctx context.Context, pod *v1.Pod, running *k
 	for _, s := range running.Sandboxes {
 		err := m.cfg.Runtime.StopPodSandbox(ctx, s.ID)
 		if err != nil {
-			err = fail(ErrKillPodSandbox, "pod %s/%s: sandbox %s: %v", running.Namespace, running.Name, s.ID, err)
+			err = fail(ErrKillPodSandbox, "pod %s/%s: sandbox %s: %w", running.Namespace, running.Name, s.ID, err)
 		}
 		res.add(ActionKillPodSandbox, s.ID, err)
 	}
@@ -91,7 +91,7 @@ func (m *Manager) killContainer(ctx context.Context, pod *v1.Pod, spec *v1.Conta
 			return nil
 		}
 		if err != nil {
-			return fail(ErrKillContainer, "container %s: %v", id, err)
+			return fail(ErrKillContainer, "container %s: %w", id, err)
 		}
 		li = kc.ReadLabels(st.Status.Labels, st.Status.Annotations)
 	}
@@ -118,7 +118,7 @@ func (m *Manager) killContainer(ctx context.Context, pod *v1.Pod, spec *v1.Conta
 		grace = *override
 	}
 	if err := m.cfg.Runtime.StopContainer(ctx, id, grace); err != nil {
-		return fail(ErrKillContainer, "container %s: %v", id, err)
+		return fail(ErrKillContainer, "container %s: %w", id, err)
 	}
 	return nil
 }
@@ -136,7 +136,7 @@ func (m *Manager) RemovePod(ctx context.Context, uid types.UID) error {
 	var errs []error
 	for _, c := range containers {
 		if err := m.cfg.Runtime.RemoveContainer(ctx, c.Id); err != nil {
-			errs = append(errs, fail(errRemovePodComponents, "container %s: %v", c.Id, err))
+			errs = append(errs, fail(errRemovePodComponents, "container %s: %w", c.Id, err))
 		}
 	}
 	sandboxes, err := m.cfg.Runtime.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: sel})
@@ -145,11 +145,11 @@ func (m *Manager) RemovePod(ctx context.Context, uid types.UID) error {
 	}
 	for _, s := range sandboxes {
 		if err := m.cfg.Runtime.StopPodSandbox(ctx, s.Id); err != nil {
-			errs = append(errs, fail(errRemovePodComponents, "sandbox %s: %v", s.Id, err))
+			errs = append(errs, fail(errRemovePodComponents, "sandbox %s: %w", s.Id, err))
 			continue
 		}
 		if err := m.cfg.Runtime.RemovePodSandbox(ctx, s.Id); err != nil {
-			errs = append(errs, fail(errRemovePodComponents, "sandbox %s: %v", s.Id, err))
+			errs = append(errs, fail(errRemovePodComponents, "sandbox %s: %w", s.Id, err))
 		}
 	}
 	if len(errs) > 0 {

@@ -50,7 +50,7 @@ var (
 
 // MountProvider returns the CRI mounts of a container (volumes are the
 // caller's business; the manager only passes them on).
-type MountProvider func(pod *v1.Pod, c *v1.Container) ([]*runtimeapi.Mount, error)
+type MountProvider func(pod *v1.Pod, c *v1.Container) ([]kc.Mount, error)
 
 // ManagerConfig configures a Manager. Zero fields take the kubelet's defaults.
 type ManagerConfig struct {
@@ -213,7 +213,7 @@ func GroupPods(sandboxes []*runtimeapi.PodSandbox, containers []*runtimeapi.Cont
 		}
 		get(li).Containers = append(get(li).Containers, &kc.Container{
 			ID: c.Id, Name: c.GetMetadata().GetName(), Image: c.GetImage().GetImage(), ImageRef: c.ImageRef,
-			Hash: li.Hash, State: kc.StateFromCRI(c.State), SandboxID: c.PodSandboxId, CreatedAt: c.CreatedAt,
+			Hash: li.Hash, State: ContainerStateFromCRI(c.State), SandboxID: c.PodSandboxId, CreatedAt: c.CreatedAt,
 		})
 	}
 	out := make([]*kc.Pod, 0, len(pods))
@@ -242,9 +242,10 @@ func (m *Manager) GetPodStatus(ctx context.Context, uid types.UID, name, namespa
 		if err != nil {
 			return nil, err
 		}
-		ps.SandboxStatuses = append(ps.SandboxStatuses, r.Status)
-		if i == 0 && r.Status.State == runtimeapi.PodSandboxState_SANDBOX_READY {
-			ps.IPs = kc.SandboxIPs(r.Status)
+		sb := SandboxStatusFromCRI(r.Status)
+		ps.SandboxStatuses = append(ps.SandboxStatuses, sb)
+		if i == 0 && sb.Ready() {
+			ps.IPs = sb.IPs
 		}
 	}
 	containers, err := m.cfg.Runtime.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: sel})
@@ -259,7 +260,7 @@ func (m *Manager) GetPodStatus(ctx context.Context, uid types.UID, name, namespa
 		if err != nil {
 			return nil, err
 		}
-		ps.ContainerStatuses = append(ps.ContainerStatuses, kc.ContainerStatusFromCRI(r.Status, c.PodSandboxId))
+		ps.ContainerStatuses = append(ps.ContainerStatuses, ContainerStatusFromCRI(r.Status, c.PodSandboxId))
 	}
 	kc.SortNewestFirst(ps.ContainerStatuses)
 	return ps, nil

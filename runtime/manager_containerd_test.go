@@ -21,7 +21,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/nodekit-dev/nodekit/internal/testenv"
 	"github.com/nodekit-dev/nodekit/runtime"
@@ -105,7 +104,7 @@ func TestSyncPodOnContainerd(t *testing.T) {
 	status, err := m.GetPodStatus(ctx, uid, pod.Name, pod.Namespace)
 	require.NoError(t, err)
 	require.Len(t, status.SandboxStatuses, 1)
-	assert.Equal(t, runtimeapi.PodSandboxState_SANDBOX_READY, status.SandboxStatuses[0].State)
+	assert.Equal(t, kc.SandboxStateReady, status.SandboxStatuses[0].State)
 	web := status.FindContainerStatusByName("web")
 	require.NotNil(t, web)
 	assert.Equal(t, kc.ContainerStateRunning, web.State)
@@ -127,7 +126,7 @@ func TestSyncPodOnContainerd(t *testing.T) {
 	assert.Less(t, time.Since(start), time.Duration(grace)*time.Second, "stopped within the grace period")
 	status, err = m.GetPodStatus(ctx, uid, pod.Name, pod.Namespace)
 	require.NoError(t, err)
-	assert.Equal(t, runtimeapi.PodSandboxState_SANDBOX_NOTREADY, status.SandboxStatuses[0].State)
+	assert.Equal(t, kc.SandboxStateNotReady, status.SandboxStatuses[0].State)
 	assert.Empty(t, status.RunningContainers())
 	assert.Equal(t, 0, status.FindContainerStatusByName("web").ExitCode, "web exited on SIGTERM")
 

@@ -13,7 +13,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/nodekit-dev/nodekit/runtime"
@@ -194,7 +193,7 @@ func TestKillPodGracePeriodAndPreStop(t *testing.T) {
 	st, err := e.m.GetPodStatus(e.ctx, pod.UID, pod.Name, pod.Namespace)
 	require.NoError(t, err)
 	assert.Empty(t, st.RunningContainers())
-	assert.Equal(t, runtimeapi.PodSandboxState_SANDBOX_NOTREADY, st.SandboxStatuses[0].State)
+	assert.Equal(t, kc.SandboxStateNotReady, st.SandboxStatuses[0].State)
 	assert.Equal(t, 0, st.FindContainerStatusByName("c").ExitCode, "stopped gracefully")
 
 	// Orphans: KillPod without the pod spec reads what it needs from labels.

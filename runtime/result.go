@@ -63,16 +63,20 @@ func (s SyncStep) Reason() string {
 	return s.Err.Error()
 }
 
+// stepError is a step's failure: its kind (the waiting reason) and its
+// cause, both reachable with errors.Is and errors.As, so a caller can tell
+// ErrCreatePodSandbox and, under it, ErrUnavailable.
 type stepError struct {
-	kind error
-	msg  string
+	kind  error
+	cause error
 }
 
-func (e *stepError) Error() string { return e.kind.Error() + ": " + e.msg }
-func (e *stepError) Unwrap() error { return e.kind }
+func (e *stepError) Error() string   { return e.kind.Error() + ": " + e.cause.Error() }
+func (e *stepError) Unwrap() []error { return []error{e.kind, e.cause} }
 
+// fail builds a step error; format wraps the cause with %w.
 func fail(kind error, format string, args ...any) error {
-	return &stepError{kind: kind, msg: fmt.Sprintf(format, args...)}
+	return &stepError{kind: kind, cause: fmt.Errorf(format, args...)}
 }
 
 // SyncResult collects the steps of a SyncPod or KillPod.

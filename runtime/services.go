@@ -2,12 +2,15 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 )
 
 // Client implements the cri-api's own interfaces, so code written against the
@@ -212,6 +215,43 @@ func (c *Client) CheckpointContainer(ctx context.Context, req *runtimeapi.Checkp
 // returned error is typed: errors.Is(err, ErrUnimplemented) for a runtime
 // without events (containerd 1.6).
 func (c *Client) GetContainerEvents(ctx context.Context, ch chan *runtimeapi.ContainerEventResponse, established func(runtimeapi.RuntimeService_GetContainerEventsClient)) error {
+	return c.streamEvents(ctx, func(ev *runtimeapi.ContainerEventResponse) bool {
+		select {
+		case ch <- ev:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}, established)
+}
+
+// ContainerEvents streams container events, converted, into ch until the
+// stream or ctx ends; connected, if not nil, is called once the stream is
+// open. A runtime without events gives an error that errors.Is both
+// ErrUnimplemented and errors.ErrUnsupported. It is pleg's EventSource.
+func (c *Client) ContainerEvents(ctx context.Context, ch chan<- *kc.ContainerEvent, connected func()) error {
+	var established func(runtimeapi.RuntimeService_GetContainerEventsClient)
+	if connected != nil {
+		established = func(runtimeapi.RuntimeService_GetContainerEventsClient) { connected() }
+	}
+	err := c.streamEvents(ctx, func(ev *runtimeapi.ContainerEventResponse) bool {
+		select {
+		case ch <- ContainerEventFromCRI(ev):
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}, established)
+	if errors.Is(err, ErrUnimplemented) {
+		return fmt.Errorf("%w: %w", errors.ErrUnsupported, err)
+	}
+	return err
+}
+
+// streamEvents opens GetContainerEvents and hands each event to deliver
+// until it returns false (ctx ended) or the stream fails.
+func (c *Client) streamEvents(ctx context.Context, deliver func(*runtimeapi.ContainerEventResponse) bool,
+	established func(runtimeapi.RuntimeService_GetContainerEventsClient)) error {
 	const op = "get_container_events"
 	start := time.Now()
 	stream, err := c.rs.GetContainerEvents(ctx, &runtimeapi.GetEventsRequest{})
@@ -233,9 +273,7 @@ func (c *Client) GetContainerEvents(ctx context.Context, ch chan *runtimeapi.Con
 			c.opts.metrics.streamError(op)
 			return err
 		}
-		select {
-		case ch <- ev:
-		case <-ctx.Done():
+		if !deliver(ev) {
 			return wrapError(op, ctx.Err())
 		}
 	}

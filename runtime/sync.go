@@ -65,7 +65,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus
 	podIPs := status.IPs
 	sandboxCfg, err := m.SandboxConfig(pod, a.Attempt, opts.CgroupParent)
 	if err != nil {
-		res.add(ActionCreatePodSandbox, podRef(pod), fail(ErrConfigPodSandbox, "%v", err))
+		res.add(ActionCreatePodSandbox, podRef(pod), fail(ErrConfigPodSandbox, "%w", err))
 		return res
 	}
 	if a.CreateSandbox {
@@ -100,19 +100,19 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus
 
 func (m *Manager) createSandbox(ctx context.Context, pod *v1.Pod, cfg *runtimeapi.PodSandboxConfig) (string, []string, error) {
 	if err := os.MkdirAll(cfg.LogDirectory, 0o755); err != nil {
-		return "", nil, fail(ErrCreatePodSandbox, "pod %s: log directory: %v", podRef(pod), err)
+		return "", nil, fail(ErrCreatePodSandbox, "pod %s: log directory: %w", podRef(pod), err)
 	}
 	id, err := m.cfg.Runtime.RunPodSandbox(ctx, cfg, m.cfg.RuntimeHandler)
 	if err != nil {
-		return "", nil, fail(ErrCreatePodSandbox, "pod %s: %v", podRef(pod), err)
+		return "", nil, fail(ErrCreatePodSandbox, "pod %s: %w", podRef(pod), err)
 	}
 	st, err := m.cfg.Runtime.PodSandboxStatus(ctx, id, false)
 	if err != nil {
-		return "", nil, fail(ErrPodSandboxStatus, "pod %s: sandbox %s: %v", podRef(pod), id, err)
+		return "", nil, fail(ErrPodSandboxStatus, "pod %s: sandbox %s: %w", podRef(pod), id, err)
 	}
 	var ips []string
 	if !pod.Spec.HostNetwork {
-		ips = kc.SandboxIPs(st.Status)
+		ips = SandboxStatusFromCRI(st.Status).IPs
 	}
 	return id, ips, nil
 }
@@ -143,7 +143,7 @@ func (m *Manager) checkBackOff(pod *v1.Pod, c *v1.Container, status *kc.PodStatu
 func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxCfg *runtimeapi.PodSandboxConfig,
 	pod *v1.Pod, c *v1.Container, status *kc.PodStatus, podIPs []string) error {
 	if err := ValidateContainer(c); err != nil {
-		return fail(ErrCreateConfig, "pod %s: %v", podRef(pod), err)
+		return fail(ErrCreateConfig, "pod %s: %w", podRef(pod), err)
 	}
 	imageRef, err := m.ensureImage(ctx, pod, c, sandboxCfg)
 	if err != nil {
@@ -156,28 +156,28 @@ func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxC
 		// Containers may have been removed while their logs stayed: keep counting.
 		restartCount = restartCountFromLogs(sandboxCfg.LogDirectory, c.Name)
 	}
-	var mounts []*runtimeapi.Mount
+	var mounts []kc.Mount
 	if m.cfg.Mounts != nil {
 		if mounts, err = m.cfg.Mounts(pod, c); err != nil {
-			return fail(ErrCreateConfig, "pod %s: container %s: volumes: %v", podRef(pod), c.Name, err)
+			return fail(ErrCreateConfig, "pod %s: container %s: volumes: %w", podRef(pod), c.Name, err)
 		}
 	}
 	cfg, err := m.ContainerConfig(pod, c, ContainerInput{RestartCount: restartCount, ImageRef: imageRef, PodIPs: podIPs, Mounts: mounts})
 	if err != nil {
-		return fail(ErrCreateConfig, "pod %s: %v", podRef(pod), err)
+		return fail(ErrCreateConfig, "pod %s: %w", podRef(pod), err)
 	}
 	id, err := m.cfg.Runtime.CreateContainer(ctx, sandboxID, cfg, sandboxCfg)
 	if err != nil {
-		return fail(ErrCreateContainer, "pod %s: container %s: %v", podRef(pod), c.Name, err)
+		return fail(ErrCreateContainer, "pod %s: container %s: %w", podRef(pod), c.Name, err)
 	}
 	if err := m.cfg.Runtime.StartContainer(ctx, id); err != nil {
-		return fail(ErrRunContainer, "pod %s: container %s: %v", podRef(pod), c.Name, err)
+		return fail(ErrRunContainer, "pod %s: container %s: %w", podRef(pod), c.Name, err)
 	}
 	if c.Lifecycle != nil && c.Lifecycle.PostStart != nil {
 		if msg, err := m.runHook(ctx, pod, c, id, podIPs, c.Lifecycle.PostStart, 0); err != nil {
 			// The kubelet kills a container whose postStart hook failed.
 			kerr := m.killContainer(ctx, pod, c, id, "FailedPostStartHook", nil)
-			return fail(ErrPostStartHook, "pod %s: container %s: postStart hook failed: %v %s (kill: %v)", podRef(pod), c.Name, err, msg, kerr)
+			return fail(ErrPostStartHook, "pod %s: container %s: postStart hook failed: %w %s (kill: %v)", podRef(pod), c.Name, err, msg, kerr)
 		}
 	}
 	return nil
@@ -249,10 +249,11 @@ func PodFromStatus(s *kc.PodStatus) *kc.Pod {
 	}
 	for _, ss := range s.SandboxStatuses {
 		st := kc.ContainerStateExited
-		if ss.State == runtimeapi.PodSandboxState_SANDBOX_READY {
+		if ss.Ready() {
 			st = kc.ContainerStateRunning
 		}
-		p.Sandboxes = append(p.Sandboxes, &kc.Container{ID: ss.Id, Name: kc.SandboxContainerName, State: st, SandboxID: ss.Id, CreatedAt: ss.CreatedAt})
+		p.Sandboxes = append(p.Sandboxes, &kc.Container{ID: ss.ID, Name: kc.SandboxContainerName, State: st, SandboxID: ss.ID,
+			CreatedAt: ss.CreatedAt.UnixNano()})
 	}
 	return p
 }

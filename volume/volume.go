@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/podpath"
 )
 
@@ -68,12 +68,12 @@ func New(cfg Config) *Manager {
 
 // Mounts sets up (idempotently) the volumes container c mounts and returns
 // their CRI mounts; it is a runtime.MountProvider. Errors name the field.
-func (m *Manager) Mounts(pod *v1.Pod, c *v1.Container) ([]*runtimeapi.Mount, error) {
+func (m *Manager) Mounts(pod *v1.Pod, c *v1.Container) ([]kc.Mount, error) {
 	byName := make(map[string]*v1.Volume, len(pod.Spec.Volumes))
 	for i := range pod.Spec.Volumes {
 		byName[pod.Spec.Volumes[i].Name] = &pod.Spec.Volumes[i]
 	}
-	var out []*runtimeapi.Mount
+	var out []kc.Mount
 	for i, vm := range c.VolumeMounts {
 		vol, ok := byName[vm.Name]
 		if !ok {
@@ -93,7 +93,7 @@ func (m *Manager) Mounts(pod *v1.Pod, c *v1.Container) ([]*runtimeapi.Mount, err
 				return nil, fmt.Errorf("volumeMounts[%d].subPath: %w", i, err)
 			}
 		}
-		out = append(out, &runtimeapi.Mount{ContainerPath: vm.MountPath, HostPath: host, Readonly: vm.ReadOnly})
+		out = append(out, kc.Mount{ContainerPath: vm.MountPath, HostPath: host, ReadOnly: vm.ReadOnly})
 	}
 	return out, nil
 }

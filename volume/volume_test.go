@@ -73,7 +73,7 @@ func TestVolumeMountsAndTearDown(t *testing.T) {
 	emptyDir := filepath.Join(root, "pods/u1/volumes/kubernetes.io~empty-dir")
 	assert.Equal(t, filepath.Join(emptyDir, "scratch/a/b"), mounts[0].HostPath)
 	assert.Equal(t, host, mounts[1].HostPath)
-	assert.True(t, mounts[1].Readonly)
+	assert.True(t, mounts[1].ReadOnly)
 	assert.Equal(t, filepath.Join(emptyDir, "scratch"), mounts[2].HostPath, "set up once, mounted twice")
 	assert.DirExists(t, host)
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
 	"github.com/nodekit-dev/nodekit/pleg"
+	"github.com/nodekit-dev/nodekit/pleg/plegmetrics"
 	"github.com/nodekit-dev/nodekit/podpath"
 	"github.com/nodekit-dev/nodekit/podsource"
 	"github.com/nodekit-dev/nodekit/podstatus"
@@ -72,7 +73,7 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 		a.runtimeName = v.RuntimeName
 	}
 	a.runtimePrefix = a.runtimeName + "://"
-	plegMetrics, proberMetrics, srcMetrics := pleg.NewMetrics(), prober.NewMetrics(), podsource.NewMetrics()
+	plegMetrics, proberMetrics, srcMetrics := plegmetrics.New(), prober.NewMetrics(), podsource.NewMetrics()
 	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		plegMetrics, proberMetrics, srcMetrics)
 	volumes := volume.New(volume.Config{Layout: podpath.Layout{RootDir: cfg.rootDir, PodLogsDir: cfg.podLogsDir}})
@@ -82,8 +83,10 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 		HostIP: cfg.hostIP, Mounts: volumes.Mounts, Log: log.WithName("runtime")}); err != nil {
 		return nil, nil, err
 	}
-	a.pleg = pleg.NewGeneric(pleg.Config{Runtime: a.mgr, Cache: a.cache, Clock: clk, RelistPeriod: cfg.relistPeriod,
-		Metrics: plegMetrics, Log: log.WithName("pleg")})
+	if a.pleg, err = pleg.NewGeneric(pleg.Config{Runtime: a.mgr, Cache: a.cache, Clock: clk, RelistPeriod: cfg.relistPeriod,
+		Metrics: plegMetrics, Log: log.WithName("pleg")}); err != nil {
+		return nil, nil, err
+	}
 	if a.prober, err = prober.New(prober.Config{Statuses: a.cache, Exec: client, HostIP: cfg.hostIP, Clock: clk,
 		Metrics: proberMetrics, Log: log.WithName("prober")}); err != nil {
 		return nil, nil, err
@@ -170,9 +173,9 @@ func (a *agent) run(ctx context.Context) {
 			}
 		}()
 	}
-	for _, run := range []func(context.Context){a.pleg.Run, a.prober.Run, a.workers.Run} {
+	for _, run := range []func(context.Context) error{a.pleg.Run, a.prober.Run, a.workers.Run} {
 		wg.Add(1)
-		go func() { defer wg.Done(); run(ctx) }()
+		go func() { defer wg.Done(); a.logError(run(ctx), "run") }()
 	}
 	housekeeping, gc := a.clock.NewTicker(housekeepingPeriod), a.clock.NewTicker(containerGCPeriod)
 	defer housekeeping.Stop()
@@ -182,9 +185,11 @@ func (a *agent) run(ctx context.Context) {
 		case <-ctx.Done():
 		case u := <-a.mux.Updates():
 			a.apply(u)
-		case ev := <-a.pleg.Watch():
-			a.workers.Sync(ev.ID)
-		case u := <-a.prober.Liveness().Updates():
+		case ev, ok := <-a.pleg.Watch(): // closed once ctx ends
+			if ok {
+				a.workers.Sync(ev.ID)
+			}
+		case u := <-a.prober.Liveness().Updates(): // a closed channel's zero Update syncs nobody
 			a.workers.Sync(u.PodUID)
 		case u := <-a.prober.Readiness().Updates():
 			a.workers.Sync(u.PodUID)

@@ -18,9 +18,10 @@ import (
 	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
 
+	"k8s.io/apimachinery/pkg/util/rand"
+
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
-	"k8s.io/apimachinery/pkg/util/rand"
 )
 
 // TestAgentOnContainerd drives the agent only through manifests on disk:

@@ -15,8 +15,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/go-logr/logr"
-	"github.com/nodekit-dev/nodekit/runtime"
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/nodekit-dev/nodekit/runtime"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -1,9 +1,12 @@
-package pleg
+package plegmetrics
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+	"github.com/nodekit-dev/nodekit/pleg"
 )
 
 // Metrics are the kubelet's PLEG metrics, as a Collector the caller
@@ -21,9 +24,11 @@ type Metrics struct {
 	collectors     []prometheus.Collector
 }
 
-// NewMetrics returns the kubelet_pleg_*, kubelet_evented_pleg_* and
+var _ pleg.Metrics = (*Metrics)(nil)
+
+// New returns the kubelet_pleg_*, kubelet_evented_pleg_* and
 // kubelet_running_* metrics.
-func NewMetrics() *Metrics {
+func New() *Metrics {
 	m := &Metrics{
 		relistDuration: prometheus.NewHistogram(prometheus.HistogramOpts{Subsystem: "kubelet", Name: "pleg_relist_duration_seconds",
 			Help: "Duration in seconds for relisting pods in PLEG.", Buckets: prometheus.DefBuckets}),
@@ -63,23 +68,31 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// observeRunning counts pods with a ready sandbox and containers by state.
-func (m *Metrics) observeRunning(pods []*kc.Pod) {
-	runningPods := 0
-	counts := map[kc.ContainerState]int{}
-	for _, p := range pods {
-		for _, c := range p.Containers {
-			counts[c.State]++
-		}
-		for _, s := range p.Sandboxes {
-			if s.State == kc.ContainerStateRunning {
-				runningPods++
-				break
-			}
-		}
+// Relisted implements pleg.Metrics.
+func (m *Metrics) Relisted(interval, duration time.Duration) {
+	if interval > 0 {
+		m.relistInterval.Observe(interval.Seconds())
 	}
-	m.runningPods.Set(float64(runningPods))
+	m.relistDuration.Observe(duration.Seconds())
+}
+
+// Seen implements pleg.Metrics.
+func (m *Metrics) Seen(start time.Time, pods int, containers map[kc.ContainerState]int) {
+	m.lastSeen.Set(float64(start.Unix()))
+	m.runningPods.Set(float64(pods))
 	for _, s := range []kc.ContainerState{kc.ContainerStateCreated, kc.ContainerStateRunning, kc.ContainerStateExited, kc.ContainerStateUnknown} {
-		m.runningCtrs.WithLabelValues(string(s)).Set(float64(counts[s]))
+		m.runningCtrs.WithLabelValues(string(s)).Set(float64(containers[s]))
 	}
 }
+
+// EventDiscarded implements pleg.Metrics.
+func (m *Metrics) EventDiscarded() { m.discardEvents.Inc() }
+
+// StreamConnected implements pleg.Metrics.
+func (m *Metrics) StreamConnected() { m.connSuccess.Inc() }
+
+// StreamFailed implements pleg.Metrics.
+func (m *Metrics) StreamFailed() { m.connErrors.Inc() }
+
+// EventLatency implements pleg.Metrics.
+func (m *Metrics) EventLatency(d time.Duration) { m.eventLatency.Observe(d.Seconds()) }
