@@ -30,7 +30,7 @@
 //	defer client.Close(ctx)
 //	mgr, _ := runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client})
 //	status, _ := mgr.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
-//	if err := mgr.SyncPod(ctx, pod, status, runtime.SyncOptions{}).Error(); err != nil {
+//	if err := mgr.SyncPod(ctx, pod, status, runtime.SyncOptions{}).Err(); err != nil {
 //		log.Print(err) // e.g. CrashLoopBackOff: retried on the next sync
 //	}
 package nodekit

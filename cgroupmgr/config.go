@@ -12,16 +12,31 @@ import (
 // DefaultMountRoot is where the kernel's cgroup hierarchies are mounted.
 const DefaultMountRoot = "/sys/fs/cgroup"
 
+// Mode is the host's cgroup layout.
+type Mode string
+
+// The cgroup modes.
+const (
+	// ModeAuto detects the mode at New.
+	ModeAuto Mode = ""
+	// ModeV1 is the legacy layout: a v1 hierarchy per controller.
+	ModeV1 Mode = "v1"
+	// ModeHybrid is v1 controllers plus a controller-less cgroup2 tree.
+	ModeHybrid Mode = "hybrid"
+	// ModeV2 is the unified cgroup2 hierarchy.
+	ModeV2 Mode = "v2"
+)
+
 // Config configures a Manager. The zero value is the kubelet's default.
 type Config struct {
 	// MountRoot is where cgroup hierarchies are mounted; default
 	// /sys/fs/cgroup. Point it at a temp dir in tests.
 	MountRoot string
-	// Mode forces the cgroup mode; cgroups.Unavailable (0) detects it at New:
-	// cgroups.Mode() for the default MountRoot, statfs of MountRoot otherwise.
-	// Hybrid is managed like Legacy, through the v1 controllers (as the kubelet
-	// does); the controller-less cgroup2 tree at <root>/unified is not touched.
-	Mode cgroups.CGMode
+	// Mode forces the cgroup mode; ModeAuto ("") detects it at New from
+	// the filesystem at MountRoot. ModeHybrid is managed like ModeV1,
+	// through the v1 controllers (as the kubelet does); the controller-less
+	// cgroup2 tree at <root>/unified is not touched.
+	Mode Mode
 	// Driver is the naming scheme (--cgroup-driver); default DriverCgroupfs.
 	// DriverSystemd only changes names: cgroups are written through the
 	// filesystem, no systemd units are created.
@@ -71,28 +86,36 @@ func (c Config) withDefaults() (Config, error) {
 	if c.WeightFormula != WeightLinear && c.WeightFormula != WeightNonLinear {
 		return c, fieldError("WeightFormula", c.WeightFormula, "unknown formula")
 	}
-	if c.Mode == cgroups.Unavailable {
+	if c.Mode == ModeAuto {
 		c.Mode = detectMode(c.MountRoot)
 	}
-	if c.Mode == cgroups.Unavailable {
+	if c.Mode == ModeAuto {
 		return c, fieldError("MountRoot", fmt.Sprintf("%q", c.MountRoot), "no cgroup hierarchy found")
 	}
 	return c, nil
 }
 
-func detectMode(root string) cgroups.CGMode {
+func detectMode(root string) Mode {
 	if root == DefaultMountRoot {
-		return cgroups.Mode()
+		switch cgroups.Mode() {
+		case cgroups.Unified:
+			return ModeV2
+		case cgroups.Hybrid:
+			return ModeHybrid
+		case cgroups.Legacy:
+			return ModeV1
+		}
+		return ModeAuto
 	}
 	var st unix.Statfs_t
 	if err := unix.Statfs(root, &st); err != nil {
-		return cgroups.Unavailable
+		return ModeAuto
 	}
 	if st.Type == unix.CGROUP2_SUPER_MAGIC {
-		return cgroups.Unified
+		return ModeV2
 	}
 	if err := unix.Statfs(filepath.Join(root, "unified"), &st); err == nil && st.Type == unix.CGROUP2_SUPER_MAGIC {
-		return cgroups.Hybrid
+		return ModeHybrid
 	}
-	return cgroups.Legacy
+	return ModeV1
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/containerd/cgroups/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
@@ -43,11 +42,11 @@ func read(t *testing.T, path ...string) string {
 }
 
 // newFakeManager returns a Manager over a fake hierarchy in a temp dir.
-func newFakeManager(t *testing.T, mode cgroups.CGMode, cfg Config) (*Manager, string) {
+func newFakeManager(t *testing.T, mode Mode, cfg Config) (*Manager, string) {
 	t.Helper()
 	root := t.TempDir()
 	cfg.MountRoot, cfg.Mode = root, mode
-	if mode == cgroups.Unified {
+	if mode == ModeV2 {
 		require.NoError(t, writeFiles(root, fakeV2Files))
 	} else {
 		for _, c := range []string{"cpu", "cpuacct", "memory", "pids"} {
@@ -77,10 +76,10 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		want string
 	}{
 		{Config{MountRoot: "relative"}, `MountRoot="relative"`},
-		{Config{MountRoot: dir, Mode: cgroups.Legacy, Driver: "bogus"}, `Driver="bogus"`},
-		{Config{MountRoot: dir, Mode: cgroups.Legacy, CgroupRoot: "/../escape"}, `CgroupRoot "/../escape"`},
-		{Config{MountRoot: dir, Mode: cgroups.Legacy, PodPidsLimit: -5}, "PodPidsLimit=-5"},
-		{Config{MountRoot: dir, Mode: cgroups.Legacy}, "no cgroup v1 cpu, cpuacct, memory or pids controller"},
+		{Config{MountRoot: dir, Mode: ModeV1, Driver: "bogus"}, `Driver="bogus"`},
+		{Config{MountRoot: dir, Mode: ModeV1, CgroupRoot: "/../escape"}, `CgroupRoot "/../escape"`},
+		{Config{MountRoot: dir, Mode: ModeV1, PodPidsLimit: -5}, "PodPidsLimit=-5"},
+		{Config{MountRoot: dir, Mode: ModeV1}, "no cgroup v1 cpu, cpuacct, memory or pids controller"},
 	} {
 		_, err := New(tc.cfg)
 		require.ErrorContains(t, err, tc.want)
@@ -88,7 +87,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 }
 
 func TestFakeV1PodLifecycle(t *testing.T) {
-	m, root := newFakeManager(t, cgroups.Legacy, Config{CgroupRoot: "/nodekit-test", PodPidsLimit: 100})
+	m, root := newFakeManager(t, ModeV1, Config{CgroupRoot: "/nodekit-test", PodPidsLimit: 100})
 	require.NoError(t, m.EnsureQOSCgroups())
 	assert.Equal(t, "2", read(t, root, "cpu/nodekit-test/kubepods/besteffort/cpu.shares"))
 
@@ -128,7 +127,7 @@ func TestFakeV2PodLifecycle(t *testing.T) {
 		formula WeightFormula
 		weight  string
 	}{{WeightLinear, "20"}, {WeightNonLinear, "59"}} {
-		m, root := newFakeManager(t, cgroups.Unified, Config{WeightFormula: tc.formula, DisableCPUQuota: true, MemoryQoS: true})
+		m, root := newFakeManager(t, ModeV2, Config{WeightFormula: tc.formula, DisableCPUQuota: true, MemoryQoS: true})
 		require.NoError(t, m.EnsureQOSCgroups())
 		assert.Equal(t, "1", read(t, root, "kubepods/besteffort/cpu.weight"))
 		assert.Contains(t, read(t, root, "cgroup.subtree_control"), "+cpu")
@@ -164,7 +163,7 @@ func TestFakeV2PodLifecycle(t *testing.T) {
 func TestFakeCleanupOrphans(t *testing.T) {
 	for _, driver := range []Driver{DriverCgroupfs, DriverSystemd} {
 		t.Run(string(driver), func(t *testing.T) {
-			m, root := newFakeManager(t, cgroups.Unified, Config{Driver: driver})
+			m, root := newFakeManager(t, ModeV2, Config{Driver: driver})
 			require.NoError(t, m.EnsureQOSCgroups())
 			active := guaranteedPod("keep-1")
 			gone := podOf("gone-1", nil, ctr(nil, nil))
@@ -193,7 +192,7 @@ func TestFakeCleanupOrphans(t *testing.T) {
 }
 
 func TestPodCgroupNameRefusesBadUID(t *testing.T) {
-	m, _ := newFakeManager(t, cgroups.Unified, Config{})
+	m, _ := newFakeManager(t, ModeV2, Config{})
 	for _, uid := range []string{"", "../../x", "a/b", "a_b", "..", strings.Repeat("u", 2000), "a\x00b"} {
 		_, err := m.PodCgroupName(podOf(uid, nil, ctr(nil, nil)))
 		require.ErrorContains(t, err, "pod.metadata.uid", uid)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/containerd/cgroups/v3"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -40,7 +39,7 @@ func New(cfg Config) (*Manager, error) {
 		return nil, err
 	}
 	m := &Manager{cfg: cfg, root: root}
-	if cfg.Mode == cgroups.Unified {
+	if cfg.Mode == ModeV2 {
 		m.fs = &v2Driver{root: cfg.MountRoot, formula: cfg.WeightFormula}
 	} else {
 		d, err := newV1Driver(cfg.MountRoot)
@@ -53,7 +52,7 @@ func New(cfg Config) (*Manager, error) {
 }
 
 // Mode is the detected (or configured) cgroup mode.
-func (m *Manager) Mode() cgroups.CGMode { return m.cfg.Mode }
+func (m *Manager) Mode() Mode { return m.cfg.Mode }
 
 // KubepodsCgroupName is <CgroupRoot>/kubepods.
 func (m *Manager) KubepodsCgroupName() CgroupName {
@@ -144,7 +143,7 @@ func (m *Manager) podOptions() PodOptions {
 	return PodOptions{
 		DisableCPUQuota: m.cfg.DisableCPUQuota,
 		CPUPeriod:       m.cpuPeriod(),
-		MemoryQoS:       m.cfg.MemoryQoS && m.cfg.Mode == cgroups.Unified,
+		MemoryQoS:       m.cfg.MemoryQoS && m.cfg.Mode == ModeV2,
 	}
 }
 

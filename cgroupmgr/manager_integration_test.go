@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/containerd/cgroups/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
@@ -30,9 +29,9 @@ func requireRealV1(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatalf("integration tests need root to create cgroups (euid %d)", os.Geteuid())
 	}
-	mode := cgroups.Mode()
-	if mode != cgroups.Legacy && mode != cgroups.Hybrid {
-		t.Fatalf("integration tests need cgroup v1 controllers at %s (mode %d: 1=legacy, 2=hybrid, 3=unified)", DefaultMountRoot, mode)
+	mode := detectMode(DefaultMountRoot)
+	if mode != ModeV1 && mode != ModeHybrid {
+		t.Fatalf("integration tests need cgroup v1 controllers at %s (mode %q)", DefaultMountRoot, mode)
 	}
 	for _, c := range v1Controllers {
 		if _, err := os.Stat(filepath.Join(DefaultMountRoot, c, "cgroup.procs")); err != nil {
@@ -79,8 +78,8 @@ func TestIntegrationV1PodCgroupWithRealProcess(t *testing.T) {
 
 	m, err := New(Config{CgroupRoot: "/" + rootName, PodPidsLimit: 64})
 	require.NoError(t, err)
-	t.Logf("detected cgroup mode %d (1=legacy, 2=hybrid, 3=unified)", m.Mode())
-	require.NotEqual(t, cgroups.Unified, m.Mode())
+	t.Logf("detected cgroup mode %q", m.Mode())
+	require.NotEqual(t, ModeV2, m.Mode())
 
 	require.NoError(t, m.EnsureQOSCgroups())
 	assert.Equal(t, "2", readCg(t, "cpu", "/"+rootName+"/kubepods/besteffort", "cpu.shares"))

@@ -3,8 +3,9 @@ package cgroupmgr
 import (
 	"fmt"
 
-	"github.com/nodekit-dev/nodekit/resources"
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/nodekit-dev/nodekit/resources"
 )
 
 // ResourceConfig is what a QoS or pod cgroup is set to. A nil field is left

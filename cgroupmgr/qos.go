@@ -1,9 +1,9 @@
 package cgroupmgr
 
 import (
-	"github.com/containerd/cgroups/v3"
-	"github.com/nodekit-dev/nodekit/resources"
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/nodekit-dev/nodekit/resources"
 )
 
 // EnsureQOSCgroups creates kubepods, kubepods/burstable and
@@ -68,7 +68,7 @@ func QOSResourceConfigs(pods []*v1.Pod, memoryQoS bool) (map[v1.PodQOSClass]*Res
 // UpdateQOSCgroups re-sizes the QoS cgroups for the active pods (the
 // Guaranteed entry applies to kubepods and is only written with memory QoS).
 func (m *Manager) UpdateQOSCgroups(activePods []*v1.Pod) error {
-	memoryQoS := m.cfg.MemoryQoS && m.cfg.Mode == cgroups.Unified
+	memoryQoS := m.cfg.MemoryQoS && m.cfg.Mode == ModeV2
 	rcs, err := QOSResourceConfigs(activePods, memoryQoS)
 	if err != nil {
 		return err

@@ -4,8 +4,9 @@ import (
 	"testing"
 
 	"github.com/containerd/cgroups/v3/cgroup2"
-	"github.com/nodekit-dev/nodekit/resources"
 	"github.com/stretchr/testify/assert"
+
+	"github.com/nodekit-dev/nodekit/resources"
 )
 
 func TestSharesAndQuotaPublishedValues(t *testing.T) {

@@ -74,7 +74,7 @@ func TestPLEGOnContainerd(t *testing.T) {
 				require.NoError(t, mgr.RemovePod(context.Background(), uid))
 				testenv.RemovePodCgroup(t, string(uid))
 			})
-			require.NoError(t, mgr.SyncPod(ctx, pod, nil, runtime.SyncOptions{CgroupParent: testenv.CgroupParent(string(uid))}).Error())
+			require.NoError(t, mgr.SyncPod(ctx, pod, nil, runtime.SyncOptions{CgroupParent: testenv.CgroupParent(string(uid))}).Err())
 			started := time.Now()
 			status, err := mgr.GetPodStatus(ctx, uid, pod.Name, pod.Namespace)
 			require.NoError(t, err)

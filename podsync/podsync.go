@@ -134,7 +134,7 @@ func (s *Syncer) Sync(ctx context.Context, w podworkers.Work) error {
 		}
 	}
 	s.publish(pod, status)
-	return res.Error()
+	return res.Err()
 }
 
 func (s *Syncer) publish(pod *v1.Pod, st *kc.PodStatus) {

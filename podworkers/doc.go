@@ -33,7 +33,7 @@
 //			if w.Type == podworkers.TerminatePod {
 //				return mgr.TerminatePod(ctx, w.Pod)
 //			}
-//			return mgr.SyncPod(ctx, w.Pod, w.Status, runtime.SyncOptions{}).Error()
+//			return mgr.SyncPod(ctx, w.Pod, w.Status, runtime.SyncOptions{}).Err()
 //		}), Cache: cache, Clock: clk})
 //	go workers.Run(ctx)
 //	workers.UpdatePod(podworkers.Update{Type: podworkers.SyncPodCreate, Pod: pod})

@@ -34,7 +34,7 @@ func TestExecProbesOnContainerd(t *testing.T) {
 		require.NoError(t, mgr.RemovePod(context.Background(), uid))
 		testenv.RemovePodCgroup(t, string(uid))
 	})
-	require.NoError(t, mgr.SyncPod(ctx, pod, nil, runtime.SyncOptions{CgroupParent: testenv.CgroupParent(string(uid))}).Error())
+	require.NoError(t, mgr.SyncPod(ctx, pod, nil, runtime.SyncOptions{CgroupParent: testenv.CgroupParent(string(uid))}).Err())
 	st, err := mgr.GetPodStatus(ctx, uid, pod.Name, pod.Namespace)
 	require.NoError(t, err)
 	id := st.FindContainerStatusByName("c").ID

@@ -17,7 +17,7 @@ import (
 
 func newTestManager(t *testing.T) *Manager {
 	m, err := NewManager(ManagerConfig{Runtime: struct{ RuntimeService }{}, Images: struct{ ImageService }{},
-		DNS: HostDNS("", nil, ""), PodLogsDir: "/logs", HostIP: "127.0.0.1"})
+		DNS: HostDNS("", nil, ""), PodLogsDir: t.TempDir(), HostIP: "127.0.0.1"})
 	require.NoError(t, err)
 	return m
 }
@@ -58,7 +58,7 @@ func TestSandboxConfig(t *testing.T) {
 	assert.Equal(t, &runtimeapi.PodSandboxMetadata{Name: "web", Namespace: "default", Uid: "u1", Attempt: 2}, cfg.Metadata)
 	assert.Equal(t, map[string]string{"app": "web", kc.LabelPodName: "web", kc.LabelPodNamespace: "default", kc.LabelPodUID: "u1"}, cfg.Labels)
 	assert.Equal(t, "web", cfg.Hostname)
-	assert.Equal(t, "/logs/default_web_u1", cfg.LogDirectory)
+	assert.Equal(t, m.cfg.PodLogsDir+"/default_web_u1", cfg.LogDirectory)
 	assert.Equal(t, "/kubepods/burstable/podu1", cfg.Linux.CgroupParent)
 	assert.Equal(t, runtimeapi.NamespaceMode_POD, cfg.Linux.SecurityContext.NamespaceOptions.Network)
 	require.Len(t, cfg.PortMappings, 1)

@@ -38,7 +38,7 @@
 //	mgr, err := runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client})
 //	status, err := mgr.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
 //	result := mgr.SyncPod(ctx, pod, status, runtime.SyncOptions{CgroupParent: "/kubepods/pod" + string(pod.UID)})
-//	if err := result.Error(); err != nil { ... } // e.g. errors.Is(err, runtime.ErrCrashLoopBackOff)
+//	if err := result.Err(); err != nil { ... } // e.g. errors.Is(err, runtime.ErrCrashLoopBackOff)
 //
 // Package runtime/fake is an in-memory CRI runtime served over real gRPC for
 // tests, and runtime/runtimetest the contract suite both the fake and

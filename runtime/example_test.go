@@ -29,7 +29,7 @@ func Example() {
 		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "nodekit.local/testbin:1", Args: []string{"sleep"}}}}}
 	status, _ := mgr.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
 	res := mgr.SyncPod(ctx, pod, status, runtime.SyncOptions{})
-	fmt.Println(res, res.Error())
+	fmt.Println(res, res.Err())
 
 	status, _ = mgr.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
 	fmt.Println(len(status.RunningContainers()), "running")

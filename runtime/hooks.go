@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -78,7 +79,7 @@ func (m *Manager) httpHook(ctx context.Context, pod *v1.Pod, c *v1.Container, po
 	for _, h := range g.HTTPHeaders {
 		req.Header.Add(h.Name, h.Value)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := m.cfg.HookHTTPClient.Do(req)
 	if err != nil {
 		return err
 	}
@@ -88,4 +89,31 @@ func (m *Manager) httpHook(ctx context.Context, pod *v1.Pod, c *v1.Container, po
 		return fmt.Errorf("HTTP lifecycle hook %s returned status %d", u.String(), resp.StatusCode)
 	}
 	return nil
+}
+
+// maxHookRedirects is net/http's and the kubelet's limit.
+const maxHookRedirects = 10
+
+// newHookHTTPClient is the client of httpGet hooks, set up as the kubelet's
+// HTTP probes are: a hook goes straight to the pod (never through a proxy
+// from the node's environment), pods serve self-signed certificates, and a
+// redirect to another host is not followed — its 3xx answer is the result.
+func newHookHTTPClient() *http.Client {
+	return &http.Client{
+		Transport: &http.Transport{
+			Proxy:             nil,
+			TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // as the kubelet's probes: nothing to verify against
+			DisableKeepAlives: true,
+			DialContext:       (&net.Dialer{}).DialContext,
+		},
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= maxHookRedirects {
+				return fmt.Errorf("stopped after %d redirects", maxHookRedirects)
+			}
+			if req.URL.Hostname() != via[0].URL.Hostname() {
+				return http.ErrUseLastResponse
+			}
+			return nil
+		},
+	}
 }

@@ -41,7 +41,7 @@ func (m *Manager) TerminatePod(ctx context.Context, pod *v1.Pod) error {
 // every grace period (0 kills at once). Containers and sandboxes are stopped,
 // not removed: call RemovePod when their status is no longer needed.
 func (m *Manager) KillPod(ctx context.Context, pod *v1.Pod, running *kc.Pod, gracePeriodOverride *int64) error {
-	return m.killPodWithStatus(ctx, pod, running, gracePeriodOverride).Error()
+	return m.killPodWithStatus(ctx, pod, running, gracePeriodOverride).Err()
 }
 
 func (m *Manager) killPodWithStatus(ctx context.Context, pod *v1.Pod, running *kc.Pod, override *int64) *SyncResult {
@@ -66,7 +66,7 @@ func (m *Manager) killPodWithStatus(ctx context.Context, pod *v1.Pod, running *k
 		}(c)
 	}
 	wg.Wait()
-	if res.Error() != nil {
+	if res.Err() != nil {
 		return res
 	}
 	for _, s := range running.Sandboxes {

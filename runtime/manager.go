@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"os"
 	"sort"
 	"time"
 
@@ -68,6 +70,8 @@ type ManagerConfig struct {
 	// runtime. The kubelet owns its runtime and lists everything.
 	OwnPodsOnly bool
 	// PodLogsDir is the root of container logs (default /var/log/pods).
+	// NewManager creates it, so an unwritable default fails there, naming
+	// the field, rather than at the first SyncPod.
 	PodLogsDir string
 	// DNS configures sandbox DNS (default: HostDNS("/etc/resolv.conf", nil, "")).
 	DNS DNSConfigurer
@@ -85,7 +89,11 @@ type ManagerConfig struct {
 	ImageBackOff *Backoff
 	// MinimumGracePeriod is the floor of a kill's grace period (kubelet: 2s).
 	MinimumGracePeriod time.Duration
-	Log                logr.Logger
+	// HookHTTPClient runs httpGet lifecycle hooks (default: the probes'
+	// settings: no proxy from the environment, no certificate check, no
+	// kept-alive connections, redirects followed only on the same host).
+	HookHTTPClient *http.Client
+	Log            logr.Logger
 }
 
 // Manager is the kubelet's "kuberuntime" layer: it turns *v1.Pod specs into
@@ -116,6 +124,12 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 	}
 	if cfg.PodLogsDir == "" {
 		cfg.PodLogsDir = DefaultPodLogsDir
+	}
+	if err := os.MkdirAll(cfg.PodLogsDir, 0o755); err != nil {
+		return nil, fmt.Errorf("runtime manager: PodLogsDir %q: %w (set ManagerConfig.PodLogsDir to a writable directory)", cfg.PodLogsDir, err)
+	}
+	if cfg.HookHTTPClient == nil {
+		cfg.HookHTTPClient = newHookHTTPClient()
 	}
 	if cfg.OwnPodsOnly && len(cfg.SandboxLabels) == 0 {
 		return nil, errors.New("runtime manager: OwnPodsOnly needs SandboxLabels to tell its pods by")

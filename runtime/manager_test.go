@@ -71,7 +71,7 @@ func TestSyncPodCrashLoopBackOff(t *testing.T) {
 		v1.Container{Name: "fail", Image: testImage, Args: []string{"exit", "3"}})
 
 	res, st := e.sync(pod, nil)
-	require.NoError(t, res.Error())
+	require.NoError(t, res.Err())
 	assert.NotNil(t, step(res, runtime.ActionCreatePodSandbox, "default/crash"))
 	assert.Equal(t, kc.ContainerStateRunning, st.FindContainerStatusByName("web").State)
 	fail := st.FindContainerStatusByName("fail")
@@ -81,7 +81,7 @@ func TestSyncPodCrashLoopBackOff(t *testing.T) {
 
 	// The first restart is immediate.
 	res, st = e.sync(pod, nil)
-	require.NoError(t, res.Error())
+	require.NoError(t, res.Err())
 	assert.Equal(t, 1, st.FindContainerStatusByName("fail").RestartCount)
 	assert.Nil(t, step(res, runtime.ActionStartContainer, "web"), "the running container is left alone")
 
@@ -95,7 +95,7 @@ func TestSyncPodCrashLoopBackOff(t *testing.T) {
 		assert.Contains(t, s.Message, "back-off "+delay.String()+" restarting failed container=fail pod=default/crash(uid-crash)")
 		e.clock.Step(time.Second)
 		res, st = e.sync(pod, nil)
-		require.NoError(t, res.Error(), "restart %d after %s", restart, delay)
+		require.NoError(t, res.Err(), "restart %d after %s", restart, delay)
 		assert.Equal(t, restart, st.FindContainerStatusByName("fail").RestartCount)
 	}
 	assert.Len(t, st.SandboxStatuses, 1, "restarts reuse the sandbox")
@@ -139,7 +139,7 @@ func TestSyncPodImageChangeAndLiveness(t *testing.T) {
 	// A new image is a new hash: killed and started again, even under Never.
 	pod.Spec.Containers[0].Image = "nodekit.local/testbin:2"
 	res, st := e.sync(pod, nil)
-	require.NoError(t, res.Error())
+	require.NoError(t, res.Err())
 	assert.NotNil(t, step(res, runtime.ActionKillContainer, "c"))
 	second := st.FindContainerStatusByName("c")
 	assert.NotEqual(t, first.ID, second.ID)
@@ -148,7 +148,7 @@ func TestSyncPodImageChangeAndLiveness(t *testing.T) {
 
 	// A failed liveness probe under Never kills without restarting, then the pod.
 	res, st = e.sync(pod, failedLiveness{second.ID})
-	require.NoError(t, res.Error())
+	require.NoError(t, res.Err())
 	assert.NotNil(t, step(res, runtime.ActionKillContainer, "c"))
 	assert.Nil(t, step(res, runtime.ActionStartContainer, "c"))
 	assert.Empty(t, st.RunningContainers())
@@ -169,7 +169,7 @@ func TestSyncPodInitContainers(t *testing.T) {
 	var order []string
 	for i := 0; i < 4; i++ {
 		res, _ := e.sync(pod, nil)
-		require.NoError(t, res.Error())
+		require.NoError(t, res.Err())
 		for _, s := range res.Steps {
 			if s.Action == runtime.ActionInitContainer || s.Action == runtime.ActionStartContainer {
 				order = append(order, s.Target)

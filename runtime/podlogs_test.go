@@ -42,9 +42,9 @@ func TestSyncPodRefusesPathsOutsideLogsDir(t *testing.T) {
 		pod.Name, pod.Namespace, pod.UID = tc.name, tc.namespace, tc.uid
 		pod.Spec.Containers = []v1.Container{{Name: "c", Image: testImage, Args: []string{"sleep"}}}
 		res := m.SyncPod(t.Context(), pod, nil, runtime.SyncOptions{})
-		require.Error(t, res.Error(), tc.want)
-		assert.ErrorIs(t, res.Error(), runtime.ErrConfigPodSandbox)
-		assert.Contains(t, res.Error().Error(), tc.want)
+		require.Error(t, res.Err(), tc.want)
+		assert.ErrorIs(t, res.Err(), runtime.ErrConfigPodSandbox)
+		assert.Contains(t, res.Err().Error(), tc.want)
 	}
 	var made []string
 	require.NoError(t, filepath.WalkDir(world, func(p string, d os.DirEntry, err error) error {
@@ -68,7 +68,7 @@ func TestRemovePodRemovesItsLogs(t *testing.T) {
 	ctx := t.Context()
 	run := func(name string) *v1.Pod {
 		pod := podSpec(name, v1.RestartPolicyAlways, v1.Container{Name: "c", Image: testImage, Args: []string{"echo", "hi"}})
-		require.NoError(t, m.SyncPod(ctx, pod, nil, runtime.SyncOptions{}).Error())
+		require.NoError(t, m.SyncPod(ctx, pod, nil, runtime.SyncOptions{}).Err())
 		require.DirExists(t, filepath.Join(logs, "default_"+name+"_uid-"+name))
 		return pod
 	}

@@ -92,9 +92,9 @@ func (r *SyncResult) add(action SyncAction, target string, err error) {
 	r.Steps = append(r.Steps, step)
 }
 
-// Error joins the failed steps' errors (nil when all succeeded). A container
+// Err joins the failed steps' errors (nil when all succeeded). A container
 // in back-off is a failed step: the caller retries it on a later sync.
-func (r *SyncResult) Error() error {
+func (r *SyncResult) Err() error {
 	var errs []error
 	for _, s := range r.Steps {
 		if s.Err != nil {

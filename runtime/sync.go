@@ -42,7 +42,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus
 	if a.KillPod {
 		kill := m.killPodWithStatus(ctx, pod, PodFromStatus(status), nil)
 		res.Steps = append(res.Steps, kill.Steps...)
-		if kill.Error() != nil {
+		if kill.Err() != nil {
 			return res
 		}
 		if a.CreateSandbox {

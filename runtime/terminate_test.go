@@ -60,7 +60,7 @@ func TestGetPodsOwnPodsOnly(t *testing.T) {
 	theirs := podSpec("theirs", v1.RestartPolicyAlways, v1.Container{Name: "c", Image: testImage, Args: []string{"serve"}})
 	st, err := mine.GetPodStatus(e.ctx, ours.UID, ours.Name, ours.Namespace)
 	require.NoError(t, err)
-	require.NoError(t, mine.SyncPod(e.ctx, ours, st, runtime.SyncOptions{}).Error())
+	require.NoError(t, mine.SyncPod(e.ctx, ours, st, runtime.SyncOptions{}).Err())
 	e.sync(theirs, nil) // the unlabelled manager: another agent's pod
 
 	uids := func(m *runtime.Manager, all bool) []string {

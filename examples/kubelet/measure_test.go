@@ -379,7 +379,7 @@ func bareRuntimeStarts(t *testing.T, endpoint string, ports []int) ([]time.Durat
 		go func() {
 			defer wg.Done()
 			start := time.Now()
-			errs[i] = mgr.SyncPod(ctx, pod, nil, runtime.SyncOptions{CgroupParent: testenv.CgroupParent(string(pod.UID))}).Error()
+			errs[i] = mgr.SyncPod(ctx, pod, nil, runtime.SyncOptions{CgroupParent: testenv.CgroupParent(string(pod.UID))}).Err()
 			lat[i] = time.Since(start)
 		}()
 	}

@@ -55,7 +55,7 @@ func NewFakeNode(nPods, nContainers int, opts ...fake.Option) (*FakeNode, error)
 		for j := 0; j < nContainers; j++ {
 			pod.Spec.Containers = append(pod.Spec.Containers, v1.Container{Name: fmt.Sprintf("c%d", j), Image: TestImage, Args: []string{"sleep"}})
 		}
-		if err := n.Manager.SyncPod(ctx, pod, nil, runtime.SyncOptions{}).Error(); err != nil {
+		if err := n.Manager.SyncPod(ctx, pod, nil, runtime.SyncOptions{}).Err(); err != nil {
 			n.Close()
 			return nil, err
 		}
