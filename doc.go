@@ -8,6 +8,7 @@
 //	resources/    QoS class, CPU shares/quota, OOM score: the kubelet's formulas
 //	kubecontainer/ shared types: Pod, PodStatus, labels, container hash
 //	pleg/         pod lifecycle event generator: relisting and evented
+//	pleg/plegmetrics  the PLEG's kubelet_pleg_* metrics for Prometheus
 //	statuscache/  pod status cache with GetNewerThan
 //	prober/       liveness, readiness and startup probes at scale
 //	podsource/    static files, manifest URL, HTTP push, API server; merged by a mux

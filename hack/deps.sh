@@ -14,6 +14,7 @@ declare -A call=(
   [resources]='resources.PodQOSClass'
   [kubecontainer]='kubecontainer.HashContainer'
   [pleg]='pleg.NewGeneric'
+  [pleg/plegmetrics]='plegmetrics.New'
   [prober]='prober.New'
   [prober/probe]='probe.TCP'
   [podsource]='podsource.NewFileSource'
@@ -29,7 +30,7 @@ declare -A call=(
   [volume]='volume.New'
   [podpath]='podpath.Join'
 )
-order=(statuscache resources kubecontainer pleg prober prober/probe podsource podsource/apiserver cgroupmgr
+order=(statuscache resources kubecontainer pleg pleg/plegmetrics prober prober/probe podsource podsource/apiserver cgroupmgr
   runtime runtime/fake runtime/runtimetest podstatus podworkers podsync server volume podpath)
 [ $# -gt 0 ] && order=("$@")
 
@@ -44,7 +45,8 @@ for p in "${order[@]}"; do
   pkgs=$(go list -deps -f '{{if not .Standard}}{{.ImportPath}}{{end}}' "./$p" | grep -vc "^$module" || true)
   mods=$(go list -deps -f '{{if not .Standard}}{{with .Module}}{{.Path}}{{end}}{{end}}' "./$p" | sort -u | grep -vc "^$module\$" || true)
   grpc=no
-  go list -deps "./$p" | grep -qx google.golang.org/grpc && grpc=yes
+  deps=$(go list -deps "./$p")
+  grep -qx google.golang.org/grpc <<<"$deps" && grpc=yes
   go build -trimpath -ldflags='-s -w' -o "$dir/bin" "./${dir#$PWD/}"
   size=$(stat -c %s "$dir/bin")
   printf '%-22s %9d %8d %5s %7.1fMB\n' "$p" "$pkgs" "$mods" "$grpc" "$(echo "$size/1048576" | bc -l)"

@@ -127,7 +127,12 @@
 //	go url.Run(ctx)
 //	go push.Run(ctx)
 //	http.Handle("/pods", push) // behind your authentication
-//	for u := range mux.Updates() {
-//		// dispatch u.Op for u.Pods; GC only once mux.AllSourcesReady().
+//	for {
+//		select {
+//		case u := <-mux.Updates(): // the mux outlives its sources: never closed
+//			// dispatch u.Op for u.Pods; GC only once mux.AllSourcesReady().
+//		case <-ctx.Done():
+//			return
+//		}
 //	}
 package podsource

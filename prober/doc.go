@@ -42,9 +42,11 @@
 //
 // # Use
 //
-//	m, _ := prober.New(prober.Config{Statuses: statusCache, Exec: criClient})
-//	go m.Run(ctx)
+//	m, err := prober.New(prober.Config{Statuses: statusCache, Exec: criClient})
+//	go m.Run(ctx) // returns nil when ctx ends, after closing the Updates channels
 //	m.AddPod(pod)
-//	for u := range m.Liveness().Updates() { ... } // and Readiness, Startup
-//	mgr.SyncPod(ctx, pod, status, runtime.SyncOptions{Probes: m}) // restarts on failure
+//	for u := range m.Liveness().Updates() { // and Readiness, Startup: read all three
+//		podWorkers.Sync(u.PodUID) // its next SyncPod restarts a container whose liveness failed
+//	}
+//	mgr.SyncPod(ctx, pod, status, runtime.SyncOptions{Probes: m})
 package prober

@@ -8,12 +8,18 @@
 //
 //	func TestMyRuntime(t *testing.T) {
 //		runtimetest.Run(t, func(t *testing.T) runtimetest.Target {
+//			ctx := context.Background()
 //			c, err := runtime.Dial(ctx, "unix:///run/my.sock")
-//			require.NoError(t, err)
+//			if err != nil {
+//				t.Fatal(err)
+//			}
 //			t.Cleanup(func() { c.Close(ctx) })
-//			return runtimetest.Target{Client: c, PauseImage: "...", TestImage: "..."}
+//			return runtimetest.Target{Client: c, TestImage: "registry.local/testbin:1"}
 //		})
 //	}
+//
+// The package's Example is this, against the fake; it is compiled by go
+// test but not run there, since Run needs the *testing.T of a test.
 //
 // The test image must behave like nodekit's testbin (hack/tools/testbin):
 // its first argument picks a mode (serve, sleep, exit N, echo ...).

@@ -1,0 +1,91 @@
+package nodekit_test
+
+import (
+	"os/exec"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const module = "github.com/nodekit-dev/nodekit"
+
+// Heavy modules that only some packages may compile.
+const (
+	grpc       = "google.golang.org/grpc"
+	criAPI     = "k8s.io/cri-api"
+	prometheus = "github.com/prometheus/client_golang"
+	containerd = "github.com/containerd/cgroups/v3"
+	clientGo   = "k8s.io/client-go"
+)
+
+// TestPackageDependencies keeps each package's imports to what its job
+// needs: the nodekit packages it may use, the heavy modules it must not
+// compile, and a budget of modules (k8s.io/api with apimachinery alone are
+// 18). A package that gains a dependency fails here; raise its budget only
+// on purpose, in the same change that explains why.
+func TestPackageDependencies(t *testing.T) {
+	light := []string{grpc, criAPI, prometheus, containerd, clientGo}
+	for _, tc := range []struct {
+		pkg       string
+		siblings  []string
+		forbidden []string
+		modules   int
+	}{
+		{"kubecontainer", nil, light, 19},
+		{"resources", nil, light, 18},
+		{"statuscache", []string{"kubecontainer"}, light, 19},
+		{"pleg", []string{"kubecontainer"}, light, 19},
+		{"podstatus", []string{"kubecontainer", "resources"}, light, 19},
+		{"podworkers", []string{"kubecontainer"}, light, 19},
+		{"volume", []string{"kubecontainer", "podpath"}, light, 20},
+		{"podpath", nil, light, 4},
+		{"prober/probe", nil, []string{criAPI, prometheus, containerd, clientGo}, 6},
+		{"pleg/plegmetrics", []string{"kubecontainer", "pleg"}, []string{grpc, criAPI, containerd, clientGo}, 28},
+		{"prober", []string{"kubecontainer", "prober/probe"}, []string{criAPI, containerd, clientGo}, 30},
+		{"podsource", []string{"podpath"}, []string{grpc, criAPI, containerd, clientGo}, 29},
+		{"podsource/apiserver", []string{"podpath", "podsource"}, []string{grpc, criAPI, containerd}, 54},
+		{"cgroupmgr", []string{"podpath", "resources"}, []string{criAPI, prometheus, clientGo}, 30},
+		{"runtime", []string{"kubecontainer", "podpath", "resources"}, []string{containerd, clientGo}, 31},
+		{"runtime/fake", nil, []string{containerd, clientGo}, 8},
+		{"server", []string{"podpath", "resources", "cgroupmgr", "kubecontainer"}, []string{clientGo}, 42},
+		{"podsync", []string{"podpath", "resources", "cgroupmgr", "kubecontainer", "podstatus", "podworkers", "runtime"},
+			[]string{clientGo}, 41},
+	} {
+		t.Run(tc.pkg, func(t *testing.T) {
+			out, err := exec.Command("go", "list", "-deps", "-f",
+				"{{if not .Standard}}{{.ImportPath}} {{with .Module}}{{.Path}}{{end}}{{end}}", module+"/"+tc.pkg).CombinedOutput()
+			require.NoError(t, err, "go list: %s", out)
+			var siblings []string
+			modules := map[string]bool{}
+			for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+				pkg, mod, _ := strings.Cut(line, " ")
+				switch {
+				case mod == module && pkg != module+"/"+tc.pkg:
+					siblings = append(siblings, strings.TrimPrefix(pkg, module+"/"))
+				case mod != "" && mod != module:
+					modules[mod] = true
+				}
+			}
+			sort.Strings(siblings)
+			want := append([]string(nil), tc.siblings...)
+			sort.Strings(want)
+			assert.Equal(t, want, siblings, "nodekit packages it compiles")
+			for _, m := range tc.forbidden {
+				assert.False(t, modules[m], "compiles %s", m)
+			}
+			assert.LessOrEqual(t, len(modules), tc.modules, "modules: %s", strings.Join(keys(modules), " "))
+		})
+	}
+}
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
