@@ -62,6 +62,20 @@ type Sink interface {
 	Update(ctx context.Context, u PodUpdate) error
 }
 
+// Source is what every source here is: FileSource, URLSource, PushHandler
+// and apiserver.Source. Run sends to the Sink until ctx ends and returns
+// nil; Name is what the Mux registers and reports.
+type Source interface {
+	Run(ctx context.Context) error
+	Name() string
+}
+
+var (
+	_ Source = (*FileSource)(nil)
+	_ Source = (*URLSource)(nil)
+	_ Source = (*PushHandler)(nil)
+)
+
 // ManifestError is a manifest that could not be used: it names where it came
 // from (file path, URL, "push") and, for validation errors, each field path
 // with its value.

@@ -18,7 +18,7 @@
 // authentication and the streaming endpoints (exec, attach, port-forward)
 // come with the API-server mode.
 //
-//	h := server.New(server.Config{Pods: statuses, Metrics: registry,
+//	h, err := server.New(server.Config{Pods: statuses, Metrics: registry,
 //		Checks: []server.Check{{Name: "pleg", Check: plegCheck}}})
 //	l, _ := net.Listen("tcp", "127.0.0.1:10250")
 //	go server.Serve(ctx, l, h)

@@ -19,12 +19,15 @@ func Example() {
 	log := filepath.Join(dir, "0.log")
 	_ = os.WriteFile(log, []byte("2026-11-23T10:00:00Z stdout F hello\n2026-11-23T10:00:01Z stdout F world\n"), 0o644)
 
-	h := server.New(server.Config{
+	h, err := server.New(server.Config{
 		Logs: server.LogLocatorFunc(func(_ context.Context, ns, pod, container string, previous bool) (string, error) {
 			return log, nil // an agent asks its runtime.Manager.ContainerLogPath
 		}),
 		Checks: []server.Check{{Name: "ping", Check: func(context.Context) error { return nil }}},
 	})
+	if err != nil {
+		panic(err)
+	}
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error)

@@ -65,8 +65,24 @@ type Handler struct {
 	mux *http.ServeMux
 }
 
-// New returns the handler for cfg.
-func New(cfg Config) *Handler {
+// New returns the handler for cfg. Each check needs a name, unique, that
+// can be a path element of /healthz/<name>.
+func New(cfg Config) (*Handler, error) {
+	seen := map[string]bool{}
+	for i, c := range cfg.Checks {
+		switch {
+		case c.Name == "" || strings.Contains(c.Name, "/"):
+			return nil, fmt.Errorf("server: Config.Checks[%d].Name: Invalid value: %q: must be a non-empty path element", i, c.Name)
+		case seen[c.Name]:
+			return nil, fmt.Errorf("server: Config.Checks[%d].Name: Duplicate value: %q", i, c.Name)
+		case c.Check == nil:
+			return nil, fmt.Errorf("server: Config.Checks[%d].Check is nil", i)
+		}
+		seen[c.Name] = true
+	}
+	if cfg.CheckTimeout < 0 {
+		return nil, fmt.Errorf("server: Config.CheckTimeout: Invalid value: %v: must not be negative", cfg.CheckTimeout)
+	}
 	if cfg.CheckTimeout == 0 {
 		cfg.CheckTimeout = 2 * time.Second
 	}
@@ -95,7 +111,7 @@ func New(cfg Config) *Handler {
 		h.mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		h.mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
-	return h
+	return h, nil
 }
 
 // ServeHTTP serves the API.

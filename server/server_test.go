@@ -40,7 +40,7 @@ func logsHandler(t *testing.T) *server.Handler {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "0.log"), []byte(criLog), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "prev.log"), []byte("2026-11-23T09:00:00Z stdout F old\n"), 0o644))
-	return server.New(server.Config{Clock: clocktesting.NewFakeClock(now),
+	return mustNew(t, server.Config{Clock: clocktesting.NewFakeClock(now),
 		Logs: server.LogLocatorFunc(func(_ context.Context, ns, pod, c string, previous bool) (string, error) {
 			if ns != "default" || pod != "web" || c != "c" {
 				return "", errors.New("pod default/" + pod + " not found")
@@ -105,7 +105,7 @@ func TestContainerLogsTailOfALargeFile(t *testing.T) {
 	b.WriteString("2026-11-23T10:00:00Z stdout F last\n")
 	path := filepath.Join(dir, "0.log")
 	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
-	h := server.New(server.Config{Logs: server.LogLocatorFunc(func(context.Context, string, string, string, bool) (string, error) {
+	h := mustNew(t, server.Config{Logs: server.LogLocatorFunc(func(context.Context, string, string, string, bool) (string, error) {
 		return path, nil
 	})})
 	_, body := get(h, "/containerLogs/a/b/c?tailLines=2")
@@ -116,7 +116,7 @@ func TestContainerLogsFollowPrintsNewLinesUntilTheClientGoes(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "0.log")
 	require.NoError(t, os.WriteFile(path, []byte("2026-11-23T10:00:00Z stdout F before\n2026-11-23T10:00:01Z stdout F PART"), 0o644))
-	h := server.New(server.Config{Logs: server.LogLocatorFunc(func(context.Context, string, string, string, bool) (string, error) {
+	h := mustNew(t, server.Config{Logs: server.LogLocatorFunc(func(context.Context, string, string, string, bool) (string, error) {
 		return path, nil
 	})})
 	srv := httptest.NewServer(h)
@@ -142,7 +142,7 @@ func TestContainerLogsFollowPrintsNewLinesUntilTheClientGoes(t *testing.T) {
 
 func TestHealthzRunsTheNamedChecks(t *testing.T) {
 	failing := errors.New("relist took 4m")
-	h := server.New(server.Config{Checks: []server.Check{
+	h := mustNew(t, server.Config{Checks: []server.Check{
 		{Name: "runtime", Check: func(context.Context) error { return nil }},
 		{Name: "pleg", Check: func(context.Context) error { return failing }},
 	}})
@@ -181,7 +181,7 @@ func TestPodsMetricsStatsAndDebugHandlers(t *testing.T) {
 		Containers: stats{{Attributes: &runtimeapi.ContainerAttributes{Id: "c1"},
 			Cpu:    &runtimeapi.CpuUsage{UsageCoreNanoSeconds: &runtimeapi.UInt64Value{Value: 7}},
 			Memory: &runtimeapi.MemoryUsage{WorkingSetBytes: &runtimeapi.UInt64Value{Value: 4096}}}}}}
-	h := server.New(cfg)
+	h := mustNew(t, cfg)
 	code, body := get(h, "/pods")
 	assert.Equal(t, 200, code)
 	assert.Contains(t, body, `"kind":"PodList"`)
@@ -195,8 +195,33 @@ func TestPodsMetricsStatsAndDebugHandlers(t *testing.T) {
 	code, _ = get(h, "/debug/pprof/")
 	assert.Equal(t, 404, code, "debug handlers are off by default")
 	cfg.EnableDebuggingHandlers = true
-	code, _ = get(server.New(cfg), "/debug/pprof/")
+	code, _ = get(mustNew(t, cfg), "/debug/pprof/")
 	assert.Equal(t, 200, code)
-	code, _ = get(server.New(server.Config{}), "/pods")
+	code, _ = get(mustNew(t, server.Config{}), "/pods")
 	assert.Equal(t, 404, code, "a part not configured is not served")
+}
+
+func mustNew(t *testing.T, cfg server.Config) *server.Handler {
+	t.Helper()
+	h, err := server.New(cfg)
+	require.NoError(t, err)
+	return h
+}
+
+func TestNewRejectsBadChecks(t *testing.T) {
+	ok := func(context.Context) error { return nil }
+	for _, tc := range []struct {
+		cfg  server.Config
+		want string
+	}{
+		{server.Config{Checks: []server.Check{{Name: "", Check: ok}}}, `Config.Checks[0].Name: Invalid value: ""`},
+		{server.Config{Checks: []server.Check{{Name: "a/b", Check: ok}}}, `Config.Checks[0].Name: Invalid value: "a/b"`},
+		{server.Config{Checks: []server.Check{{Name: "pleg", Check: ok}, {Name: "pleg", Check: ok}}}, `Config.Checks[1].Name: Duplicate value: "pleg"`},
+		{server.Config{Checks: []server.Check{{Name: "pleg"}}}, `Config.Checks[0].Check is nil`},
+		{server.Config{CheckTimeout: -time.Second}, `Config.CheckTimeout: Invalid value: -1s`},
+	} {
+		_, err := server.New(tc.cfg)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), tc.want)
+	}
 }

@@ -25,7 +25,7 @@
 //
 // # Use
 //
-//	vols := volume.New(volume.Config{Layout: podpath.Layout{RootDir: "/var/lib/kubelet"}})
+//	vols, err := volume.New(volume.Config{Layout: podpath.Layout{RootDir: "/var/lib/kubelet"}})
 //	mgr, _ := runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, Mounts: vols.Mounts})
 //	// ... after the pod was killed and removed:
 //	if err := vols.TearDown(pod); err != nil { ... }

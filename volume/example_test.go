@@ -19,7 +19,10 @@ import (
 func ExampleManager_Mounts() {
 	root, _ := os.MkdirTemp("", "volume-example-")
 	defer os.RemoveAll(root)
-	vols := volume.New(volume.Config{Layout: podpath.Layout{RootDir: root}})
+	vols, err := volume.New(volume.Config{Layout: podpath.Layout{RootDir: root}})
+	if err != nil {
+		panic(err)
+	}
 
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", UID: "3f1f2a5e"}, Spec: v1.PodSpec{
 		Volumes: []v1.Volume{{Name: "cache", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}}}}

@@ -22,7 +22,8 @@ import (
 func TestMemoryEmptyDir(t *testing.T) {
 	require.Equal(t, 0, os.Geteuid(), "mounting tmpfs needs root: run through hack/test.sh")
 	root := t.TempDir()
-	v := New(Config{Layout: podpath.Layout{RootDir: root}})
+	v, err := New(Config{Layout: podpath.Layout{RootDir: root}})
+	require.NoError(t, err)
 	limit := resource.MustParse("1Mi")
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u1"}, Spec: v1.PodSpec{Volumes: []v1.Volume{
 		{Name: "mem", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{Medium: v1.StorageMediumMemory, SizeLimit: &limit}}}}}}

@@ -59,11 +59,21 @@ type Manager struct {
 }
 
 // New returns a Manager with the default plugins if cfg has none.
-func New(cfg Config) *Manager {
+func New(cfg Config) (*Manager, error) {
+	for name, dir := range map[string]string{"Layout.RootDir": cfg.Layout.RootDir, "Layout.PodLogsDir": cfg.Layout.PodLogsDir} {
+		if dir != "" && !filepath.IsAbs(dir) {
+			return nil, fmt.Errorf("volume: Config.%s: Invalid value: %q: must be an absolute path", name, dir)
+		}
+	}
+	for i, p := range cfg.Plugins {
+		if p == nil {
+			return nil, fmt.Errorf("volume: Config.Plugins[%d] is nil", i)
+		}
+	}
 	if len(cfg.Plugins) == 0 {
 		cfg.Plugins = []Plugin{EmptyDir{}, HostPath{}}
 	}
-	return &Manager{layout: cfg.Layout, plugins: cfg.Plugins}
+	return &Manager{layout: cfg.Layout, plugins: cfg.Plugins}, nil
 }
 
 // Mounts sets up (idempotently) the volumes container c mounts and returns

@@ -54,7 +54,8 @@ func TestHostPathTypes(t *testing.T) {
 
 func TestVolumeMountsAndTearDown(t *testing.T) {
 	root := t.TempDir()
-	v := New(Config{Layout: podpath.Layout{RootDir: root}})
+	v, err := New(Config{Layout: podpath.Layout{RootDir: root}})
+	require.NoError(t, err)
 	host := filepath.Join(t.TempDir(), "data")
 	create := v1.HostPathDirectoryOrCreate
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u1"}, Spec: v1.PodSpec{Volumes: []v1.Volume{
@@ -105,7 +106,8 @@ func TestVolumesStayInsideTheirDirectories(t *testing.T) {
 	victim := filepath.Join(world, "a", "victim")
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "pods", "keep"), 0o755))
 	require.NoError(t, os.MkdirAll(victim, 0o755))
-	v := New(Config{Layout: podpath.Layout{RootDir: root}})
+	v, err := New(Config{Layout: podpath.Layout{RootDir: root}})
+	require.NoError(t, err)
 	scratch := []v1.Volume{{Name: "scratch", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}}
 	mount := &v1.Container{Name: "c", VolumeMounts: []v1.VolumeMount{{Name: "scratch", MountPath: "/s"}}}
 	for _, uid := range []types.UID{"../../victim", "..", ".", "../../../a", "a/b", ""} {
@@ -116,7 +118,7 @@ func TestVolumesStayInsideTheirDirectories(t *testing.T) {
 	}
 	badVol := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u1"}, Spec: v1.PodSpec{Volumes: []v1.Volume{
 		{Name: "../../../../victim", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}}}}
-	_, err := v.Mounts(badVol, &v1.Container{Name: "c", VolumeMounts: []v1.VolumeMount{{Name: "../../../../victim", MountPath: "/x"}}})
+	_, err = v.Mounts(badVol, &v1.Container{Name: "c", VolumeMounts: []v1.VolumeMount{{Name: "../../../../victim", MountPath: "/x"}}})
 	assert.ErrorContains(t, err, `spec.volumes.name: Invalid value: "../../../../victim"`)
 	assert.DirExists(t, victim)
 	assert.DirExists(t, filepath.Join(root, "pods", "keep"), "--root-dir and its other pods are untouched")
@@ -132,4 +134,11 @@ func TestVolumesStayInsideTheirDirectories(t *testing.T) {
 	require.NoError(t, v.TearDown(pod))
 	assert.DirExists(t, victim, "tearing down removed the link, not its target")
 	assert.NoDirExists(t, filepath.Join(root, "pods", "u2"))
+}
+
+func TestNewValidates(t *testing.T) {
+	_, err := New(Config{Layout: podpath.Layout{RootDir: "var/lib/kubelet"}})
+	assert.EqualError(t, err, `volume: Config.Layout.RootDir: Invalid value: "var/lib/kubelet": must be an absolute path`)
+	_, err = New(Config{Plugins: []Plugin{EmptyDir{}, nil}})
+	assert.EqualError(t, err, "volume: Config.Plugins[1] is nil")
 }

@@ -41,27 +41,24 @@ const (
 )
 
 type agent struct {
-	cfg       config
-	log       logr.Logger
-	clock     clock.WithTicker
-	criClient *runtime.Client
-	mgr       *runtime.Manager
-	cache     *statuscache.Cache
-	pleg      pleg.PLEG
-	prober    *prober.Manager
-	cgroups   *cgroupmgr.Manager // nil: --cgroups-per-qos=false
-	workers   *podworkers.Workers
-	syncer    *podsync.Syncer
-	statuses  *podstatus.Manager
-	mux       *podsource.Mux
-	sources   []interface {
-		Run(context.Context) error
-		Name() string
-	}
-	registry                   *prometheus.Registry
-	api                        *server.Handler
-	summary                    *server.SummaryProvider
-	runtimeName, runtimePrefix string // "containerd", "containerd://"
+	cfg         config
+	log         logr.Logger
+	clock       clock.WithTicker
+	criClient   *runtime.Client
+	mgr         *runtime.Manager
+	cache       *statuscache.Cache
+	pleg        pleg.PLEG
+	prober      *prober.Manager
+	cgroups     *cgroupmgr.Manager // nil: --cgroups-per-qos=false
+	workers     *podworkers.Workers
+	syncer      *podsync.Syncer
+	statuses    *podstatus.Manager
+	mux         *podsource.Mux
+	sources     []podsource.Source
+	registry    *prometheus.Registry
+	api         *server.Handler
+	summary     *server.SummaryProvider
+	runtimeName string // "containerd"
 }
 
 // newAgent wires the packages over a connected runtime client.
@@ -72,12 +69,13 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 	if v, err := client.Version(ctx, runtime.CRIVersion); err == nil {
 		a.runtimeName = v.RuntimeName
 	}
-	a.runtimePrefix = a.runtimeName + "://"
 	plegMetrics, proberMetrics, srcMetrics := plegmetrics.New(), prober.NewMetrics(), podsource.NewMetrics()
 	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		plegMetrics, proberMetrics, srcMetrics)
-	volumes := volume.New(volume.Config{Layout: podpath.Layout{RootDir: cfg.rootDir, PodLogsDir: cfg.podLogsDir}})
-	var err error
+	volumes, err := volume.New(volume.Config{Layout: podpath.Layout{RootDir: cfg.rootDir, PodLogsDir: cfg.podLogsDir}})
+	if err != nil {
+		return nil, nil, err
+	}
 	if a.mgr, err = runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: cfg.podLogsDir,
 		SandboxLabels: map[string]string{nodeLabel: cfg.hostname}, OwnPodsOnly: true,
 		HostIP: cfg.hostIP, Mounts: volumes.Mounts, Log: log.WithName("runtime")}); err != nil {
@@ -134,11 +132,11 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 	for _, s := range a.sources {
 		a.mux.Register(s.Name())
 	}
-	a.api = server.New(server.Config{Pods: a, Logs: server.LogLocatorFunc(a.logPath), Stats: a.summary,
+	a.api, err = server.New(server.Config{Pods: a, Logs: server.LogLocatorFunc(a.logPath), Stats: a.summary,
 		Metrics: a.registry, EnableDebuggingHandlers: cfg.debugHandlers, Clock: clk, Checks: []server.Check{
 			{Name: "pleg", Check: func(context.Context) error { _, err := a.pleg.Healthy(); return err }},
 			{Name: "runtime", Check: client.CheckReady}}})
-	return a, a.registry, nil
+	return a, a.registry, err
 }
 
 // serve starts the healthz and API servers on 127.0.0.1 until ctx ends.
@@ -214,11 +212,8 @@ func (a *agent) apply(u podsource.PodUpdate) {
 	for _, pod := range u.Pods {
 		state, known := a.workers.State(pod.UID)
 		switch {
-		case u.Op == podsource.ADD || u.Op == podsource.SET:
-			if known {
-				continue
-			}
-			if n := len(a.workers.Pods()); n >= a.cfg.maxPods {
+		case (u.Op == podsource.ADD || u.Op == podsource.SET) && !known:
+			if len(a.workers.Pods()) >= a.cfg.maxPods {
 				a.log.Info("pod rejected: node has reached --max-pods", "pod", podName(pod), "maxPods", a.cfg.maxPods)
 				continue
 			}

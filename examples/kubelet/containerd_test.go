@@ -89,7 +89,7 @@ spec:
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
-	assert.Equal(t, "containerd://", a.runtimePrefix)
+	assert.Equal(t, "containerd", a.runtimeName)
 	web := pod("web-e2e")
 	podCgroup := filepath.Join("/sys/fs/cgroup/memory", cgroupRoot, "kubepods/besteffort/pod"+string(web.UID))
 	assert.DirExists(t, podCgroup, "the pod runs in its QoS-class pod cgroup")

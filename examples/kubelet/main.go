@@ -147,7 +147,7 @@ func run(ctx context.Context, cfg config, slogger *slog.Logger) error {
 	if err := a.serve(sctx, &servers); err != nil {
 		return err
 	}
-	slogger.Info("nodekit agent started", "node", cfg.hostname, "manifests", cfg.manifestPath, "runtime", a.runtimePrefix,
+	slogger.Info("nodekit agent started", "node", cfg.hostname, "manifests", cfg.manifestPath, "runtime", a.runtimeName,
 		"relistPeriod", cfg.relistPeriod, "syncFrequency", cfg.syncFrequency, "healthzPort", cfg.healthzPort, "port", cfg.port)
 	a.run(ctx)
 	slogger.Info("shutting down; pods keep running in the runtime")
