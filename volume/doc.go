@@ -19,9 +19,10 @@
 // tear-down, outside.
 //
 // Manager.Mounts is a runtime.MountProvider: it sets up (idempotently) the
-// volumes a container mounts and returns their CRI mounts. TearDown
-// unmounts memory-backed emptyDirs and removes the pod's directory; call
-// it once the pod's containers are gone.
+// volumes a container mounts and returns them as kubecontainer.Mounts,
+// which the runtime manager turns into CRI mounts. TearDown unmounts
+// memory-backed emptyDirs and removes the pod's directory; call it once
+// the pod's containers are gone.
 //
 // # Use
 //
