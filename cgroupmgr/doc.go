@@ -10,7 +10,7 @@
 //	err = m.UpdateQOSCgroups(activePods)        // burstable shares = sum of requests
 //	u, err := m.PodUsage(pod)                   // working set, CPU ns, pids
 //	res, err := m.CleanupOrphans(activeUIDs)    // *BusyError for cgroups with processes
-//	limits, err := cgroupmgr.PodsCgroupLimits(allocCfg)
+//	limits, err := resources.PodsCgroupLimits(allocCfg)
 //	err = m.EnforceNodeAllocatable(limits)      // optional, on kubepods
 //
 // Defaults and choices (all as the kubelet):

@@ -104,7 +104,7 @@ func (m *Manager) EnforceNodeAllocatable(limits v1.ResourceList) error {
 		v := q.Value()
 		rc.Memory = &v
 	}
-	if q, ok := limits[ResourcePID]; ok {
+	if q, ok := limits[resources.ResourcePID]; ok {
 		v := q.Value()
 		rc.PidsLimit = &v
 	}

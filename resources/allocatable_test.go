@@ -1,4 +1,4 @@
-package cgroupmgr
+package resources
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package cgroupmgr
+package resources
 
 import (
 	"fmt"
@@ -110,4 +110,28 @@ func thresholdQuantity(i int, t EvictionThreshold, capacity v1.ResourceList) (*r
 		return nil, nil
 	}
 	return resource.NewQuantity(int64(float64(c.Value())*t.Percentage), resource.BinarySI), nil
+}
+
+func fieldError(field string, value any, msg string) error {
+	return fmt.Errorf("resources: %s=%v: %s", field, value, msg)
+}
+
+func validateList(field string, l v1.ResourceList) error {
+	for name, q := range l {
+		if q.Sign() < 0 {
+			return fieldError(fmt.Sprintf("%s[%s]", field, name), q.String(), "must not be negative")
+		}
+	}
+	return nil
+}
+
+func addList(dst, src v1.ResourceList) {
+	for name, q := range src {
+		if cur, ok := dst[name]; ok {
+			cur.Add(q)
+			dst[name] = cur
+		} else {
+			dst[name] = q.DeepCopy()
+		}
+	}
 }
