@@ -51,6 +51,7 @@ func TestPackageDependencies(t *testing.T) {
 		{"runtime", []string{"kubecontainer", "podpath", "resources"}, []string{containerd, clientGo}, 31},
 		{"runtime/fake", nil, []string{containerd, clientGo}, 8},
 		{"server", []string{"podpath", "resources", "cgroupmgr", "kubecontainer"}, []string{clientGo}, 42},
+		{"nodestatus", []string{"kubecontainer", "resources"}, []string{grpc, criAPI, prometheus, containerd}, 48},
 		{"podsync", []string{"podpath", "resources", "cgroupmgr", "kubecontainer", "podstatus", "podworkers", "runtime"},
 			[]string{clientGo}, 41},
 	} {

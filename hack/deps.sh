@@ -28,10 +28,11 @@ declare -A call=(
   [podsync]='podsync.New'
   [server]='server.New'
   [volume]='volume.New'
+  [nodestatus]='nodestatus.New'
   [podpath]='podpath.Join'
 )
 order=(statuscache resources kubecontainer pleg pleg/plegmetrics prober prober/probe podsource podsource/apiserver cgroupmgr
-  runtime runtime/fake runtime/runtimetest podstatus podworkers podsync server volume podpath)
+  runtime runtime/fake runtime/runtimetest podstatus podworkers podsync server volume nodestatus podpath)
 [ $# -gt 0 ] && order=("$@")
 
 tmp=$(mktemp -d "$PWD/hack/_deps.XXXX")

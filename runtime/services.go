@@ -389,3 +389,30 @@ func (c *Client) CheckReady(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Images lists the runtime's images in kubecontainer's terms (for the node
+// status).
+func (c *Client) Images(ctx context.Context) ([]kc.Image, error) {
+	imgs, err := c.ListImages(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]kc.Image, 0, len(imgs))
+	for _, i := range imgs {
+		out = append(out, kc.Image{ID: i.Id, RepoTags: i.RepoTags, RepoDigests: i.RepoDigests, Size: i.Size})
+	}
+	return out, nil
+}
+
+// RuntimeStatus returns the runtime's conditions in kubecontainer's terms.
+func (c *Client) RuntimeStatus(ctx context.Context) (*kc.RuntimeStatus, error) {
+	st, err := c.Status(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	out := &kc.RuntimeStatus{}
+	for _, cond := range st.GetStatus().GetConditions() {
+		out.Conditions = append(out.Conditions, kc.RuntimeCondition{Type: cond.Type, Status: cond.Status, Reason: cond.Reason, Message: cond.Message})
+	}
+	return out, nil
+}

@@ -1,0 +1,76 @@
+package testenv
+
+import (
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// APIServerHelp says how to start the test kube-apiserver.
+const APIServerHelp = `start the test apiserver first:
+	NODEKIT_K8S_BIN_DIR=/path/to/k8s-bin bash hack/apiserver-up.sh   # or let it build (8-13 min)
+	. ${NODEKIT_APISERVER_DIR:-/tmp/nodekit-apiserver}/env
+or run everything with: bash hack/test.sh`
+
+// APIServer is the test kube-apiserver that hack/apiserver-up.sh started:
+// an admin client, and a client with the node's identity
+// (system:node:<Node>, under the Node authorizer and NodeRestriction).
+type APIServer struct {
+	AdminConfig, NodeConfig *rest.Config
+	Node                    string
+	Admin, NodeClient       kubernetes.Interface
+}
+
+// NeedAPIServer fails the test, saying why, unless the apiserver answers.
+func NeedAPIServer(t testing.TB) *APIServer {
+	t.Helper()
+	var missing []string
+	for _, k := range []string{"NODEKIT_KUBECONFIG", "NODEKIT_NODE_KUBECONFIG", "NODEKIT_NODE_NAME"} {
+		if os.Getenv(k) == "" {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		t.Fatalf("%s not set; %s", strings.Join(missing, ", "), APIServerHelp)
+	}
+	a := &APIServer{Node: os.Getenv("NODEKIT_NODE_NAME")}
+	var err error
+	if a.AdminConfig, err = clientcmd.BuildConfigFromFlags("", os.Getenv("NODEKIT_KUBECONFIG")); err != nil {
+		t.Fatalf("%v; %s", err, APIServerHelp)
+	}
+	if a.NodeConfig, err = clientcmd.BuildConfigFromFlags("", os.Getenv("NODEKIT_NODE_KUBECONFIG")); err != nil {
+		t.Fatalf("%v; %s", err, APIServerHelp)
+	}
+	a.Admin, a.NodeClient = Client(t, a.AdminConfig), Client(t, a.NodeConfig)
+	if _, err := a.Admin.Discovery().ServerVersion(); err != nil {
+		t.Fatalf("apiserver at %s not reachable: %v; %s", a.AdminConfig.Host, err, APIServerHelp)
+	}
+	return a
+}
+
+// Client is a clientset over HTTP/1.1 whose idle connections close with
+// the test, so that goleak sees no connection goroutines left behind.
+func Client(t testing.TB, cfg *rest.Config) kubernetes.Interface {
+	t.Helper()
+	tlsCfg, err := rest.TLSConfigFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &http.Transport{TLSClientConfig: tlsCfg, ForceAttemptHTTP2: false, IdleConnTimeout: 5 * time.Second}
+	rt, err := rest.HTTPWrappersForConfig(cfg, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tr.CloseIdleConnections)
+	c, err := kubernetes.NewForConfigAndClient(cfg, &http.Client{Transport: rt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
