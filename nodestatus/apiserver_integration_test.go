@@ -45,8 +45,8 @@ func TestNodeOnAPIServer(t *testing.T) {
 	require.NoError(t, err)
 	var checkErr error
 	n, err := nodestatus.New(nodestatus.Config{NodeName: api.Node, NodeIP: "127.0.0.1", Machine: mi,
-		Labels: map[string]string{"nodekit.dev/test": "yes"},
-		Taints: []v1.Taint{{Key: "nodekit.dev/test", Effect: v1.TaintEffectNoSchedule}},
+		Labels:      map[string]string{"nodekit.dev/test": "yes"},
+		Taints:      []v1.Taint{{Key: "nodekit.dev/test", Effect: v1.TaintEffectNoSchedule}},
 		ReadyChecks: []nodestatus.Check{func(context.Context) error { return checkErr }}, ContainerRuntimeVersion: "fake://0.1"})
 	require.NoError(t, err)
 	r, err := nodestatus.NewReporter(nodestatus.ReporterConfig{Client: api.NodeClient, Node: n})
