@@ -61,7 +61,8 @@ func TestNodeOnAPIServer(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "yes", node.Labels["nodekit.dev/test"])
 	assert.Equal(t, api.Node, node.Labels["kubernetes.io/hostname"])
-	assert.Equal(t, []v1.Taint{{Key: "nodekit.dev/test", Effect: v1.TaintEffectNoSchedule}}, node.Spec.Taints)
+	// The apiserver's TaintNodesByCondition admission adds node.kubernetes.io/not-ready.
+	assert.Contains(t, node.Spec.Taints, v1.Taint{Key: "nodekit.dev/test", Effect: v1.TaintEffectNoSchedule})
 	assert.Equal(t, v1.NodeAddress{Type: v1.NodeInternalIP, Address: "127.0.0.1"}, node.Status.Addresses[0])
 	assert.Equal(t, v1.ConditionTrue, ready(node).Status)
 	assert.Equal(t, "fake://0.1", node.Status.NodeInfo.ContainerRuntimeVersion)
