@@ -52,6 +52,7 @@ func TestPackageDependencies(t *testing.T) {
 		{"runtime/fake", nil, []string{containerd, clientGo}, 8},
 		{"server", []string{"podpath", "resources", "cgroupmgr", "kubecontainer"}, []string{clientGo}, 42},
 		{"nodestatus", []string{"kubecontainer", "resources"}, []string{grpc, criAPI, prometheus, containerd}, 48},
+		{"mirrorpod", nil, []string{grpc, criAPI, prometheus, containerd}, 46},
 		{"podsync", []string{"podpath", "resources", "cgroupmgr", "kubecontainer", "podstatus", "podworkers", "runtime"},
 			[]string{clientGo}, 41},
 	} {

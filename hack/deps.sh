@@ -29,10 +29,11 @@ declare -A call=(
   [server]='server.New'
   [volume]='volume.New'
   [nodestatus]='nodestatus.New'
+  [mirrorpod]='mirrorpod.New'
   [podpath]='podpath.Join'
 )
 order=(statuscache resources kubecontainer pleg pleg/plegmetrics prober prober/probe podsource podsource/apiserver cgroupmgr
-  runtime runtime/fake runtime/runtimetest podstatus podworkers podsync server volume nodestatus podpath)
+  runtime runtime/fake runtime/runtimetest podstatus podworkers podsync server volume nodestatus mirrorpod podpath)
 [ $# -gt 0 ] && order=("$@")
 
 tmp=$(mktemp -d "$PWD/hack/_deps.XXXX")
