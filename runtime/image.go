@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -25,21 +26,29 @@ func (m *Manager) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container,
 	present := st.GetImage() != nil
 	switch {
 	case present && policy != v1.PullAlways:
+		m.event(pod, c, v1.EventTypeNormal, EventPulled, "Container image %q already present on machine", c.Image)
 		return st.Image.Id, nil
 	case !present && policy == v1.PullNever:
+		m.event(pod, c, v1.EventTypeWarning, EventNeverPull, "Container image %q is not present with pull policy of Never", c.Image)
 		return "", fail(ErrImageNeverPull, "pod %s: container %s: image: Container image %q is not present with pull policy of Never",
 			podRef(pod), c.Name, c.Image)
 	}
 	key := string(pod.UID) + "_" + c.Image
 	now := m.cfg.Clock.Now()
 	if m.cfg.ImageBackOff.IsInBackOffSinceUpdate(key, now) {
+		m.event(pod, c, v1.EventTypeNormal, EventBackOff, "Back-off pulling image %q", c.Image)
+		m.event(pod, c, v1.EventTypeWarning, EventFailed, "Error: %s", ErrImagePullBackOff)
 		return "", fail(ErrImagePullBackOff, "pod %s: container %s: Back-off pulling image %q", podRef(pod), c.Name, c.Image)
 	}
+	m.event(pod, c, v1.EventTypeNormal, EventPulling, "Pulling image %q", c.Image)
 	ref, err := m.cfg.Images.PullImage(ctx, spec, nil, sandboxCfg)
 	if err != nil {
+		m.event(pod, c, v1.EventTypeWarning, EventFailed, "Failed to pull image %q: %v", c.Image, err)
+		m.event(pod, c, v1.EventTypeWarning, EventFailed, "Error: %s", ErrImagePull)
 		m.cfg.ImageBackOff.Next(key, now)
 		return "", fail(ErrImagePull, "pod %s: container %s: pulling image %q: %w", podRef(pod), c.Name, c.Image, err)
 	}
+	m.event(pod, c, v1.EventTypeNormal, EventPulled, "Successfully pulled image %q in %v", c.Image, m.cfg.Clock.Since(now).Round(time.Millisecond))
 	return ref, nil
 }
 

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -96,6 +97,9 @@ func (m *Manager) killContainer(ctx context.Context, pod *v1.Pod, spec *v1.Conta
 		li = kc.ReadLabels(st.Status.Labels, st.Status.Annotations)
 	}
 	grace := gracePeriod(pod, spec, li, reason)
+	if spec != nil {
+		m.event(pod, spec, v1.EventTypeNormal, EventKilling, "%s", killMessage(spec.Name, reason))
+	}
 	preStop := li.PreStop
 	if spec != nil && spec.Lifecycle != nil {
 		preStop = spec.Lifecycle.PreStop
@@ -107,6 +111,7 @@ func (m *Manager) killContainer(ctx context.Context, pod *v1.Pod, spec *v1.Conta
 			name = spec.Name
 		}
 		if msg, err := m.runHook(ctx, pod, spec, id, nil, preStop, time.Duration(grace)*time.Second); err != nil {
+			m.event(pod, spec, v1.EventTypeWarning, EventFailedPreStop, "PreStopHook failed")
 			m.log().Info("preStop hook failed", "container", name, "id", id, "error", err.Error(), "output", msg)
 		}
 		grace -= int64(m.cfg.Clock.Since(start) / time.Second)
@@ -168,4 +173,17 @@ func findContainer(pod *v1.Pod, name string) *v1.Container {
 		}
 	}
 	return nil
+}
+
+// killMessage is the kubelet's Killing event message.
+func killMessage(name string, reason KillReason) string {
+	switch reason {
+	case KillReasonLivenessProbe:
+		return fmt.Sprintf("Container %s failed liveness probe, will be restarted", name)
+	case KillReasonStartupProbe:
+		return fmt.Sprintf("Container %s failed startup probe, will be restarted", name)
+	case KillReasonSpecChanged:
+		return fmt.Sprintf("Container %s definition changed, will be restarted", name)
+	}
+	return "Stopping container " + name
 }

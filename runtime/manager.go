@@ -93,7 +93,10 @@ type ManagerConfig struct {
 	// settings: no proxy from the environment, no certificate check, no
 	// kept-alive connections, redirects followed only on the same host).
 	HookHTTPClient *http.Client
-	Log            logr.Logger
+	// Recorder records the kubelet's events (Pulled, Created, Started,
+	// Killing, BackOff...) on the pods; nil records none.
+	Recorder EventRecorder
+	Log      logr.Logger
 }
 
 // Manager is the kubelet's "kuberuntime" layer: it turns *v1.Pod specs into
@@ -315,4 +318,5 @@ func gracePeriod(pod *v1.Pod, c *v1.Container, li kc.LabelInfo, reason KillReaso
 
 func (m *Manager) log() logr.Logger { return m.cfg.Log }
 
-func fmtPod(pod *v1.Pod) string { return fmt.Sprintf("%s/%s(%s)", pod.Namespace, pod.Name, pod.UID) }
+// fmtPod is the kubelet's format.Pod: name_namespace(uid), as its messages show it.
+func fmtPod(pod *v1.Pod) string { return fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID) }

@@ -92,7 +92,7 @@ func TestSyncPodCrashLoopBackOff(t *testing.T) {
 		s := step(res, runtime.ActionStartContainer, "fail")
 		require.NotNil(t, s)
 		require.ErrorIs(t, s.Err, runtime.ErrCrashLoopBackOff, "restart %d still in back-off", restart)
-		assert.Contains(t, s.Message, "back-off "+delay.String()+" restarting failed container=fail pod=default/crash(uid-crash)")
+		assert.Contains(t, s.Message, "back-off "+delay.String()+" restarting failed container=fail pod=crash_default(uid-crash)")
 		e.clock.Step(time.Second)
 		res, st = e.sync(pod, nil)
 		require.NoError(t, res.Err(), "restart %d after %s", restart, delay)

@@ -40,6 +40,9 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus
 	a := ComputePodActions(pod, status, opts.Probes)
 
 	if a.KillPod {
+		if a.CreateSandbox && len(status.SandboxStatuses) > 0 {
+			m.event(pod, nil, v1.EventTypeNormal, EventSandboxChanged, "Pod sandbox changed, it will be killed and re-created.")
+		}
 		kill := m.killPodWithStatus(ctx, pod, PodFromStatus(status), nil)
 		res.Steps = append(res.Steps, kill.Steps...)
 		if kill.Err() != nil {
@@ -70,6 +73,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus
 	}
 	if a.CreateSandbox {
 		if sandboxID, podIPs, err = m.createSandbox(ctx, pod, sandboxCfg); err != nil {
+			m.event(pod, nil, v1.EventTypeWarning, EventFailedSandbox, "Failed to create pod sandbox: %v", err)
 			res.add(ActionCreatePodSandbox, podRef(pod), err)
 			return res
 		}
@@ -133,6 +137,7 @@ func (m *Manager) checkBackOff(pod *v1.Pod, c *v1.Container, status *kc.PodStatu
 	}
 	key := backoffKey(pod, c)
 	if m.cfg.BackOff.IsInBackOffSince(key, last.FinishedAt) {
+		m.event(pod, c, v1.EventTypeWarning, EventBackOff, "Back-off restarting failed container %s in pod %s", c.Name, fmtPod(pod))
 		return fail(ErrCrashLoopBackOff, "back-off %s restarting failed container=%s pod=%s",
 			m.cfg.BackOff.Get(key), c.Name, fmtPod(pod))
 	}
@@ -168,14 +173,19 @@ func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxC
 	}
 	id, err := m.cfg.Runtime.CreateContainer(ctx, sandboxID, cfg, sandboxCfg)
 	if err != nil {
+		m.event(pod, c, v1.EventTypeWarning, EventFailed, "Error: %v", err)
 		return fail(ErrCreateContainer, "pod %s: container %s: %w", podRef(pod), c.Name, err)
 	}
+	m.event(pod, c, v1.EventTypeNormal, EventCreated, "Created container: %s", c.Name)
 	if err := m.cfg.Runtime.StartContainer(ctx, id); err != nil {
+		m.event(pod, c, v1.EventTypeWarning, EventFailed, "Error: %v", err)
 		return fail(ErrRunContainer, "pod %s: container %s: %w", podRef(pod), c.Name, err)
 	}
+	m.event(pod, c, v1.EventTypeNormal, EventStarted, "Started container %s", c.Name)
 	if c.Lifecycle != nil && c.Lifecycle.PostStart != nil {
 		if msg, err := m.runHook(ctx, pod, c, id, podIPs, c.Lifecycle.PostStart, 0); err != nil {
 			// The kubelet kills a container whose postStart hook failed.
+			m.event(pod, c, v1.EventTypeWarning, EventFailedPostStart, "PostStartHook failed")
 			kerr := m.killContainer(ctx, pod, c, id, "FailedPostStartHook", nil)
 			return fail(ErrPostStartHook, "pod %s: container %s: postStart hook failed: %w %s (kill: %v)", podRef(pod), c.Name, err, msg, kerr)
 		}
