@@ -55,7 +55,14 @@ type Cache interface {
 	Delete(uid types.UID)
 }
 
-// Config wires a Syncer; Cgroups and Volumes may be nil.
+// Mirrors keeps static pods' mirror pods in the API; *mirrorpod.Manager
+// implements it.
+type Mirrors interface {
+	Sync(ctx context.Context, static *v1.Pod) error
+	DeleteOrphans(ctx context.Context, static func(namespace, name string) bool) error
+}
+
+// Config wires a Syncer; Cgroups, Volumes and Mirrors may be nil.
 type Config struct {
 	Runtime  Runtime
 	Cgroups  Cgroups
@@ -64,6 +71,8 @@ type Config struct {
 	Cache    Cache
 	Statuses *podstatus.Manager
 	Reasons  *podstatus.ReasonCache
+	// Mirrors, in cluster mode, gives each static pod its mirror pod.
+	Mirrors Mirrors
 	// RuntimeName prefixes container IDs in statuses ("containerd").
 	RuntimeName string
 	HostIPs     []string
@@ -109,6 +118,13 @@ func (s *Syncer) Sync(ctx context.Context, w podworkers.Work) error {
 		return s.terminate(ctx, w)
 	}
 	pod := w.Pod
+	if s.cfg.Mirrors != nil && isStatic(pod) {
+		// As the kubelet: a mirror pod that cannot be written does not
+		// stop the static pod from running.
+		if err := s.cfg.Mirrors.Sync(ctx, pod); err != nil {
+			s.cfg.Log.Error(err, "mirror pod", "pod", podName(pod))
+		}
+	}
 	var parent string
 	if s.cfg.Cgroups != nil {
 		name, err := s.cfg.Cgroups.EnsurePodCgroup(pod)
@@ -207,11 +223,13 @@ func (s *Syncer) Orphans(ctx context.Context, known map[types.UID]bool) ([]podwo
 // *podworkers.Workers implements it.
 type Workers interface {
 	Known() map[types.UID]bool
+	Pods() []*v1.Pod
 	UpdatePod(u podworkers.Update)
 }
 
-// Housekeeping hands the workers a kill for each orphan (see Orphans) and
-// removes the cgroups of pods that are gone (see CleanupCgroups): the
+// Housekeeping hands the workers a kill for each orphan (see Orphans),
+// removes the cgroups of pods that are gone (see CleanupCgroups) and the
+// mirror pods whose static pod is gone: the
 // kubelet's HandlePodCleanups, for every housekeeping period once every
 // pod source has delivered.
 func (s *Syncer) Housekeeping(ctx context.Context, w Workers) error {
@@ -219,7 +237,24 @@ func (s *Syncer) Housekeeping(ctx context.Context, w Workers) error {
 	for _, u := range kills {
 		w.UpdatePod(u)
 	}
-	return errors.Join(err, s.CleanupCgroups(w.Known()))
+	var mirrorErr error
+	if s.cfg.Mirrors != nil {
+		static := map[string]bool{}
+		for _, p := range w.Pods() {
+			if isStatic(p) {
+				static[p.Namespace+"/"+p.Name] = true
+			}
+		}
+		mirrorErr = s.cfg.Mirrors.DeleteOrphans(ctx, func(ns, name string) bool { return static[ns+"/"+name] })
+	}
+	return errors.Join(err, s.CleanupCgroups(w.Known()), mirrorErr)
+}
+
+// isStatic: a pod from a file or URL source, not from the API server (the
+// kubelet's kubernetes.io/config.source annotation).
+func isStatic(p *v1.Pod) bool {
+	src, ok := p.Annotations["kubernetes.io/config.source"]
+	return ok && src != "api"
 }
 
 // CleanupCgroups removes the pod cgroups of pods known does not have (a

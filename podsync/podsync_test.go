@@ -59,10 +59,12 @@ func newEnv(t *testing.T) *env {
 // workers records the kills Housekeeping hands it.
 type workers struct {
 	known map[types.UID]bool
+	pods  []*v1.Pod
 	kills []podworkers.Update
 }
 
 func (w *workers) Known() map[types.UID]bool     { return w.known }
+func (w *workers) Pods() []*v1.Pod               { return w.pods }
 func (w *workers) UpdatePod(u podworkers.Update) { w.kills = append(w.kills, u) }
 
 func TestSyncPublishesTerminateForgetsHousekeepingFindsOrphans(t *testing.T) {
@@ -103,4 +105,42 @@ func TestSyncPublishesTerminateForgetsHousekeepingFindsOrphans(t *testing.T) {
 func TestNewNeedsItsParts(t *testing.T) {
 	_, err := podsync.New(podsync.Config{})
 	assert.ErrorContains(t, err, "Runtime, Prober, Cache, Statuses and Reasons are required")
+}
+
+type mirrors struct {
+	synced  []string
+	orphans []string
+}
+
+func (m *mirrors) Sync(_ context.Context, p *v1.Pod) error {
+	m.synced = append(m.synced, p.Name)
+	return nil
+}
+func (m *mirrors) DeleteOrphans(_ context.Context, static func(ns, name string) bool) error {
+	for _, n := range []string{"static", "api", "gone"} {
+		if !static("default", n) {
+			m.orphans = append(m.orphans, n)
+		}
+	}
+	return nil
+}
+
+func TestMirrorPodsForStaticPodsOnly(t *testing.T) {
+	e := newEnv(t)
+	m := &mirrors{}
+	syncer, err := podsync.New(podsync.Config{Runtime: e.mgr, Prober: e.probes, Cache: e.cache, Statuses: e.statuses,
+		Reasons: podstatus.NewReasonCache(), Mirrors: m})
+	require.NoError(t, err)
+	ctx := context.Background()
+	pod := func(name, source string) *v1.Pod {
+		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID(name),
+			Annotations: map[string]string{"kubernetes.io/config.source": source}},
+			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: testImage, Args: []string{"sleep"}}}}}
+	}
+	static, api := pod("static", "file"), pod("api", "api")
+	require.NoError(t, syncer.Sync(ctx, podworkers.Work{Type: podworkers.SyncPod, Pod: static}))
+	require.NoError(t, syncer.Sync(ctx, podworkers.Work{Type: podworkers.SyncPod, Pod: api}))
+	assert.Equal(t, []string{"static"}, m.synced, "only the static pod has a mirror pod")
+	require.NoError(t, syncer.Housekeeping(ctx, &workers{known: map[types.UID]bool{"static": true, "api": true}, pods: []*v1.Pod{static, api}}))
+	assert.Equal(t, []string{"api", "gone"}, m.orphans, "mirror pods without a static pod are orphans")
 }
