@@ -58,7 +58,8 @@ type agent struct {
 	registry    *prometheus.Registry
 	api         *server.Handler
 	summary     *server.SummaryProvider
-	runtimeName string // "containerd"
+	runtimeName string   // "containerd"
+	cluster     *cluster // nil: standalone
 }
 
 // newAgent wires the packages over a connected runtime client.
@@ -72,13 +73,21 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 	plegMetrics, proberMetrics, srcMetrics := plegmetrics.New(), prober.NewMetrics(), podsource.NewMetrics()
 	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		plegMetrics, proberMetrics, srcMetrics)
+	var recorder runtime.EventRecorder
+	if cfg.kubeconfig != "" {
+		var err error
+		if a.cluster, err = newCluster(ctx, cfg); err != nil {
+			return nil, nil, err
+		}
+		recorder = a.cluster.recorder
+	}
 	volumes, err := volume.New(volume.Config{Layout: podpath.Layout{RootDir: cfg.rootDir, PodLogsDir: cfg.podLogsDir}})
 	if err != nil {
 		return nil, nil, err
 	}
 	if a.mgr, err = runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: cfg.podLogsDir,
 		SandboxLabels: map[string]string{nodeLabel: cfg.hostname}, OwnPodsOnly: true,
-		HostIP: cfg.hostIP, Mounts: volumes.Mounts, Log: log.WithName("runtime")}); err != nil {
+		HostIP: cfg.hostIP, Mounts: volumes.Mounts, Recorder: recorder, Log: log.WithName("runtime")}); err != nil {
 		return nil, nil, err
 	}
 	if a.pleg, err = pleg.NewGeneric(pleg.Config{Runtime: a.mgr, Cache: a.cache, Clock: clk, RelistPeriod: cfg.relistPeriod,
@@ -107,6 +116,9 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 	if a.cgroups != nil { // no typed nils in the interfaces
 		syncCfg.Cgroups, a.summary.Cgroups = a.cgroups, a.cgroups
 	}
+	if a.cluster != nil {
+		syncCfg.Mirrors = a.cluster.mirrors
+	}
 	if a.syncer, err = podsync.New(syncCfg); err != nil {
 		return nil, nil, err
 	}
@@ -128,6 +140,11 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 			return nil, nil, fmt.Errorf("--manifest-url: %w", err)
 		}
 		a.sources = append(a.sources, url)
+	}
+	if a.cluster != nil {
+		if err := a.cluster.wire(ctx, a, client); err != nil {
+			return nil, nil, err
+		}
 	}
 	for _, s := range a.sources {
 		a.mux.Register(s.Name())
@@ -175,6 +192,9 @@ func (a *agent) run(ctx context.Context) {
 		wg.Add(1)
 		go func() { defer wg.Done(); a.logError(run(ctx), "run") }()
 	}
+	if a.cluster != nil {
+		a.cluster.run(ctx, a, &wg)
+	}
 	housekeeping, gc := a.clock.NewTicker(housekeepingPeriod), a.clock.NewTicker(containerGCPeriod)
 	defer housekeeping.Stop()
 	defer gc.Stop()
@@ -209,6 +229,9 @@ func (a *agent) run(ctx context.Context) {
 // apply hands a source update to the workers: new pods are admitted (up to
 // --max-pods, the kubelet's OutOfpods), changed ones updated, removed killed.
 func (a *agent) apply(u podsource.PodUpdate) {
+	if a.cluster != nil {
+		u = a.cluster.observe(u)
+	}
 	for _, pod := range u.Pods {
 		state, known := a.workers.State(pod.UID)
 		switch {

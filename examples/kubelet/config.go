@@ -37,6 +37,11 @@ func applyConfigFile(fs *flag.FlagSet, cfg *config, path string) error {
 	take(set, "file-check-frequency", &cfg.fileCheckFreq, kc.FileCheckFrequency.Duration)
 	take(set, "port", &cfg.port, int(kc.Port))
 	take(set, "max-pods", &cfg.maxPods, int(kc.MaxPods))
+	take(set, "node-status-update-frequency", &cfg.nodeStatusFreq, kc.NodeStatusUpdateFrequency.Duration)
+	take(set, "node-lease-duration-seconds", &cfg.leaseSeconds, int(kc.NodeLeaseDurationSeconds))
+	if !set["register-with-taints"] && len(kc.RegisterWithTaints) > 0 {
+		cfg.taints = kc.RegisterWithTaints
+	}
 	if kc.HealthzPort != nil && !set["healthz-port"] { // 0 (disabled) is a value here
 		cfg.healthzPort = int(*kc.HealthzPort)
 	}

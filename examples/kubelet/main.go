@@ -25,7 +25,9 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
 
+	"github.com/nodekit-dev/nodekit/nodestatus"
 	"github.com/nodekit-dev/nodekit/pleg"
 	"github.com/nodekit-dev/nodekit/runtime"
 	"github.com/nodekit-dev/nodekit/runtime/fake"
@@ -33,9 +35,11 @@ import (
 
 type config struct {
 	runtimeKind, endpoint, imageEndpoint, manifestPath, manifestURL, hostname, hostIP string
-	podLogsDir, rootDir, cgroupRoot, cgroupDriver                                     string
-	relistPeriod, syncFrequency, fileCheckFreq                                        time.Duration
-	healthzPort, port, maxPods                                                        int
+	podLogsDir, rootDir, cgroupRoot, cgroupDriver, kubeconfig                         string
+	relistPeriod, syncFrequency, fileCheckFreq, nodeStatusFreq                        time.Duration
+	healthzPort, port, maxPods, leaseSeconds                                          int
+	nodeLabels                                                                        map[string]string
+	taints                                                                            []v1.Taint
 	cgroupsPerQOS, debugHandlers, fakeServesPorts                                     bool
 }
 
@@ -87,11 +91,23 @@ func parseFlags(args []string) (config, error) {
 	configFile := fs.String("config", "", "a KubeletConfiguration file (kubelet.config.k8s.io/v1beta1); flags override it")
 	fs.StringVar(&cfg.podLogsDir, "pod-logs-dir", runtime.DefaultPodLogsDir, "container log root")
 	fs.BoolVar(&cfg.fakeServesPorts, "fake-host-ports", true, "with the fake runtime, really serve the test image's HTTP on host-network ports")
+	fs.StringVar(&cfg.kubeconfig, "kubeconfig", "", "kubeconfig of the API server: joins the cluster (node, lease, API pods, mirror pods, events)")
+	fs.DurationVar(&cfg.nodeStatusFreq, "node-status-update-frequency", nodestatus.DefaultUpdateFrequency, "how often the node status is computed")
+	fs.IntVar(&cfg.leaseSeconds, "node-lease-duration-seconds", nodestatus.DefaultLeaseDurationSeconds, "duration of the node's lease")
+	nodeLabels := fs.String("node-labels", "", "labels to add when registering the node: key=value,...")
+	taints := fs.String("register-with-taints", "", "taints to register the node with: key=value:Effect,...")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	var err error
+	if cfg.nodeLabels, err = nodestatus.ParseLabels(*nodeLabels); err != nil {
+		return cfg, err
+	}
+	if cfg.taints, err = nodestatus.ParseTaints(*taints); err != nil {
+		return cfg, err
 	}
 	if *configFile != "" {
 		if err := applyConfigFile(fs, &cfg, *configFile); err != nil {
@@ -106,7 +122,8 @@ func parseFlags(args []string) (config, error) {
 			return cfg, fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	for name, d := range map[string]time.Duration{"--relist-period": cfg.relistPeriod, "--sync-frequency": cfg.syncFrequency, "--file-check-frequency": cfg.fileCheckFreq} {
+	for name, d := range map[string]time.Duration{"--relist-period": cfg.relistPeriod, "--sync-frequency": cfg.syncFrequency,
+		"--file-check-frequency": cfg.fileCheckFreq, "--node-status-update-frequency": cfg.nodeStatusFreq} {
 		if d <= 0 {
 			return cfg, fmt.Errorf("%s: invalid value %s: must be positive", name, d)
 		}
@@ -114,7 +131,8 @@ func parseFlags(args []string) (config, error) {
 	if cfg.cgroupDriver != "cgroupfs" && cfg.cgroupDriver != "systemd" {
 		return cfg, fmt.Errorf("--cgroup-driver: invalid value %q: want cgroupfs or systemd", cfg.cgroupDriver)
 	}
-	for name, v := range map[string][3]int{"--healthz-port": {cfg.healthzPort, 0, 65535}, "--port": {cfg.port, 0, 65535}, "--max-pods": {cfg.maxPods, 1, 1 << 20}} {
+	for name, v := range map[string][3]int{"--healthz-port": {cfg.healthzPort, 0, 65535}, "--port": {cfg.port, 0, 65535}, "--max-pods": {cfg.maxPods, 1, 1 << 20},
+		"--node-lease-duration-seconds": {cfg.leaseSeconds, 1, 3600}} {
 		if v[0] < v[1] || v[0] > v[2] {
 			return cfg, fmt.Errorf("%s: invalid value %d: must be between %d and %d", name, v[0], v[1], v[2])
 		}

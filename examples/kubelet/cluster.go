@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/nodekit-dev/nodekit/mirrorpod"
+	"github.com/nodekit-dev/nodekit/nodestatus"
+	"github.com/nodekit-dev/nodekit/podsource"
+	"github.com/nodekit-dev/nodekit/podsource/apiserver"
+	"github.com/nodekit-dev/nodekit/runtime"
+)
+
+// cluster is what --kubeconfig adds: the Node and its lease, the API
+// server's pods, mirror pods for the static ones, and events.
+type cluster struct {
+	client   kubernetes.Interface
+	reporter *nodestatus.Reporter
+	mirrors  *mirrorpod.Manager
+	events   record.EventBroadcaster
+	recorder record.EventRecorder
+}
+
+// newCluster connects to the API server; the runtime manager's events go
+// through the recorder it returns.
+func newCluster(ctx context.Context, cfg config) (*cluster, error) {
+	restCfg, err := clientcmd.BuildConfigFromFlags("", cfg.kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("--kubeconfig: %w", err)
+	}
+	c := &cluster{events: record.NewBroadcaster(record.WithContext(ctx))}
+	if c.client, err = kubernetes.NewForConfig(restCfg); err != nil {
+		return nil, fmt.Errorf("--kubeconfig: %w", err)
+	}
+	c.recorder = c.events.NewRecorder(scheme.Scheme, v1.EventSource{Component: "kubelet", Host: cfg.hostname})
+	if c.mirrors, err = mirrorpod.New(mirrorpod.Config{Client: c.client, NodeName: cfg.hostname}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// wire adds the API source and the node status once the agent exists.
+func (c *cluster) wire(ctx context.Context, a *agent, client *runtime.Client) error {
+	if err := os.MkdirAll(a.cfg.rootDir, 0o750); err != nil {
+		return fmt.Errorf("--root-dir: %w", err)
+	}
+	mi, err := nodestatus.ReadMachineInfo(nodestatus.MachinePaths{RootDir: a.cfg.rootDir})
+	if err != nil {
+		return err
+	}
+	version := a.runtimeName
+	if v, err := client.Version(ctx, runtime.CRIVersion); err == nil {
+		version = v.RuntimeName + "://" + v.RuntimeVersion
+	}
+	node, err := nodestatus.New(nodestatus.Config{NodeName: a.cfg.hostname, NodeIP: a.cfg.hostIP, Labels: a.cfg.nodeLabels,
+		Taints: a.cfg.taints, MaxPods: a.cfg.maxPods, Port: int32(a.cfg.port), Machine: mi, ContainerRuntimeVersion: version,
+		Images: client, ReadyChecks: []nodestatus.Check{nodestatus.RuntimeCheck(client.RuntimeStatus),
+			nodestatus.NetworkCheck(client.RuntimeStatus), nodestatus.PLEGCheck(a.pleg.Healthy)}})
+	if err != nil {
+		return err
+	}
+	if c.reporter, err = nodestatus.NewReporter(nodestatus.ReporterConfig{Client: c.client, Node: node,
+		UpdateFrequency: a.cfg.nodeStatusFreq, Clock: a.clock, Log: a.log.WithName("nodestatus")}); err != nil {
+		return err
+	}
+	src, err := apiserver.New(apiserver.Config{Client: c.client, NodeName: a.cfg.hostname, Log: a.log.WithName("api")}, a.mux)
+	if err != nil {
+		return err
+	}
+	a.sources = append(a.sources, src)
+	return nil
+}
+
+// run keeps the Node, its lease and the events flowing until ctx ends.
+func (c *cluster) run(ctx context.Context, a *agent, wg *sync.WaitGroup) {
+	c.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
+	nodeRef := &v1.ObjectReference{Kind: "Node", Name: a.cfg.hostname, UID: "", Namespace: ""}
+	c.recorder.Eventf(nodeRef, v1.EventTypeNormal, "Starting", "Starting kubelet.")
+	lease := nodestatus.NewLease(c.client, a.cfg.hostname, int32(a.cfg.leaseSeconds), a.clock, nil)
+	wg.Add(2)
+	go func() { defer wg.Done(); a.logError(c.reporter.Run(ctx), "node status") }()
+	go func() { defer wg.Done(); lease.Run(ctx) }()
+	go func() { <-ctx.Done(); c.events.Shutdown() }()
+}
+
+// observe takes the API server's mirror pods out of an update: they are
+// the API's picture of static pods, never run.
+func (c *cluster) observe(u podsource.PodUpdate) podsource.PodUpdate {
+	pods := u.Pods[:0:0]
+	for _, p := range u.Pods {
+		switch {
+		case !mirrorpod.IsMirrorPod(p):
+			pods = append(pods, p)
+		case u.Op == podsource.REMOVE || u.Op == podsource.DELETE:
+			c.mirrors.Forget(p)
+		default:
+			c.mirrors.Observe(p)
+		}
+	}
+	u.Pods = pods
+	return u
+}
