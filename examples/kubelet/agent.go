@@ -224,6 +224,9 @@ func (a *agent) run(ctx context.Context) {
 		}
 	}
 	wg.Wait()
+	if a.cluster != nil {
+		a.cluster.close()
+	}
 }
 
 // apply hands a source update to the workers: new pods are admitted (up to

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"sync"
 
@@ -10,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
 
@@ -24,6 +26,7 @@ import (
 // server's pods, mirror pods for the static ones, and events.
 type cluster struct {
 	client   kubernetes.Interface
+	conns    *http.Transport // closed when the agent stops: nothing left behind
 	reporter *nodestatus.Reporter
 	mirrors  *mirrorpod.Manager
 	events   record.EventBroadcaster
@@ -38,7 +41,18 @@ func newCluster(ctx context.Context, cfg config) (*cluster, error) {
 		return nil, fmt.Errorf("--kubeconfig: %w", err)
 	}
 	c := &cluster{events: record.NewBroadcaster(record.WithContext(ctx))}
-	if c.client, err = kubernetes.NewForConfig(restCfg); err != nil {
+	tlsCfg, err := rest.TLSConfigFor(restCfg)
+	if err != nil {
+		return nil, fmt.Errorf("--kubeconfig: %w", err)
+	}
+	// A transport of our own rather than client-go's shared cache, so
+	// that stopping the agent closes its connections.
+	c.conns = &http.Transport{TLSClientConfig: tlsCfg, Proxy: http.ProxyFromEnvironment, ForceAttemptHTTP2: true}
+	rt, err := rest.HTTPWrappersForConfig(restCfg, c.conns)
+	if err != nil {
+		return nil, fmt.Errorf("--kubeconfig: %w", err)
+	}
+	if c.client, err = kubernetes.NewForConfigAndClient(restCfg, &http.Client{Transport: rt}); err != nil {
 		return nil, fmt.Errorf("--kubeconfig: %w", err)
 	}
 	c.recorder = c.events.NewRecorder(scheme.Scheme, v1.EventSource{Component: "kubelet", Host: cfg.hostname})
@@ -89,7 +103,13 @@ func (c *cluster) run(ctx context.Context, a *agent, wg *sync.WaitGroup) {
 	wg.Add(2)
 	go func() { defer wg.Done(); a.logError(c.reporter.Run(ctx), "node status") }()
 	go func() { defer wg.Done(); lease.Run(ctx) }()
-	go func() { <-ctx.Done(); c.events.Shutdown() }()
+}
+
+// close ends the events and the connections, once everything using them
+// has returned.
+func (c *cluster) close() {
+	c.events.Shutdown()
+	c.conns.CloseIdleConnections()
 }
 
 // observe takes the API server's mirror pods out of an update: they are
