@@ -47,6 +47,7 @@ func TestPackageDependencies(t *testing.T) {
 		{"prober", []string{"kubecontainer", "prober/probe"}, []string{criAPI, containerd, clientGo}, 30},
 		{"podsource", []string{"podpath"}, []string{grpc, criAPI, containerd, clientGo}, 29},
 		{"podsource/apiserver", []string{"podpath", "podsource"}, []string{grpc, criAPI, containerd}, 54},
+		{"podstatus/apiclient", []string{"kubecontainer", "podstatus", "resources"}, []string{grpc, criAPI, prometheus, containerd}, 46},
 		{"cgroupmgr", []string{"podpath", "resources"}, []string{criAPI, prometheus, clientGo}, 30},
 		{"runtime", []string{"kubecontainer", "podpath", "resources"}, []string{containerd, clientGo}, 31},
 		{"runtime/fake", nil, []string{containerd, clientGo}, 8},

@@ -13,8 +13,31 @@
 //
 // Manager records the statuses a node has published and fills in what
 // depends on the previous one: StartTime, each condition's
-// LastTransitionTime, and a terminal phase that never changes back. It is
-// where syncing statuses to an API server will live.
+// LastTransitionTime, and a terminal phase that never changes back.
+//
+// Syncer writes a Manager's statuses to the API server, as the kubelet's
+// status manager does: at once when the Manager publishes a change, and
+// over every pod each SyncPeriod (10s). A status is written only if it
+// changed since the pod's last write, and only what differs from the API
+// pod's status is sent: a strategic-merge patch of pods/status (StatusPatch,
+// the kubelet's statusutil.PatchPodStatus) with the pod's UID as a
+// precondition, so that it never lands on a pod recreated with the same
+// name. A failed write is retried after a jittered back-off while the
+// other pods go on; after an outage each pod gets its newest status once.
+// The merge keeps the API's StartTime, conditions of other writers,
+// transition times of unchanged conditions and terminal phase. A static
+// pod's status goes to its mirror pod (SyncerConfig.MirrorPodFor). A pod
+// whose deletion was asked (the pod given to SetPodStatus has a
+// DeletionTimestamp) and whose containers have all stopped is made
+// terminal in the API, then deleted with grace period 0 and its UID as a
+// precondition: so publish a terminated pod's last status, and RemovePod
+// once its API pod is gone. A pod not in the API, or recreated, is written
+// no more; a pod removed from the Manager is forgotten.
+//
+// PodAPI is implemented over client-go by package podstatus/apiclient, a
+// package of its own so that podstatus compiles neither client-go nor
+// grpc (nor strategicpatch's OpenAPI packages: StatusPatch is computed
+// from v1.PodStatus's merge keys).
 //
 // The package needs no runtime client: *runtime.SyncResult and
 // *prober.Manager satisfy its SyncResult and Probes interfaces.
@@ -24,4 +47,8 @@
 //		Reasons: reasons.Get(pod.UID), Probes: prober, RuntimeName: "containerd",
 //		HostIPs: []string{nodeIP}})
 //	statuses.SetPodStatus(pod, status)
+//
+//	api, err := apiclient.New(clientset)
+//	syncer, err := podstatus.NewSyncer(podstatus.SyncerConfig{API: api, Statuses: statuses})
+//	go syncer.Run(ctx)
 package podstatus

@@ -14,12 +14,17 @@ import (
 )
 
 // Manager is the node's record of the statuses it has published, the
-// local half of the kubelet's status manager (syncing them to an API
-// server comes next). It is safe for concurrent use.
+// local half of the kubelet's status manager (a Syncer writes them to an
+// API server). It is safe for concurrent use.
 type Manager struct {
 	clock clock.PassiveClock
 	mu    sync.Mutex
-	pods  map[types.UID]*v1.Pod // with the published status
+	pods  map[types.UID]*v1.Pod // with the published status; never modified once stored
+	// For a Syncer: each pod's status version (the seq of its last
+	// change) and a signal that something is to be written.
+	versions map[types.UID]uint64
+	seq      uint64
+	changed  chan struct{}
 }
 
 // NewManager returns an empty Manager reading the time from clk.
@@ -27,7 +32,8 @@ func NewManager(clk clock.PassiveClock) *Manager {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	return &Manager{clock: clk, pods: map[types.UID]*v1.Pod{}}
+	return &Manager{clock: clk, pods: map[types.UID]*v1.Pod{}, versions: map[types.UID]uint64{},
+		changed: make(chan struct{}, 1)}
 }
 
 // SetPodStatus publishes status as pod's, as the kubelet's status manager
@@ -41,8 +47,9 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) (changed bool) 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var old *v1.PodStatus
-	if p := m.pods[pod.UID]; p != nil {
-		old = &p.Status
+	prev := m.pods[pod.UID]
+	if prev != nil {
+		old = &prev.Status
 	}
 	status = *status.DeepCopy()
 	switch {
@@ -68,6 +75,17 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) (changed bool) 
 	p := pod.DeepCopy()
 	p.Status = status
 	m.pods[pod.UID] = p
+	if changed {
+		m.seq++
+		m.versions[pod.UID] = m.seq
+	}
+	// A deletion request may let a Syncer delete the pod, status unchanged.
+	if changed || (pod.DeletionTimestamp != nil && prev != nil && prev.DeletionTimestamp == nil) {
+		select {
+		case m.changed <- struct{}{}:
+		default: // already signalled
+		}
+	}
 	return changed
 }
 
@@ -104,6 +122,24 @@ func (m *Manager) RemovePod(uid types.UID) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.pods, uid)
+	delete(m.versions, uid)
+}
+
+// versioned is a published pod (shared: not to be modified) and the
+// version of its status.
+type versioned struct {
+	pod     *v1.Pod
+	version uint64
+}
+
+// published appends every pod with its status version to dst.
+func (m *Manager) published(dst []versioned) []versioned {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for uid, p := range m.pods {
+		dst = append(dst, versioned{pod: p, version: m.versions[uid]})
+	}
+	return dst
 }
 
 func terminal(p v1.PodPhase) bool { return p == v1.PodSucceeded || p == v1.PodFailed }

@@ -1,0 +1,154 @@
+package podstatus
+
+import (
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ownedByKubelet: the condition types the kubelet writes
+// (kubetypes.PodConditionsByKubelet); the others are other writers' (a
+// readiness gate's, DisruptionTarget) and a Syncer keeps them.
+func ownedByKubelet(t v1.PodConditionType) bool {
+	switch t {
+	case v1.PodScheduled, v1.PodReady, v1.PodInitialized, v1.ContainersReady,
+		v1.PodReadyToStartContainers, v1.PodResizePending, v1.PodResizeInProgress:
+		return true
+	}
+	return false
+}
+
+// mergeStatus is the status a Syncer writes over api, the API server's:
+// the kubelet's mergePodStatus, with the rules its updateStatusInternal
+// applies against the last status (here the API's, so that they hold
+// across restarts):
+//
+//   - conditions not owned by the kubelet are the API's; the kubelet's keep
+//     the API's LastTransitionTime while their status is the same;
+//   - StartTime, once in the API, stays;
+//   - a terminal phase never changes, as in the Manager;
+//   - a container that cannot restart, once terminated, stays so (where the
+//     kubelet drops such a status, its terminated state is kept);
+//   - resource claim statuses are the API's (not the kubelet's to write);
+//   - stopped, a pod whose deletion was asked becomes terminal, Succeeded
+//     if every container exited 0 (the kubelet's getPhase of a terminal
+//     pod), and a terminal pod is never Ready or ContainersReady.
+//
+// status is shared with the Manager: it is not modified.
+func mergeStatus(pod *v1.Pod, api, status *v1.PodStatus, deleted bool, now metav1.Time) v1.PodStatus {
+	out := *status
+	out.Conditions = make([]v1.PodCondition, 0, len(api.Conditions)+len(status.Conditions))
+	for _, c := range api.Conditions {
+		if !ownedByKubelet(c.Type) {
+			out.Conditions = append(out.Conditions, c)
+		}
+	}
+	for _, c := range status.Conditions {
+		if !ownedByKubelet(c.Type) {
+			continue
+		}
+		if prev := find(api.Conditions, c.Type); prev != nil && prev.Status == c.Status {
+			c.LastTransitionTime = prev.LastTransitionTime
+		}
+		out.Conditions = append(out.Conditions, c)
+	}
+	if api.StartTime != nil && !api.StartTime.IsZero() {
+		out.StartTime = api.StartTime
+	}
+	if terminal(api.Phase) {
+		out.Phase = api.Phase
+	}
+	out.ContainerStatuses = keepTerminated(pod, api.ContainerStatuses, status.ContainerStatuses, nil)
+	out.InitContainerStatuses = keepTerminated(pod, api.InitContainerStatuses, status.InitContainerStatuses, pod.Spec.InitContainers)
+	out.ResourceClaimStatuses = api.ResourceClaimStatuses
+	out.ExtendedResourceClaimStatus = api.ExtendedResourceClaimStatus
+	out.NodeAllocatableResourceClaimStatuses = api.NodeAllocatableResourceClaimStatuses
+	if deleted && !terminal(out.Phase) && !anyRunning(&out) {
+		out.Phase = v1.PodFailed
+		if allSucceeded(pod, &out) {
+			out.Phase = v1.PodSucceeded
+		}
+	}
+	if terminal(out.Phase) {
+		reason := ReasonPodFailed
+		if out.Phase == v1.PodSucceeded {
+			reason = ReasonPodCompleted
+		}
+		for i := range out.Conditions {
+			c := &out.Conditions[i]
+			if (c.Type == v1.PodReady || c.Type == v1.ContainersReady) && c.Status == v1.ConditionTrue {
+				*c = v1.PodCondition{Type: c.Type, Status: v1.ConditionFalse, Reason: reason, LastTransitionTime: now}
+			}
+		}
+	}
+	return out
+}
+
+// keepTerminated is the kubelet's checkContainerStateTransition: under
+// restartPolicy Never, or OnFailure after exit 0, a container terminated in
+// api stays terminated; sidecars (restartable init containers in init)
+// always may restart. It copies statuses before changing one.
+func keepTerminated(pod *v1.Pod, api, statuses []v1.ContainerStatus, init []v1.Container) []v1.ContainerStatus {
+	if pod.Spec.RestartPolicy == v1.RestartPolicyAlways || pod.Spec.RestartPolicy == "" {
+		return statuses
+	}
+	copied := false
+	for i := range statuses {
+		if statuses[i].State.Terminated != nil {
+			continue
+		}
+		prev := byNameIn(api, statuses[i].Name)
+		if prev == nil || prev.State.Terminated == nil ||
+			(prev.State.Terminated.ExitCode != 0 && pod.Spec.RestartPolicy == v1.RestartPolicyOnFailure) {
+			continue
+		}
+		if c := containerIn(init, statuses[i].Name); c != nil && restartable(c) {
+			continue
+		}
+		if !copied {
+			statuses, copied = append([]v1.ContainerStatus(nil), statuses...), true
+		}
+		statuses[i] = *prev
+	}
+	return statuses
+}
+
+// anyRunning: a container of the status runs.
+func anyRunning(s *v1.PodStatus) bool {
+	for _, l := range [][]v1.ContainerStatus{s.InitContainerStatuses, s.ContainerStatuses, s.EphemeralContainerStatuses} {
+		for i := range l {
+			if l[i].State.Running != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// allSucceeded: every regular container of the spec exited 0.
+func allSucceeded(pod *v1.Pod, s *v1.PodStatus) bool {
+	for _, c := range pod.Spec.Containers {
+		cs := byNameIn(s.ContainerStatuses, c.Name)
+		if cs == nil || cs.State.Terminated == nil || cs.State.Terminated.ExitCode != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func byNameIn(statuses []v1.ContainerStatus, name string) *v1.ContainerStatus {
+	for i := range statuses {
+		if statuses[i].Name == name {
+			return &statuses[i]
+		}
+	}
+	return nil
+}
+
+func containerIn(containers []v1.Container, name string) *v1.Container {
+	for i := range containers {
+		if containers[i].Name == name {
+			return &containers[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,338 @@
+package podstatus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/clock"
+)
+
+// The kubelet's defaults for writing statuses to the API server.
+const (
+	// DefaultSyncPeriod is how often a Syncer goes over every pod even
+	// when nothing was published (the status manager's syncPeriod).
+	DefaultSyncPeriod = 10 * time.Second
+	// DefaultSyncBackOff is the wait before a failed write is tried
+	// again; it doubles with each failure in a row, up to MaxBackOff
+	// (default: SyncPeriod, so a failing pod is tried about as often as
+	// the kubelet's batch retries it).
+	DefaultSyncBackOff = time.Second
+	// DefaultSyncJitterFactor stretches each back-off by up to half, so
+	// pods that failed together are not retried together.
+	DefaultSyncJitterFactor = 0.5
+)
+
+// PodAPI is the part of the API server a Syncer uses; package
+// podstatus/apiclient adapts a client-go clientset. For a pod that does
+// not exist, the error is the API server's NotFound (apierrors.IsNotFound).
+// The Syncer does not modify the pods returned.
+type PodAPI interface {
+	GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error)
+	// PatchPodStatus sends patch, a strategic-merge patch of pods/status
+	// carrying metadata.uid = uid, and returns the pod updated.
+	PatchPodStatus(ctx context.Context, namespace, name string, uid types.UID, patch []byte) (*v1.Pod, error)
+	// DeletePod deletes the pod with grace period 0, if its UID is uid.
+	DeletePod(ctx context.Context, namespace, name string, uid types.UID) error
+}
+
+// SyncerConfig configures a Syncer; zero fields take the kubelet's
+// defaults.
+type SyncerConfig struct {
+	API PodAPI
+	// Statuses are the statuses to write. A Manager feeds one Syncer.
+	Statuses *Manager
+	// MirrorPodFor says whether pod is a static pod (from a file or URL
+	// source) and gives its mirror pod in the API server, to which the
+	// static pod's status is written; nil mirror: none yet, the status
+	// waits. Mirror pods are never deleted by the Syncer. Nil MirrorPodFor:
+	// every pod is an API pod.
+	MirrorPodFor func(pod *v1.Pod) (mirror *v1.Pod, static bool)
+	Clock        clock.WithTicker
+	SyncPeriod   time.Duration
+	// BackOff is the first wait after a failed write; it doubles up to
+	// MaxBackOff.
+	BackOff    time.Duration
+	MaxBackOff time.Duration
+	// Jitter stretches each back-off; default: by up to half
+	// (DefaultSyncJitterFactor). Tests pass func(d) d.
+	Jitter func(time.Duration) time.Duration
+	Log    logr.Logger
+}
+
+// Syncer writes the statuses of a Manager to the API server, as the
+// kubelet's status manager does; see the package doc for its rules.
+type Syncer struct {
+	cfg     SyncerConfig
+	running atomic.Bool
+
+	mu      sync.Mutex // one batch at a time
+	records map[types.UID]*record
+	batch   uint64
+	buf     []versioned
+
+	afterBatch func(tried int, retry time.Time) // tests: Run waits from here
+}
+
+// record is what a Syncer knows of a pod's API status.
+type record struct {
+	target   types.UID     // the API pod: the pod's own, or its mirror
+	version  uint64        // of the status last written
+	written  *v1.PodStatus // the status last written (the Manager's)
+	done     bool          // target gone or deleted: nothing more to do
+	failures int           // in a row
+	retryAt  time.Time
+	seen     uint64 // the last batch that found the pod in the Manager
+}
+
+// apiPod is where a pod's status goes.
+type apiPod struct {
+	namespace, name string
+	uid             types.UID
+	static          bool // written to a mirror pod
+}
+
+// NewSyncer returns a Syncer with the kubelet's defaults filled in.
+func NewSyncer(cfg SyncerConfig) (*Syncer, error) {
+	if cfg.API == nil {
+		return nil, errors.New("podstatus: SyncerConfig.API is required")
+	}
+	if cfg.Statuses == nil {
+		return nil, errors.New("podstatus: SyncerConfig.Statuses is required")
+	}
+	for name, d := range map[string]time.Duration{"SyncPeriod": cfg.SyncPeriod, "BackOff": cfg.BackOff,
+		"MaxBackOff": cfg.MaxBackOff} {
+		if d < 0 {
+			return nil, fmt.Errorf("podstatus: SyncerConfig.%s: invalid value %s: must not be negative", name, d)
+		}
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.SyncPeriod == 0 {
+		cfg.SyncPeriod = DefaultSyncPeriod
+	}
+	if cfg.BackOff == 0 {
+		cfg.BackOff = DefaultSyncBackOff
+	}
+	if cfg.MaxBackOff == 0 {
+		cfg.MaxBackOff = max(cfg.SyncPeriod, cfg.BackOff)
+	}
+	if cfg.MaxBackOff < cfg.BackOff {
+		return nil, fmt.Errorf("podstatus: SyncerConfig.MaxBackOff: invalid value %s: must not be less than BackOff (%s)",
+			cfg.MaxBackOff, cfg.BackOff)
+	}
+	if cfg.Jitter == nil {
+		cfg.Jitter = func(d time.Duration) time.Duration { return wait.Jitter(d, DefaultSyncJitterFactor) }
+	}
+	return &Syncer{cfg: cfg, records: map[types.UID]*record{}}, nil
+}
+
+// Run writes statuses until ctx ends, then returns nil: at once, each time
+// the Manager publishes a change, when a failed write's back-off ends, and
+// every SyncPeriod. A second Run while one runs returns an error.
+func (s *Syncer) Run(ctx context.Context) error {
+	if !s.running.CompareAndSwap(false, true) {
+		return errors.New("podstatus: Syncer.Run is already running")
+	}
+	defer s.running.Store(false)
+	ticker := s.cfg.Clock.NewTicker(s.cfg.SyncPeriod)
+	defer ticker.Stop()
+	retry := s.cfg.Clock.NewTimer(s.cfg.MaxBackOff)
+	defer retry.Stop()
+	for {
+		tried, next := s.sync(ctx)
+		retry.Stop()
+		if !next.IsZero() {
+			retry.Reset(max(next.Sub(s.cfg.Clock.Now()), 0))
+		}
+		if s.afterBatch != nil {
+			s.afterBatch(tried, next)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.cfg.Statuses.changed:
+		case <-retry.C():
+		case <-ticker.C():
+		}
+	}
+}
+
+// Sync does one batch, as the kubelet's syncBatch: for each pod whose
+// status changed since it was last written, or that can be deleted, it
+// reads the API pod, patches its status if that differs, and deletes it if
+// it can be; pods whose last write failed wait for their back-off, and
+// pods gone from the Manager are forgotten. It returns the number of pods
+// that were due. Run calls it; a caller with its own loop may call it
+// instead.
+func (s *Syncer) Sync(ctx context.Context) int {
+	n, _ := s.sync(ctx)
+	return n
+}
+
+// sync is Sync; retry is the earliest end of a back-off (zero: none).
+func (s *Syncer) sync(ctx context.Context) (tried int, retry time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.batch++
+	s.buf = s.cfg.Statuses.published(s.buf[:0])
+	defer clear(s.buf) // no pod kept alive until the next batch
+	for _, p := range s.buf {
+		if ctx.Err() != nil {
+			return tried, time.Time{} // nothing forgotten: not every pod was seen
+		}
+		r := s.records[p.pod.UID]
+		if r == nil {
+			r = &record{}
+			s.records[p.pod.UID] = r
+		}
+		r.seen = s.batch
+		t, ok := s.target(p.pod)
+		if !ok {
+			continue // a static pod without its mirror pod yet
+		}
+		if r.target != t.uid {
+			*r = record{target: t.uid, seen: s.batch}
+		}
+		deleting := !t.static && deletable(p.pod)
+		if r.done || (r.version >= p.version && !deleting) {
+			continue
+		}
+		if now := s.cfg.Clock.Now(); now.Before(r.retryAt) {
+			if retry.IsZero() || r.retryAt.Before(retry) {
+				retry = r.retryAt
+			}
+			continue
+		}
+		tried++
+		err := s.syncPod(ctx, p, t, r, deleting)
+		switch {
+		case err == nil:
+			r.failures, r.retryAt = 0, time.Time{}
+		case ctx.Err() != nil:
+			return tried, time.Time{}
+		default:
+			r.failures++
+			d := s.backOff(r.failures)
+			r.retryAt = s.cfg.Clock.Now().Add(d)
+			if retry.IsZero() || r.retryAt.Before(retry) {
+				retry = r.retryAt
+			}
+			log := s.cfg.Log.V(1)
+			if r.failures == 1 {
+				log = s.cfg.Log
+			}
+			log.Info("Cannot write pod status, retrying after a back-off", "pod", klogRef(p.pod),
+				"failures", r.failures, "backOff", d, "error", err.Error())
+		}
+	}
+	for uid, r := range s.records {
+		if r.seen != s.batch {
+			delete(s.records, uid)
+		}
+	}
+	return tried, retry
+}
+
+// target is where pod's status goes: the pod itself, or its mirror pod.
+func (s *Syncer) target(pod *v1.Pod) (apiPod, bool) {
+	if s.cfg.MirrorPodFor != nil {
+		if mirror, static := s.cfg.MirrorPodFor(pod); static {
+			if mirror == nil {
+				return apiPod{}, false
+			}
+			return apiPod{namespace: mirror.Namespace, name: mirror.Name, uid: mirror.UID, static: true}, true
+		}
+	}
+	return apiPod{namespace: pod.Namespace, name: pod.Name, uid: pod.UID}, true
+}
+
+// syncPod is the kubelet's syncPod: read, merge, patch if changed, delete
+// if it can be. A pod not found, or found with another UID (recreated), is
+// done: nothing more is written to it.
+func (s *Syncer) syncPod(ctx context.Context, p versioned, t apiPod, r *record, deleting bool) error {
+	status := &p.pod.Status
+	if !deleting && r.written != nil && apiequality.Semantic.DeepEqual(*r.written, *status) {
+		r.version, r.written = p.version, status // changed back to what was written
+		return nil
+	}
+	name := t.namespace + "/" + t.name
+	pod, err := s.cfg.API.GetPod(ctx, t.namespace, t.name)
+	switch {
+	case apierrors.IsNotFound(err):
+		s.gone(r, name, "not found")
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading pod %s: %w", name, err)
+	case pod.UID != t.uid:
+		s.gone(r, name, "recreated with UID "+string(pod.UID))
+		return nil
+	}
+	merged := mergeStatus(p.pod, &pod.Status, status, deleting, metav1.NewTime(s.cfg.Clock.Now()))
+	patch, unchanged, err := StatusPatch(t.uid, pod.Status, merged)
+	if err != nil {
+		return err
+	}
+	phase, deletedAt := merged.Phase, pod.DeletionTimestamp
+	if !unchanged {
+		updated, err := s.cfg.API.PatchPodStatus(ctx, t.namespace, t.name, t.uid, patch)
+		switch {
+		case apierrors.IsNotFound(err):
+			s.gone(r, name, "not found")
+			return nil
+		case err != nil:
+			return fmt.Errorf("patching the status of pod %s: %w", name, err)
+		case updated != nil:
+			phase, deletedAt = updated.Status.Phase, updated.DeletionTimestamp
+		}
+		s.cfg.Log.V(3).Info("Pod status written", "pod", name, "uid", t.uid, "version", p.version, "patch", string(patch))
+	}
+	r.version, r.written = p.version, status
+	if !deleting {
+		return nil
+	}
+	if deletedAt == nil || !terminal(phase) {
+		return fmt.Errorf("pod %s: cannot delete it yet: phase %q, deletionTimestamp %v", name, phase, deletedAt)
+	}
+	if err := s.cfg.API.DeletePod(ctx, t.namespace, t.name, t.uid); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting pod %s: %w", name, err)
+	}
+	s.cfg.Log.V(2).Info("Pod terminated and deleted from the API server", "pod", name, "uid", t.uid)
+	r.done = true
+	return nil
+}
+
+// gone marks the pod done: its API pod is no more.
+func (s *Syncer) gone(r *record, name, why string) {
+	s.cfg.Log.V(2).Info("Pod is no longer in the API server, its status is not written", "pod", name, "uid", r.target, "why", why)
+	r.done = true
+}
+
+// backOff is the wait after failures failed writes in a row, jittered.
+func (s *Syncer) backOff(failures int) time.Duration {
+	d := s.cfg.BackOff
+	for i := 1; i < failures && d < s.cfg.MaxBackOff; i++ {
+		d *= 2
+	}
+	return s.cfg.Jitter(min(d, s.cfg.MaxBackOff))
+}
+
+// deletable is the kubelet's canBeDeleted, on the node's side: deletion was
+// asked and the pod's published status is terminal or shows no container
+// running.
+func deletable(pod *v1.Pod) bool {
+	return pod.DeletionTimestamp != nil && (terminal(pod.Status.Phase) || !anyRunning(&pod.Status))
+}
+
+func klogRef(p *v1.Pod) string { return p.Namespace + "/" + p.Name }

@@ -1,0 +1,423 @@
+package podstatus_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/nodekit-dev/nodekit/podstatus"
+)
+
+// syncEnv is a Syncer between a Manager and a fakeAPI, on a fake clock,
+// without jitter: back-off 1s doubling up to 8s.
+type syncEnv struct {
+	t        *testing.T
+	clock    *clocktesting.FakeClock
+	api      *fakeAPI
+	statuses *podstatus.Manager
+	syncer   *podstatus.Syncer
+}
+
+func newSyncEnv(t *testing.T, cfg podstatus.SyncerConfig, pods ...*v1.Pod) *syncEnv {
+	e := &syncEnv{t: t, clock: clocktesting.NewFakeClock(t0), api: newFakeAPI(pods...)}
+	e.statuses = podstatus.NewManager(e.clock)
+	cfg.API, cfg.Statuses, cfg.Clock = e.api, e.statuses, e.clock
+	cfg.BackOff, cfg.MaxBackOff = time.Second, 8*time.Second
+	cfg.Jitter = func(d time.Duration) time.Duration { return d }
+	s, err := podstatus.NewSyncer(cfg)
+	require.NoError(t, err)
+	e.syncer = s
+	return e
+}
+
+// sync runs a batch and returns the API calls it made.
+func (e *syncEnv) sync() []string {
+	e.syncer.Sync(context.Background())
+	return e.api.takeCalls()
+}
+
+// apiPod is a pod of the API server with one container, web, under
+// restartPolicy Always.
+func apiPod(uid, name string) *v1.Pod {
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID(uid)},
+		Spec: v1.PodSpec{RestartPolicy: v1.RestartPolicyAlways, Containers: []v1.Container{{Name: "web"}}}}
+}
+
+// statusOf web: running, ready or not.
+func statusOf(ready bool) v1.PodStatus {
+	r := v1.ConditionStatus("False")
+	if ready {
+		r = "True"
+	}
+	return v1.PodStatus{Phase: v1.PodRunning,
+		Conditions:        []v1.PodCondition{{Type: v1.PodReady, Status: r}, {Type: v1.ContainersReady, Status: r}, {Type: v1.PodScheduled, Status: "True"}},
+		ContainerStatuses: []v1.ContainerStatus{running("web", ready)}}
+}
+
+func withPhase(s v1.PodStatus, phase v1.PodPhase) v1.PodStatus {
+	s.Phase = phase
+	return s
+}
+
+func readyOf(s v1.PodStatus) v1.ConditionStatus {
+	for _, c := range s.Conditions {
+		if c.Type == v1.PodReady {
+			return c.Status
+		}
+	}
+	return ""
+}
+
+func TestSyncerPatchesOnlyWhatChanged(t *testing.T) {
+	pod := apiPod("u1", "web")
+	e := newSyncEnv(t, podstatus.SyncerConfig{}, pod)
+	steps := []struct {
+		name      string
+		publish   []v1.PodStatus
+		want      []string
+		wantReady v1.ConditionStatus
+	}{
+		{"first status: read and patched", []v1.PodStatus{statusOf(false)}, []string{"get ns/web", "patch ns/web"}, "False"},
+		{"nothing new: no call", nil, nil, "False"},
+		{"the same status again: no call", []v1.PodStatus{statusOf(false)}, nil, "False"},
+		{"ready: patched", []v1.PodStatus{statusOf(true)}, []string{"get ns/web", "patch ns/web"}, "True"},
+		{"unready and ready again before a sync: read, the same, no patch",
+			[]v1.PodStatus{statusOf(false), statusOf(true)}, []string{"get ns/web"}, "True"},
+	}
+	for i, s := range steps {
+		e.clock.SetTime(t0.Add(time.Duration(i) * time.Minute))
+		for _, st := range s.publish {
+			e.statuses.SetPodStatus(pod, st)
+		}
+		assert.Equal(t, s.want, e.sync(), s.name)
+		got := e.api.get("ns", "web").Status
+		assert.Equal(t, s.wantReady, readyOf(got), s.name)
+		assert.True(t, got.StartTime.Time.Equal(t0), "%s: start time %v", s.name, got.StartTime)
+	}
+	require.Len(t, e.api.patches, 2)
+	var patch struct {
+		Metadata metav1.ObjectMeta `json:"metadata"`
+		Status   map[string]any    `json:"status"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(e.api.patches[1]), &patch))
+	assert.Equal(t, types.UID("u1"), patch.Metadata.UID, "the UID is the patch's precondition")
+	assert.NotContains(t, patch.Status, "startTime", "only what changed is sent")
+	assert.Contains(t, patch.Status, "conditions")
+}
+
+func TestSyncerMergesWithTheAPIStatus(t *testing.T) {
+	earlier := metav1.NewTime(t0.Add(-time.Hour))
+	never := apiPod("u1", "job")
+	never.Spec.RestartPolicy = v1.RestartPolicyNever
+	never.Spec.Containers = append(never.Spec.Containers, v1.Container{Name: "db"})
+	for _, tc := range []struct {
+		name    string
+		pod     *v1.Pod
+		api     v1.PodStatus
+		publish v1.PodStatus
+		check   func(t *testing.T, got v1.PodStatus)
+	}{
+		{"a terminal phase is never reverted", apiPod("u1", "web"), withPhase(statusOf(false), v1.PodFailed), statusOf(true),
+			func(t *testing.T, got v1.PodStatus) {
+				assert.Equal(t, v1.PodFailed, got.Phase)
+				assert.Equal(t, v1.ConditionFalse, readyOf(got), "a terminal pod is not ready")
+			}},
+		{"Succeeded stays", apiPod("u1", "web"), withPhase(statusOf(false), v1.PodSucceeded), withPhase(statusOf(false), v1.PodPending),
+			func(t *testing.T, got v1.PodStatus) { assert.Equal(t, v1.PodSucceeded, got.Phase) }},
+		{"failed: not ready", apiPod("u1", "web"), statusOf(true), withPhase(statusOf(true), v1.PodFailed),
+			func(t *testing.T, got v1.PodStatus) {
+				assert.Equal(t, v1.PodFailed, got.Phase)
+				assert.Equal(t, v1.ConditionFalse, readyOf(got))
+				assert.Equal(t, podstatus.ReasonPodFailed, got.Conditions[0].Reason)
+			}},
+		{"start time and unchanged conditions' transition times are the API's", apiPod("u1", "web"),
+			func() v1.PodStatus {
+				s := statusOf(true)
+				s.StartTime = &earlier
+				s.Conditions[0].LastTransitionTime = earlier
+				s.ContainerStatuses = nil // something to patch
+				return s
+			}(), statusOf(true),
+			func(t *testing.T, got v1.PodStatus) {
+				assert.True(t, got.StartTime.Equal(&earlier), "start time %v", got.StartTime)
+				assert.True(t, got.Conditions[0].LastTransitionTime.Equal(&earlier))
+			}},
+		{"conditions of other writers are kept", apiPod("u1", "web"),
+			v1.PodStatus{Conditions: []v1.PodCondition{{Type: "example.com/gate", Status: "True"}}}, statusOf(true),
+			func(t *testing.T, got v1.PodStatus) {
+				require.Len(t, got.Conditions, 4)
+				assert.Equal(t, v1.PodConditionType("example.com/gate"), got.Conditions[0].Type)
+			}},
+		{"under Never, a terminated container stays terminated", never,
+			v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{running("web", true), exited("db", 1)}},
+			v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{running("web", true), waiting("db", "ContainerCreating")}},
+			func(t *testing.T, got v1.PodStatus) {
+				require.NotNil(t, got.ContainerStatuses[1].State.Terminated)
+				assert.Equal(t, int32(1), got.ContainerStatuses[1].State.Terminated.ExitCode)
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := tc.pod.DeepCopy()
+			p.Status = tc.api
+			e := newSyncEnv(t, podstatus.SyncerConfig{}, p)
+			e.statuses.SetPodStatus(tc.pod, tc.publish)
+			assert.Equal(t, []string{"get ns/" + p.Name, "patch ns/" + p.Name}, e.sync())
+			tc.check(t, e.api.get("ns", p.Name).Status)
+		})
+	}
+}
+
+func TestSyncerRetriesWithBackOffWithoutBlockingOthers(t *testing.T) {
+	a, b := apiPod("a", "a"), apiPod("b", "b")
+	e := newSyncEnv(t, podstatus.SyncerConfig{}, a, b)
+	e.statuses.SetPodStatus(a, statusOf(false))
+	e.api.failNextCalls(3)
+	steps := []struct {
+		at      time.Duration
+		publish *v1.Pod
+		want    []string
+	}{
+		{0, nil, []string{"get ns/a"}},                    // fails: retried after 1s
+		{500 * time.Millisecond, b, []string{"get ns/b"}}, // a waits; b is tried, fails: retried at 1.5s
+		{time.Second, nil, []string{"get ns/a"}},          // a fails again: retried after 2s, at 3s
+		{1500 * time.Millisecond, nil, []string{"get ns/b", "patch ns/b"}},
+		{2 * time.Second, nil, nil}, // a waits
+		{3 * time.Second, nil, []string{"get ns/a", "patch ns/a"}},
+		{time.Minute, nil, nil},
+	}
+	for _, s := range steps {
+		e.clock.SetTime(t0.Add(s.at))
+		if s.publish != nil {
+			e.statuses.SetPodStatus(s.publish, statusOf(true))
+		}
+		assert.Equal(t, s.want, e.sync(), "at %v", s.at)
+	}
+}
+
+func TestSyncerFlushesTheNewestStatusesAfterAnOutage(t *testing.T) {
+	pods := []*v1.Pod{apiPod("a", "a"), apiPod("b", "b"), apiPod("c", "c")}
+	e := newSyncEnv(t, podstatus.SyncerConfig{}, pods...)
+	e.api.setDown(true)
+	// A minute of outage: statuses change, every pod is tried at each
+	// end of its back-off (1, 2, 4, then every 8s).
+	tries := 0
+	for at := time.Duration(0); at < time.Minute; at += time.Second {
+		e.clock.SetTime(t0.Add(at))
+		for i, p := range pods {
+			e.statuses.SetPodStatus(p, statusOf((int(at/time.Second)+i)%2 == 0))
+		}
+		tries += len(e.sync())
+	}
+	assert.Equal(t, 3*10, tries, "tried at 0, 1, 3, 7, 15, 23, 31, 39, 47, 55s")
+	e.api.setDown(false)
+	e.clock.SetTime(t0.Add(time.Minute))
+	assert.Empty(t, e.sync(), "still backing off")
+	e.clock.SetTime(t0.Add(time.Minute + 3*time.Second))
+	assert.ElementsMatch(t, []string{"get ns/a", "patch ns/a", "get ns/b", "patch ns/b", "get ns/c", "patch ns/c"}, e.sync())
+	for _, p := range pods {
+		want, _ := e.statuses.PodStatus(p.UID)
+		assert.Equal(t, readyOf(want), readyOf(e.api.get("ns", p.Name).Status), p.Name)
+	}
+	assert.Empty(t, e.sync())
+}
+
+func TestSyncerDeletesTerminatedPods(t *testing.T) {
+	deleted := func(p *v1.Pod) *v1.Pod {
+		p = p.DeepCopy()
+		now := metav1.NewTime(t0)
+		p.DeletionTimestamp = &now
+		return p
+	}
+	stopped := v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{exited("web", 143)},
+		Conditions: []v1.PodCondition{{Type: v1.PodReady, Status: "True"}}}
+	static := func(*v1.Pod) (*v1.Pod, bool) { return deleted(apiPod("mirror", "web")), true }
+	for _, tc := range []struct {
+		name      string
+		pod       *v1.Pod // published and in the API
+		mirror    func(*v1.Pod) (*v1.Pod, bool)
+		publish   v1.PodStatus
+		want      []string
+		wantPhase v1.PodPhase // in the API before any deletion
+	}{
+		{"terminal and deleted: deleted", deleted(apiPod("u1", "web")), nil, withPhase(statusOf(false), v1.PodSucceeded),
+			[]string{"get ns/web", "patch ns/web", "delete ns/web"}, v1.PodSucceeded},
+		{"deleted, still running: kept", deleted(apiPod("u1", "web")), nil, statusOf(true),
+			[]string{"get ns/web", "patch ns/web"}, v1.PodRunning},
+		{"deleted, stopped: made terminal, then deleted", deleted(apiPod("u1", "web")), nil, stopped,
+			[]string{"get ns/web", "patch ns/web", "delete ns/web"}, v1.PodFailed},
+		{"terminal, not deleted: kept", apiPod("u1", "web"), nil, withPhase(statusOf(false), v1.PodFailed),
+			[]string{"get ns/web", "patch ns/web"}, v1.PodFailed},
+		{"a mirror pod is never deleted", deleted(apiPod("mirror", "web")), static, withPhase(statusOf(false), v1.PodFailed),
+			[]string{"get ns/web", "patch ns/web"}, v1.PodFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newSyncEnv(t, podstatus.SyncerConfig{MirrorPodFor: tc.mirror}, tc.pod)
+			pub := tc.pod.DeepCopy()
+			pub.UID = "u1" // a mirror pod's static pod has its own
+			e.statuses.SetPodStatus(pub, tc.publish)
+			calls := e.sync()
+			assert.Equal(t, tc.want, calls)
+			last := e.api.get("ns", "web")
+			if len(calls) == 3 {
+				assert.Nil(t, last, "deleted")
+				require.Len(t, e.api.patches, 1)
+				assert.Contains(t, e.api.patches[0], `"phase":"`+string(tc.wantPhase)+`"`, "terminal before it is deleted")
+				assert.Contains(t, e.api.patches[0], `"status":"False"`, "and not ready")
+			} else {
+				assert.Equal(t, tc.wantPhase, last.Status.Phase)
+			}
+			assert.Empty(t, e.sync(), "nothing more")
+		})
+	}
+}
+
+func TestSyncerRetriesFailedPatchesAndDeletes(t *testing.T) {
+	now := metav1.NewTime(t0)
+	deleted := apiPod("u1", "web")
+	deleted.DeletionTimestamp = &now
+	succeeded := withPhase(statusOf(false), v1.PodSucceeded)
+	for _, tc := range []struct {
+		name  string
+		inAPI *v1.Pod
+		steps [][]string // calls at 0, 1s, 3s
+	}{
+		{"patch, then delete fail once", deleted,
+			[][]string{{"get ns/web", "patch ns/web"}, {"get ns/web", "patch ns/web", "delete ns/web"}, {"get ns/web", "delete ns/web"}}},
+		{"deletion asked of the node, not of the API: not deleted", apiPod("u1", "web"),
+			[][]string{{"get ns/web", "patch ns/web"}, {"get ns/web", "patch ns/web"}, {"get ns/web"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newSyncEnv(t, podstatus.SyncerConfig{}, tc.inAPI)
+			e.api.failVerb = map[string]int{"patch": 1, "delete": 1}
+			e.statuses.SetPodStatus(deleted, succeeded)
+			for i, want := range tc.steps {
+				e.clock.SetTime(t0.Add([]time.Duration{0, time.Second, 3 * time.Second}[i]))
+				assert.Equal(t, want, e.sync(), "step %d", i)
+			}
+			if tc.inAPI.DeletionTimestamp != nil {
+				assert.Nil(t, e.api.get("ns", "web"), "deleted")
+				e.clock.SetTime(t0.Add(time.Hour))
+				assert.Empty(t, e.sync())
+			}
+		})
+	}
+}
+
+func TestSyncerForgetsPodsGoneFromTheAPI(t *testing.T) {
+	pod := apiPod("u1", "web")
+	e := newSyncEnv(t, podstatus.SyncerConfig{})
+	e.statuses.SetPodStatus(pod, statusOf(false))
+	assert.Equal(t, []string{"get ns/web"}, e.sync(), "not found")
+	e.statuses.SetPodStatus(pod, statusOf(true))
+	assert.Empty(t, e.sync(), "forgotten: nothing more is written")
+
+	e.api.put(apiPod("u2", "web")) // another pod of that name
+	e.statuses.RemovePod(pod.UID)
+	assert.Empty(t, e.sync())
+	e.statuses.SetPodStatus(pod, statusOf(true))
+	assert.Equal(t, []string{"get ns/web"}, e.sync(), "u1 again, a new record: the API pod is another")
+	assert.Empty(t, e.api.patches, "the patch would not have gone to u2 either (UID precondition)")
+
+	e.statuses.RemovePod(pod.UID)
+	e.sync()
+	e.api.put(pod)
+	e.statuses.SetPodStatus(pod, statusOf(true))
+	assert.Equal(t, []string{"get ns/web", "patch ns/web"}, e.sync(), "forgotten when removed from the Manager")
+}
+
+func TestSyncerWritesStaticPodsToTheirMirrorPods(t *testing.T) {
+	static := apiPod("static-uid", "etcd-node1")
+	static.Annotations = map[string]string{"kubernetes.io/config.source": "file"}
+	var mirror *v1.Pod
+	e := newSyncEnv(t, podstatus.SyncerConfig{MirrorPodFor: func(p *v1.Pod) (*v1.Pod, bool) {
+		if p.Annotations["kubernetes.io/config.source"] != "file" {
+			return nil, false
+		}
+		return mirror, true
+	}}, apiPod("api-uid", "web"))
+	e.statuses.SetPodStatus(static, statusOf(true))
+	e.statuses.SetPodStatus(apiPod("api-uid", "web"), statusOf(true))
+	assert.Equal(t, []string{"get ns/web", "patch ns/web"}, e.sync(), "no mirror pod yet: the static pod waits")
+
+	mirror = apiPod("mirror-1", "etcd-node1")
+	e.api.put(mirror)
+	assert.Equal(t, []string{"get ns/etcd-node1", "patch ns/etcd-node1"}, e.sync(), "the mirror pod appeared")
+	assert.Contains(t, e.api.patches[1], `"uid":"mirror-1"`)
+
+	mirror = apiPod("mirror-2", "etcd-node1") // recreated
+	e.api.put(mirror)
+	assert.Equal(t, []string{"get ns/etcd-node1", "patch ns/etcd-node1"}, e.sync(), "written again to the new mirror pod")
+	assert.Equal(t, v1.ConditionTrue, readyOf(e.api.get("ns", "etcd-node1").Status))
+}
+
+func TestSyncerRun(t *testing.T) {
+	pod := apiPod("u1", "web")
+	e := newSyncEnv(t, podstatus.SyncerConfig{SyncPeriod: 10 * time.Second}, pod)
+	type batch struct {
+		tried int
+		retry time.Duration
+	}
+	batches := make(chan batch, 10)
+	podstatus.AfterBatch(e.syncer, func(tried int, retry time.Time) {
+		b := batch{tried: tried}
+		if !retry.IsZero() {
+			b.retry = retry.Sub(e.clock.Now())
+		}
+		batches <- b
+	})
+	next := func() batch {
+		t.Helper()
+		select {
+		case b := <-batches:
+			return b
+		case <-time.After(10 * time.Second):
+			t.Fatal("no batch within 10s")
+			return batch{}
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.syncer.Run(ctx) }()
+	assert.Equal(t, batch{}, next(), "a first batch at once")
+	assert.Error(t, e.syncer.Run(ctx), "one Run at a time")
+
+	e.api.failNextCalls(1)
+	e.statuses.SetPodStatus(pod, statusOf(true))
+	assert.Equal(t, batch{tried: 1, retry: time.Second}, next(), "woken by the change; failed")
+	e.clock.Step(time.Second)
+	assert.Equal(t, batch{tried: 1}, next(), "retried after the back-off")
+	assert.Equal(t, []string{"get ns/web", "get ns/web", "patch ns/web"}, e.api.takeCalls())
+
+	e.api.put(apiPod("u1", "web")) // someone wiped the status: not seen until the status changes
+	e.clock.Step(9 * time.Second)
+	assert.Equal(t, batch{}, next(), "every SyncPeriod")
+	assert.Empty(t, e.api.takeCalls())
+
+	cancel()
+	require.NoError(t, <-done)
+}
+
+func TestNewSyncerNamesBadFields(t *testing.T) {
+	m := podstatus.NewManager(nil)
+	for _, tc := range []struct {
+		cfg  podstatus.SyncerConfig
+		want string
+	}{
+		{podstatus.SyncerConfig{Statuses: m}, "SyncerConfig.API is required"},
+		{podstatus.SyncerConfig{API: newFakeAPI()}, "SyncerConfig.Statuses is required"},
+		{podstatus.SyncerConfig{API: newFakeAPI(), Statuses: m, SyncPeriod: -time.Second}, "SyncerConfig.SyncPeriod: invalid value -1s"},
+		{podstatus.SyncerConfig{API: newFakeAPI(), Statuses: m, BackOff: time.Minute, MaxBackOff: time.Second},
+			"SyncerConfig.MaxBackOff: invalid value 1s: must not be less than BackOff (1m0s)"},
+	} {
+		_, err := podstatus.NewSyncer(tc.cfg)
+		assert.ErrorContains(t, err, tc.want)
+	}
+}
