@@ -153,7 +153,7 @@ func (m *Mux) Conflicts() []Conflict {
 	for _, src := range m.order {
 		for uid, e := range m.sources[src].pods {
 			if e.shadowed {
-				name := FullName(e.pod)
+				name := ownerName(e.pod)
 				out = append(out, Conflict{FullName: name, Kept: m.owners[name], Rejected: Ref{src, uid}})
 			}
 		}
@@ -267,7 +267,7 @@ func (m *Mux) remove(src string, st *sourceState, uid types.UID, b *batch, relea
 		return released
 	}
 	delete(st.pods, uid)
-	name := FullName(e.pod)
+	name := ownerName(e.pod)
 	if e.shadowed {
 		m.unshadow(name)
 		return released
@@ -289,8 +289,8 @@ func (m *Mux) upsert(src string, st *sourceState, p *v1.Pod, b *batch, released 
 	if ok && e.from == p {
 		return // the very object the source sent before: unchanged
 	}
-	name := FullName(p)
-	if ok && FullName(e.pod) != name { // renamed with an explicit UID
+	name := ownerName(p)
+	if ok && ownerName(e.pod) != name { // renamed with an explicit UID
 		*released = m.remove(src, st, p.UID, b, *released)
 		ok = false
 	}
@@ -360,7 +360,7 @@ func (m *Mux) promote(released []string, b *batch) {
 		for _, src := range m.order {
 			st := m.sources[src]
 			for uid, e := range st.pods {
-				if e.shadowed && FullName(e.pod) == name {
+				if e.shadowed && ownerName(e.pod) == name {
 					e.shadowed = false
 					st.active++
 					m.unshadow(name)
@@ -452,4 +452,14 @@ func podsDifferSemantically(existing, ref *v1.Pod) bool {
 		}
 	}
 	return n != 0
+}
+
+// ownerName is the name a pod holds in the mux: its full name, except that
+// a mirror pod (the API's picture of a static pod, which the agent never
+// runs) holds a name of its own and so never conflicts with its static pod.
+func ownerName(p *v1.Pod) string {
+	if _, mirror := p.Annotations[ConfigMirrorAnnotation]; mirror {
+		return FullName(p) + " (mirror)"
+	}
+	return FullName(p)
 }

@@ -216,3 +216,19 @@ func TestMuxPodsGauge(t *testing.T) {
 	assert.Equal(t, 1.0, testutil.ToFloat64(metrics.pods.WithLabelValues("http")), "promoted")
 	assert.Equal(t, 2.0, testutil.ToFloat64(metrics.updates.WithLabelValues("file", string(ADD))))
 }
+
+// A static pod's mirror pod comes back from the API source with the static
+// pod's name: it is not a conflict, and both pass (the agent keeps the
+// mirror pod out of the pods to run).
+func TestMuxMirrorPodIsNoConflict(t *testing.T) {
+	ctx := context.Background()
+	m := NewMux(MuxConfig{})
+	m.Register("file", "api")
+	static := testPod("file", "etcd", "uid-static")
+	mirror := testPod("api", "etcd", "uid-mirror")
+	mirror.Annotations[ConfigMirrorAnnotation] = "hash"
+	require.NoError(t, m.Update(ctx, PodUpdate{Op: SET, Pods: []*v1.Pod{static}, Source: "file"}))
+	require.NoError(t, m.Update(ctx, PodUpdate{Op: SET, Pods: []*v1.Pod{mirror}, Source: "api"}))
+	assert.Equal(t, []emitted{{ADD, "file", []string{"etcd"}}, {ADD, "api", []string{"etcd"}}}, summarize(drain(m)))
+	assert.Empty(t, m.Conflicts())
+}

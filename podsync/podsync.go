@@ -189,7 +189,18 @@ func (s *Syncer) terminate(ctx context.Context, w podworkers.Work) error {
 		}
 	}
 	s.cfg.Cache.Delete(pod.UID)
-	s.cfg.Statuses.RemovePod(pod.UID)
+	if isAPIPod(pod) && !w.RuntimeOnly {
+		// The status manager writes the final status, then deletes the
+		// API object; the caller calls Statuses.RemovePod once the API
+		// source says the pod is gone.
+		st, err := s.cfg.Runtime.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
+		if err != nil {
+			st = &kc.PodStatus{ID: pod.UID, Name: pod.Name, Namespace: pod.Namespace}
+		}
+		s.publish(pod, st)
+	} else {
+		s.cfg.Statuses.RemovePod(pod.UID)
+	}
 	s.cfg.Reasons.Remove(pod.UID)
 	if w.RuntimeOnly {
 		s.cfg.Log.Info("orphaned pod killed and removed", "pod", podName(pod), "uid", pod.UID)
@@ -249,6 +260,8 @@ func (s *Syncer) Housekeeping(ctx context.Context, w Workers) error {
 	}
 	return errors.Join(err, s.CleanupCgroups(w.Known()), mirrorErr)
 }
+
+func isAPIPod(p *v1.Pod) bool { return p.Annotations["kubernetes.io/config.source"] == "api" }
 
 // isStatic: a pod from a file or URL source, not from the API server (the
 // kubelet's kubernetes.io/config.source annotation).

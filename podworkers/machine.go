@@ -100,6 +100,9 @@ func (m *machine) update(u Update) (wake []types.UID, created bool) {
 			return append([]types.UID{uid}, m.release(u.Pod)...), false
 		}
 		st.state, st.wantSync, st.wantKill, st.due = Terminating, false, true, time.Time{}
+		if u.Pod != nil {
+			st.pod = u.Pod // the deleted pod: its deletion grace period applies
+		}
 	}
 	return []types.UID{uid}, false
 }

@@ -248,6 +248,8 @@ func (a *agent) apply(u podsource.PodUpdate) {
 			a.workers.UpdatePod(podworkers.Update{Type: podworkers.SyncPodCreate, Pod: pod})
 		case u.Op == podsource.UPDATE && known:
 			a.workers.UpdatePod(podworkers.Update{Type: podworkers.SyncPodUpdate, Pod: pod})
+		case u.Op == podsource.REMOVE && !known:
+			a.statuses.RemovePod(pod.UID) // an API pod gone once its final status was written
 		case (u.Op == podsource.REMOVE || u.Op == podsource.DELETE) && known && state != podworkers.Terminating:
 			a.log.Info("pod removed from its source", "pod", podName(pod), "source", u.Source)
 			a.workers.UpdatePod(podworkers.Update{Type: podworkers.SyncPodKill, Pod: pod})

@@ -19,6 +19,8 @@ import (
 	"github.com/nodekit-dev/nodekit/nodestatus"
 	"github.com/nodekit-dev/nodekit/podsource"
 	"github.com/nodekit-dev/nodekit/podsource/apiserver"
+	"github.com/nodekit-dev/nodekit/podstatus"
+	"github.com/nodekit-dev/nodekit/podstatus/apiclient"
 	"github.com/nodekit-dev/nodekit/runtime"
 )
 
@@ -29,6 +31,7 @@ type cluster struct {
 	conns    *http.Transport // closed when the agent stops: nothing left behind
 	reporter *nodestatus.Reporter
 	mirrors  *mirrorpod.Manager
+	statuses *podstatus.Syncer
 	events   record.EventBroadcaster
 	recorder record.EventRecorder
 }
@@ -86,6 +89,14 @@ func (c *cluster) wire(ctx context.Context, a *agent, client *runtime.Client) er
 		UpdateFrequency: a.cfg.nodeStatusFreq, Clock: a.clock, Log: a.log.WithName("nodestatus")}); err != nil {
 		return err
 	}
+	api, err := apiclient.New(c.client)
+	if err != nil {
+		return err
+	}
+	if c.statuses, err = podstatus.NewSyncer(podstatus.SyncerConfig{API: api, Statuses: a.statuses, Clock: a.clock,
+		MirrorPodFor: c.mirrorFor, Log: a.log.WithName("status")}); err != nil {
+		return err
+	}
 	src, err := apiserver.New(apiserver.Config{Client: c.client, NodeName: a.cfg.hostname, Log: a.log.WithName("api")}, a.mux)
 	if err != nil {
 		return err
@@ -100,7 +111,8 @@ func (c *cluster) run(ctx context.Context, a *agent, wg *sync.WaitGroup) {
 	nodeRef := &v1.ObjectReference{Kind: "Node", Name: a.cfg.hostname, UID: "", Namespace: ""}
 	c.recorder.Eventf(nodeRef, v1.EventTypeNormal, "Starting", "Starting kubelet.")
 	lease := nodestatus.NewLease(c.client, a.cfg.hostname, int32(a.cfg.leaseSeconds), a.clock, nil)
-	wg.Add(2)
+	wg.Add(3)
+	go func() { defer wg.Done(); a.logError(c.statuses.Run(ctx), "pod status") }()
 	go func() { defer wg.Done(); a.logError(c.reporter.Run(ctx), "node status") }()
 	go func() { defer wg.Done(); lease.Run(ctx) }()
 }
@@ -128,4 +140,13 @@ func (c *cluster) observe(u podsource.PodUpdate) podsource.PodUpdate {
 	}
 	u.Pods = pods
 	return u
+}
+
+// mirrorFor says where a pod's status goes: an API pod's to itself, a
+// static pod's to its mirror pod (nil until there is one).
+func (c *cluster) mirrorFor(pod *v1.Pod) (*v1.Pod, bool) {
+	if pod.Annotations[podsource.ConfigSourceAnnotation] == podsource.SourceAPI {
+		return nil, false
+	}
+	return c.mirrors.Mirror(pod), true
 }
