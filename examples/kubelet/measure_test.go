@@ -323,13 +323,7 @@ func freePorts(t *testing.T, n int) []int {
 
 func waitFor(t *testing.T, d time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not reached within %v", d)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	within(t, d, "condition", cond)
 }
 
 // machineBusy is the CPU time all cores have spent not idle since boot

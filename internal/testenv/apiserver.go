@@ -3,10 +3,12 @@ package testenv
 import (
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -39,6 +41,7 @@ func NeedAPIServer(t testing.TB) *APIServer {
 	if len(missing) > 0 {
 		t.Fatalf("%s not set; %s", strings.Join(missing, ", "), APIServerHelp)
 	}
+	LockAPIServer(t, false)
 	a := &APIServer{Node: os.Getenv("NODEKIT_NODE_NAME")}
 	var err error
 	if a.AdminConfig, err = clientcmd.BuildConfigFromFlags("", os.Getenv("NODEKIT_KUBECONFIG")); err != nil {
@@ -73,4 +76,29 @@ func Client(t testing.TB, cfg *rest.Config) kubernetes.Interface {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// LockAPIServer holds the test apiserver until the test ends: shared for a
+// test that uses it, exclusive for one that restarts it, so that a restart
+// in one package's tests never pulls it from under another's running in
+// parallel.
+func LockAPIServer(t testing.TB, exclusive bool) {
+	t.Helper()
+	dir := os.Getenv("NODEKIT_APISERVER_DIR")
+	if dir == "" {
+		dir = "/tmp/nodekit-apiserver"
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "tests.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatalf("locking the test apiserver: %v; %s", err, APIServerHelp)
+	}
+	how := unix.LOCK_SH
+	if exclusive {
+		how = unix.LOCK_EX
+	}
+	if err := unix.Flock(int(f.Fd()), how); err != nil {
+		f.Close()
+		t.Fatalf("locking the test apiserver: %v", err)
+	}
+	t.Cleanup(func() { _ = unix.Flock(int(f.Fd()), unix.LOCK_UN); f.Close() })
 }

@@ -30,6 +30,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nodekit-dev/nodekit/internal/testenv"
 	"github.com/nodekit-dev/nodekit/podsource"
 
 	"github.com/stretchr/testify/assert"
@@ -533,6 +534,7 @@ func waitCond(t *testing.T, what string, f func() bool, info ...func() any) {
 }
 
 func TestSourceWatchCutAndExpired(t *testing.T) {
+	testenv.LockAPIServer(t, true) // it restarts the apiserver: no other package's test may be using it
 	e := requireAPIServer(t)
 	prefix := randPrefix(t)
 	ctx, cancel := context.WithCancel(context.Background())

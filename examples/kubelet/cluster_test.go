@@ -1,0 +1,286 @@
+//go:build integration
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+
+	"github.com/nodekit-dev/nodekit/internal/testenv"
+	"github.com/nodekit-dev/nodekit/nodestatus"
+)
+
+// tcpProxy forwards 127.0.0.1:port to the apiserver; cut makes the API
+// server go away for the agent alone (connections refused and reset),
+// without touching the apiserver other packages' tests use.
+type tcpProxy struct {
+	target, addr string
+	mu           sync.Mutex
+	l            net.Listener
+	conns        map[net.Conn]bool
+	wg           sync.WaitGroup
+}
+
+func newTCPProxy(t *testing.T, target string) *tcpProxy {
+	p := &tcpProxy{target: target, conns: map[net.Conn]bool{}}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p.addr = l.Addr().String()
+	p.serve(l)
+	t.Cleanup(func() { p.cut(); p.wg.Wait() })
+	return p
+}
+
+func (p *tcpProxy) serve(l net.Listener) {
+	p.mu.Lock()
+	p.l = l
+	p.mu.Unlock()
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", p.target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns[c], p.conns[up] = true, true
+			p.mu.Unlock()
+			p.wg.Add(2)
+			go func() { defer p.wg.Done(); _, _ = io.Copy(up, c); up.Close() }()
+			go func() { defer p.wg.Done(); _, _ = io.Copy(c, up); c.Close() }()
+		}
+	}()
+}
+
+func (p *tcpProxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.l != nil {
+		p.l.Close()
+		p.l = nil
+	}
+	for c := range p.conns {
+		c.Close()
+	}
+	p.conns = map[net.Conn]bool{}
+}
+
+func (p *tcpProxy) restore(t *testing.T) {
+	l, err := net.Listen("tcp", p.addr)
+	require.NoError(t, err)
+	p.serve(l)
+}
+
+func within(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for: %s", d, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestClusterModeOnContainerd: the agent joins the real kube-apiserver
+// with the node's credentials and runs on the real containerd: it
+// registers the Node, which becomes Ready; renews its lease; gives its
+// static pod a mirror pod carrying the pod's status; runs an API pod to
+// Running/Ready as kubectl sees it, with events; kills a deleted pod and
+// removes it from the API; rides out a 60 s API server outage with its
+// pods running; and registers again after an operator deletes the Node.
+func TestClusterModeOnContainerd(t *testing.T) {
+	cd := testenv.NeedContainerd(t)
+	api := testenv.NeedAPIServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	admin := api.Admin
+	const ns = "default"
+	staticName, apiName := "static-"+api.Node, "api-web"
+	cleanup := func() {
+		grace := int64(0)
+		for _, n := range []string{staticName, apiName, "after-outage"} {
+			_ = admin.CoreV1().Pods(ns).Delete(ctx, n, metav1.DeleteOptions{GracePeriodSeconds: &grace})
+		}
+		_ = admin.CoreV1().Nodes().Delete(ctx, api.Node, metav1.DeleteOptions{})
+		_ = admin.CoordinationV1().Leases(nodestatus.LeaseNamespace).Delete(ctx, api.Node, metav1.DeleteOptions{})
+	}
+	cleanup()
+	t.Cleanup(cleanup)
+
+	// The agent reaches the apiserver through a proxy the test can cut.
+	server, err := url.Parse(api.NodeConfig.Host)
+	require.NoError(t, err)
+	proxy := newTCPProxy(t, server.Host)
+	kc, err := clientcmd.LoadFromFile(os.Getenv("NODEKIT_NODE_KUBECONFIG"))
+	require.NoError(t, err)
+	for _, c := range kc.Clusters {
+		c.Server = "https://" + proxy.addr
+	}
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, clientcmd.WriteToFile(*kc, kubeconfig))
+
+	port := freePorts(t, 1)[0]
+	manifests := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(manifests, "static.yaml"), []byte(fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: static, namespace: default}
+spec:
+  hostNetwork: true
+  containers:
+  - {name: srv, image: nodekit.local/testbin:1, imagePullPolicy: Never, args: [serve], env: [{name: PORT, value: "%d"}]}
+`, port)), 0o644))
+	cfg, err := parseFlags([]string{"--runtime", "remote", "--container-runtime-endpoint", cd.Endpoint, "--kubeconfig", kubeconfig,
+		"--hostname-override", api.Node, "--pod-manifest-path", manifests, "--pod-logs-dir", t.TempDir(), "--root-dir", t.TempDir(),
+		"--port", "0", "--healthz-port", "0", "--cgroups-per-qos=false", "--file-check-frequency", "200ms",
+		"--node-status-update-frequency", "1s", "--node-lease-duration-seconds", "4", "--node-labels", "nodekit.dev/e2e=yes"})
+	require.NoError(t, err)
+	a, stop := startAgent(t, ctx, cfg)
+	defer stop()
+
+	node := func() *v1.Node {
+		n, err := admin.CoreV1().Nodes().Get(ctx, api.Node, metav1.GetOptions{})
+		if err != nil {
+			return nil
+		}
+		return n
+	}
+	ready := func(n *v1.Node) bool {
+		for _, c := range n.Status.Conditions {
+			if c.Type == v1.NodeReady {
+				return c.Status == v1.ConditionTrue
+			}
+		}
+		return false
+	}
+	within(t, 30*time.Second, "node registered and Ready", func() bool { n := node(); return n != nil && ready(n) })
+	registered := node()
+	assert.Equal(t, "yes", registered.Labels["nodekit.dev/e2e"])
+	assert.Contains(t, registered.Status.NodeInfo.ContainerRuntimeVersion, "containerd://")
+	assert.NotEmpty(t, registered.Status.Images, "the runtime's images")
+
+	renewed := func() time.Time {
+		l, err := admin.CoordinationV1().Leases(nodestatus.LeaseNamespace).Get(ctx, api.Node, metav1.GetOptions{})
+		if err != nil || l.Spec.RenewTime == nil {
+			return time.Time{}
+		}
+		return l.Spec.RenewTime.Time
+	}
+	within(t, 20*time.Second, "lease", func() bool { return !renewed().IsZero() })
+
+	apiPod := func(name string) *v1.Pod {
+		p, err := admin.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return nil
+		}
+		return p
+	}
+	runningReady := func(p *v1.Pod) bool {
+		return p != nil && p.Status.Phase == v1.PodRunning && len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].Ready
+	}
+	within(t, 30*time.Second, "mirror pod Running and Ready", func() bool {
+		p := apiPod(staticName)
+		return p != nil && p.Annotations["kubernetes.io/config.mirror"] != "" && runningReady(p)
+	})
+
+	webPort := freePorts(t, 1)[0]
+	_, err = admin.CoreV1().Pods(ns).Create(ctx, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: apiName},
+		Spec: v1.PodSpec{NodeName: api.Node, HostNetwork: true, TerminationGracePeriodSeconds: ptr.To[int64](2),
+			Containers: []v1.Container{{Name: "web", Image: "nodekit.local/testbin:1", ImagePullPolicy: v1.PullNever, Args: []string{"serve"},
+				Env: []v1.EnvVar{{Name: "PORT", Value: fmt.Sprint(webPort)}},
+				ReadinessProbe: &v1.Probe{PeriodSeconds: 1, ProbeHandler: v1.ProbeHandler{
+					HTTPGet: &v1.HTTPGetAction{Path: "/readyz", Port: intstr.FromInt(webPort)}}}}}}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	within(t, 30*time.Second, "API pod Running and Ready in the API", func() bool { return runningReady(apiPod(apiName)) })
+	web := apiPod(apiName)
+	assert.Equal(t, "127.0.0.1", web.Status.PodIP)
+	assert.Contains(t, web.Status.ContainerStatuses[0].ContainerID, "containerd://")
+	within(t, 20*time.Second, "Started event", func() bool {
+		evs, err := admin.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + apiName})
+		require.NoError(t, err)
+		for _, e := range evs.Items {
+			if e.Reason == "Started" && e.Source.Component == "kubelet" {
+				return true
+			}
+		}
+		return false
+	})
+
+	// Deleted with a grace period: killed, then removed from the API.
+	require.NoError(t, admin.CoreV1().Pods(ns).Delete(ctx, apiName, metav1.DeleteOptions{}))
+	within(t, 30*time.Second, "deleted pod gone from the API", func() bool {
+		_, err := admin.CoreV1().Pods(ns).Get(ctx, apiName, metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+	within(t, 20*time.Second, "and from containerd", func() bool {
+		pods, err := a.mgr.GetPods(ctx, true)
+		require.NoError(t, err)
+		for _, p := range pods {
+			if p.Name == apiName {
+				return false
+			}
+		}
+		return true
+	})
+
+	// 60 s without the API server: pods keep running, the agent stays
+	// healthy. Meanwhile the cluster moves on: the node controller would
+	// mark the silent node Unknown, and a pod is bound to it.
+	proxy.cut()
+	outage := time.Now()
+	n := node()
+	for i := range n.Status.Conditions {
+		if n.Status.Conditions[i].Type == v1.NodeReady {
+			n.Status.Conditions[i].Status, n.Status.Conditions[i].Reason = v1.ConditionUnknown, "NodeStatusUnknown"
+			n.Status.Conditions[i].Message = "Kubelet stopped posting node status."
+		}
+	}
+	_, err = admin.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	_, err = admin.CoreV1().Pods(ns).Create(ctx, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "after-outage"},
+		Spec: v1.PodSpec{NodeName: api.Node, HostNetwork: true, Containers: []v1.Container{{Name: "c",
+			Image: "nodekit.local/testbin:1", ImagePullPolicy: v1.PullNever, Args: []string{"sleep"}}}}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	for time.Since(outage) < 60*time.Second {
+		time.Sleep(5 * time.Second)
+		require.NoError(t, healthz(a), "healthy during the outage")
+		p := podNamed(a, staticName)
+		require.NotNil(t, p)
+		require.Equal(t, v1.PodRunning, p.Status.Phase, "the static pod keeps running")
+	}
+	proxy.restore(t)
+	back := time.Now()
+	within(t, 60*time.Second, "lease renewed after the outage", func() bool { return renewed().After(back) })
+	within(t, 60*time.Second, "node Ready again after the outage", func() bool { return ready(node()) })
+	within(t, 60*time.Second, "the pod bound during the outage runs", func() bool { return runningReady(apiPod("after-outage")) })
+
+	// An operator deletes the Node: the agent registers it again.
+	require.NoError(t, admin.CoreV1().Nodes().Delete(ctx, api.Node, metav1.DeleteOptions{}))
+	within(t, 30*time.Second, "node registered again", func() bool {
+		n := node()
+		return n != nil && n.UID != registered.UID && ready(n)
+	})
+}
