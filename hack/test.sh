@@ -57,5 +57,6 @@ go test -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-30s}" ./podsource
 log "benchmarks (-benchtime ${BENCHTIME:-20x})"
 # -p 1: one package's benchmarks at a time, so they don't share the cores with
 # each other (BenchmarkManyWorkers runs probes against 1 s timeouts).
-go test -race -p 1 -run '^$' -bench . -benchmem -benchtime "${BENCHTIME:-20x}" -timeout 20m ./...
+# -tags integration: the benchmarks against the real apiserver, up until "done".
+go test -race -p 1 -tags integration -run '^$' -bench . -benchmem -benchtime "${BENCHTIME:-20x}" -timeout 20m ./...
 log "done"

@@ -30,6 +30,7 @@ type APIServer struct {
 }
 
 // NeedAPIServer fails the test, saying why, unless the apiserver answers.
+// It holds the apiserver exclusively until the test ends.
 func NeedAPIServer(t testing.TB) *APIServer {
 	t.Helper()
 	var missing []string
@@ -41,7 +42,9 @@ func NeedAPIServer(t testing.TB) *APIServer {
 	if len(missing) > 0 {
 		t.Fatalf("%s not set; %s", strings.Join(missing, ", "), APIServerHelp)
 	}
-	LockAPIServer(t, false)
+	// Exclusive: these tests register, delete and re-register the one Node
+	// the node credentials are for.
+	LockAPIServer(t, true)
 	a := &APIServer{Node: os.Getenv("NODEKIT_NODE_NAME")}
 	var err error
 	if a.AdminConfig, err = clientcmd.BuildConfigFromFlags("", os.Getenv("NODEKIT_KUBECONFIG")); err != nil {

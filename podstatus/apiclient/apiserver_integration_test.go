@@ -1,0 +1,61 @@
+//go:build integration
+
+package apiclient_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+
+	"github.com/nodekit-dev/nodekit/internal/testenv"
+	"github.com/nodekit-dev/nodekit/podstatus"
+	"github.com/nodekit-dev/nodekit/podstatus/apiclient"
+)
+
+// BenchmarkStatusSyncAPIServer: pods/s the status Syncer writes to the real
+// kube-apiserver with the node's credentials (NodeRestriction checks each
+// PATCH), every pod's status changed in each batch, as after an outage.
+func BenchmarkStatusSyncAPIServer(b *testing.B) {
+	api := testenv.NeedAPIServer(b)
+	ctx := context.Background()
+	const n = 50
+	prefix := "bench-" + rand.String(5)
+	statuses := podstatus.NewManager(nil)
+	var pods []*v1.Pod
+	for i := 0; i < n; i++ {
+		p, err := api.Admin.CoreV1().Pods("default").Create(ctx, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", prefix, i)},
+			Spec: v1.PodSpec{NodeName: api.Node, Containers: []v1.Container{{Name: "c", Image: "nodekit.local/testbin:1"}}}}, metav1.CreateOptions{})
+		require.NoError(b, err)
+		pods = append(pods, p)
+	}
+	b.Cleanup(func() {
+		grace := int64(0)
+		for _, p := range pods {
+			_ = api.Admin.CoreV1().Pods("default").Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &grace})
+		}
+	})
+	client, err := apiclient.New(api.NodeClient)
+	require.NoError(b, err)
+	syncer, err := podstatus.NewSyncer(podstatus.SyncerConfig{API: client, Statuses: statuses})
+	require.NoError(b, err)
+	start := time.Unix(1700000000, 0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, p := range pods {
+			statuses.SetPodStatus(p, v1.PodStatus{Phase: v1.PodRunning, PodIP: "127.0.0.1", HostIP: "127.0.0.1",
+				StartTime: &metav1.Time{Time: start}, ContainerStatuses: []v1.ContainerStatus{{Name: "c", Image: "nodekit.local/testbin:1",
+					RestartCount: int32(i), Ready: i%2 == 0, State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}}}})
+		}
+		if tried := syncer.Sync(ctx); tried != n {
+			b.Fatalf("batch %d wrote %d pods, want %d", i, tried, n)
+		}
+	}
+	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "pods/s")
+}
