@@ -19,11 +19,12 @@ declare -A call=(
   [prober/probe]='probe.TCP'
   [podsource]='podsource.NewFileSource'
   [podsource/apiserver]='apiserver.New'
-  [cgroupmgr]='cgroupmgr.NodeAllocatable'
+  [cgroupmgr]='cgroupmgr.New'
   [runtime]='runtime.Dial'
   [runtime/fake]='fake.StartTemp'
   [runtime/runtimetest]='runtimetest.Run'
   [podstatus]='podstatus.Generate'
+  [podstatus/apiclient]='apiclient.New'
   [podworkers]='podworkers.New'
   [podsync]='podsync.New'
   [server]='server.New'
@@ -33,7 +34,7 @@ declare -A call=(
   [podpath]='podpath.Join'
 )
 order=(statuscache resources kubecontainer pleg pleg/plegmetrics prober prober/probe podsource podsource/apiserver cgroupmgr
-  runtime runtime/fake runtime/runtimetest podstatus podworkers podsync server volume nodestatus mirrorpod podpath)
+  runtime runtime/fake runtime/runtimetest podstatus podstatus/apiclient podworkers podsync server volume nodestatus mirrorpod podpath)
 [ $# -gt 0 ] && order=("$@")
 
 tmp=$(mktemp -d "$PWD/hack/_deps.XXXX")
