@@ -43,6 +43,7 @@ func newCluster(ctx context.Context, cfg config) (*cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--kubeconfig: %w", err)
 	}
+	restCfg.QPS, restCfg.Burst = float32(cfg.apiQPS), cfg.apiBurst
 	c := &cluster{events: record.NewBroadcaster(record.WithContext(ctx))}
 	tlsCfg, err := rest.TLSConfigFor(restCfg)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	kubeletconfig "k8s.io/kubelet/config/v1beta1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 )
 
@@ -39,6 +40,8 @@ func applyConfigFile(fs *flag.FlagSet, cfg *config, path string) error {
 	take(set, "max-pods", &cfg.maxPods, int(kc.MaxPods))
 	take(set, "node-status-update-frequency", &cfg.nodeStatusFreq, kc.NodeStatusUpdateFrequency.Duration)
 	take(set, "node-lease-duration-seconds", &cfg.leaseSeconds, int(kc.NodeLeaseDurationSeconds))
+	take(set, "kube-api-qps", &cfg.apiQPS, int(ptr.Deref(kc.KubeAPIQPS, 0)))
+	take(set, "kube-api-burst", &cfg.apiBurst, int(kc.KubeAPIBurst))
 	if !set["register-with-taints"] && len(kc.RegisterWithTaints) > 0 {
 		cfg.taints = kc.RegisterWithTaints
 	}

@@ -37,7 +37,7 @@ type config struct {
 	runtimeKind, endpoint, imageEndpoint, manifestPath, manifestURL, hostname, hostIP string
 	podLogsDir, rootDir, cgroupRoot, cgroupDriver, kubeconfig                         string
 	relistPeriod, syncFrequency, fileCheckFreq, nodeStatusFreq                        time.Duration
-	healthzPort, port, maxPods, leaseSeconds                                          int
+	healthzPort, port, maxPods, leaseSeconds, apiQPS, apiBurst                        int
 	nodeLabels                                                                        map[string]string
 	taints                                                                            []v1.Taint
 	cgroupsPerQOS, debugHandlers, fakeServesPorts                                     bool
@@ -93,6 +93,8 @@ func parseFlags(args []string) (config, error) {
 	fs.BoolVar(&cfg.fakeServesPorts, "fake-host-ports", true, "with the fake runtime, really serve the test image's HTTP on host-network ports")
 	fs.StringVar(&cfg.kubeconfig, "kubeconfig", "", "kubeconfig of the API server: joins the cluster (node, lease, API pods, mirror pods, events)")
 	fs.DurationVar(&cfg.nodeStatusFreq, "node-status-update-frequency", nodestatus.DefaultUpdateFrequency, "how often the node status is computed")
+	fs.IntVar(&cfg.apiQPS, "kube-api-qps", 50, "requests per second to the API server")
+	fs.IntVar(&cfg.apiBurst, "kube-api-burst", 100, "burst of requests to the API server")
 	fs.IntVar(&cfg.leaseSeconds, "node-lease-duration-seconds", nodestatus.DefaultLeaseDurationSeconds, "duration of the node's lease")
 	nodeLabels := fs.String("node-labels", "", "labels to add when registering the node: key=value,...")
 	taints := fs.String("register-with-taints", "", "taints to register the node with: key=value:Effect,...")
@@ -132,7 +134,8 @@ func parseFlags(args []string) (config, error) {
 		return cfg, fmt.Errorf("--cgroup-driver: invalid value %q: want cgroupfs or systemd", cfg.cgroupDriver)
 	}
 	for name, v := range map[string][3]int{"--healthz-port": {cfg.healthzPort, 0, 65535}, "--port": {cfg.port, 0, 65535}, "--max-pods": {cfg.maxPods, 1, 1 << 20},
-		"--node-lease-duration-seconds": {cfg.leaseSeconds, 1, 3600}} {
+		"--node-lease-duration-seconds": {cfg.leaseSeconds, 1, 3600}, "--kube-api-qps": {cfg.apiQPS, 1, 1 << 20},
+		"--kube-api-burst": {cfg.apiBurst, 1, 1 << 20}} {
 		if v[0] < v[1] || v[0] > v[2] {
 			return cfg, fmt.Errorf("%s: invalid value %d: must be between %d and %d", name, v[0], v[1], v[2])
 		}

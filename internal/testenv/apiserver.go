@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -84,24 +85,44 @@ func Client(t testing.TB, cfg *rest.Config) kubernetes.Interface {
 // LockAPIServer holds the test apiserver until the test ends: shared for a
 // test that uses it, exclusive for one that restarts it, so that a restart
 // in one package's tests never pulls it from under another's running in
-// parallel.
+// parallel. Within one process the lock is taken once and counted: a
+// benchmark's function runs several times before its cleanups do.
 func LockAPIServer(t testing.TB, exclusive bool) {
 	t.Helper()
-	dir := os.Getenv("NODEKIT_APISERVER_DIR")
-	if dir == "" {
-		dir = "/tmp/nodekit-apiserver"
+	held.Lock()
+	defer held.Unlock()
+	if held.n == 0 {
+		dir := os.Getenv("NODEKIT_APISERVER_DIR")
+		if dir == "" {
+			dir = "/tmp/nodekit-apiserver"
+		}
+		f, err := os.OpenFile(filepath.Join(dir, "tests.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			t.Fatalf("locking the test apiserver: %v; %s", err, APIServerHelp)
+		}
+		how := unix.LOCK_SH
+		if exclusive {
+			how = unix.LOCK_EX
+		}
+		if err := unix.Flock(int(f.Fd()), how); err != nil {
+			f.Close()
+			t.Fatalf("locking the test apiserver: %v", err)
+		}
+		held.f = f
 	}
-	f, err := os.OpenFile(filepath.Join(dir, "tests.lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		t.Fatalf("locking the test apiserver: %v; %s", err, APIServerHelp)
-	}
-	how := unix.LOCK_SH
-	if exclusive {
-		how = unix.LOCK_EX
-	}
-	if err := unix.Flock(int(f.Fd()), how); err != nil {
-		f.Close()
-		t.Fatalf("locking the test apiserver: %v", err)
-	}
-	t.Cleanup(func() { _ = unix.Flock(int(f.Fd()), unix.LOCK_UN); f.Close() })
+	held.n++
+	t.Cleanup(func() {
+		held.Lock()
+		defer held.Unlock()
+		if held.n--; held.n == 0 {
+			_ = unix.Flock(int(held.f.Fd()), unix.LOCK_UN)
+			held.f.Close()
+		}
+	})
+}
+
+var held struct {
+	sync.Mutex
+	n int
+	f *os.File
 }

@@ -12,6 +12,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/nodekit-dev/nodekit/internal/testenv"
 	"github.com/nodekit-dev/nodekit/podstatus"
@@ -21,8 +23,25 @@ import (
 // BenchmarkStatusSyncAPIServer: pods/s the status Syncer writes to the real
 // kube-apiserver with the node's credentials (NodeRestriction checks each
 // PATCH), every pod's status changed in each batch, as after an outage.
+// Each pod costs a GET and a PATCH, as in the kubelet: under the kubelet's
+// client limits (--kube-api-qps 50, --kube-api-burst 100) that is at most
+// 25 pods/s; "unlimited" shows what the apiserver and the Syncer sustain.
 func BenchmarkStatusSyncAPIServer(b *testing.B) {
 	api := testenv.NeedAPIServer(b)
+	for _, limit := range []struct {
+		name  string
+		qps   float32
+		burst int
+	}{{"kubelet-limits", 50, 100}, {"unlimited", -1, 0}} {
+		b.Run(limit.name, func(b *testing.B) {
+			cfg := rest.CopyConfig(api.NodeConfig)
+			cfg.QPS, cfg.Burst = limit.qps, limit.burst
+			benchStatusSync(b, api, testenv.Client(b, cfg))
+		})
+	}
+}
+
+func benchStatusSync(b *testing.B, api *testenv.APIServer, nodeClient kubernetes.Interface) {
 	ctx := context.Background()
 	const n = 50
 	prefix := "bench-" + rand.String(5)
@@ -40,7 +59,7 @@ func BenchmarkStatusSyncAPIServer(b *testing.B) {
 			_ = api.Admin.CoreV1().Pods("default").Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &grace})
 		}
 	})
-	client, err := apiclient.New(api.NodeClient)
+	client, err := apiclient.New(nodeClient)
 	require.NoError(b, err)
 	syncer, err := podstatus.NewSyncer(podstatus.SyncerConfig{API: client, Statuses: statuses})
 	require.NoError(b, err)
