@@ -54,6 +54,7 @@ func TestPackageDependencies(t *testing.T) {
 		{"server", []string{"podpath", "resources", "cgroupmgr", "kubecontainer"}, []string{clientGo}, 42},
 		{"nodestatus", []string{"kubecontainer", "resources"}, []string{grpc, criAPI, prometheus, containerd}, 48},
 		{"mirrorpod", nil, []string{grpc, criAPI, prometheus, containerd}, 46},
+		{"volume/apiclient", nil, []string{grpc, criAPI, prometheus, containerd}, 46},
 		{"podsync", []string{"podpath", "resources", "cgroupmgr", "kubecontainer", "podstatus", "podworkers", "runtime"},
 			[]string{clientGo}, 41},
 	} {

@@ -29,12 +29,13 @@ declare -A call=(
   [podsync]='podsync.New'
   [server]='server.New'
   [volume]='volume.New'
+  [volume/apiclient]='apiclient.New'
   [nodestatus]='nodestatus.New'
   [mirrorpod]='mirrorpod.New'
   [podpath]='podpath.Join'
 )
 order=(statuscache resources kubecontainer pleg pleg/plegmetrics prober prober/probe podsource podsource/apiserver cgroupmgr
-  runtime runtime/fake runtime/runtimetest podstatus podstatus/apiclient podworkers podsync server volume nodestatus mirrorpod podpath)
+  runtime runtime/fake runtime/runtimetest podstatus podstatus/apiclient podworkers podsync server volume volume/apiclient nodestatus mirrorpod podpath)
 [ $# -gt 0 ] && order=("$@")
 
 tmp=$(mktemp -d "$PWD/hack/_deps.XXXX")

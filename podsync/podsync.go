@@ -36,9 +36,10 @@ type Cgroups interface {
 	CleanupOrphans(active map[types.UID]bool) (cgroupmgr.CleanupResult, error)
 }
 
-// Volumes tears pods' volumes down; *volume.Manager implements it (its
-// Mounts set them up, through the runtime manager).
+// Volumes refreshes and tears down pods' volumes; *volume.Manager
+// implements it (its Mounts set them up, through the runtime manager).
 type Volumes interface {
+	SetUpAll(pod *v1.Pod) error
 	TearDown(pod *v1.Pod) error
 }
 
@@ -123,6 +124,14 @@ func (s *Syncer) Sync(ctx context.Context, w podworkers.Work) error {
 		// stop the static pod from running.
 		if err := s.cfg.Mirrors.Sync(ctx, pod); err != nil {
 			s.cfg.Log.Error(err, "mirror pod", "pod", podName(pod))
+		}
+	}
+	if s.cfg.Volumes != nil {
+		// The kubelet's periodic volume sync: updated ConfigMaps and
+		// Secrets reach running pods. A volume that cannot be set up
+		// fails its container's start, with the reason, in SyncPod.
+		if err := s.cfg.Volumes.SetUpAll(pod); err != nil {
+			s.cfg.Log.V(2).Info("volumes not ready", "pod", podName(pod), "error", err.Error())
 		}
 	}
 	var parent string

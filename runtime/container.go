@@ -45,7 +45,7 @@ func (m *Manager) ContainerConfig(pod *v1.Pod, c *v1.Container, in ContainerInpu
 	if err != nil {
 		return nil, fmt.Errorf("container %s: log path: %w", c.Name, err)
 	}
-	env, err := containerEnv(pod, c, in.PodIPs, m.cfg.HostIP)
+	env, err := containerEnv(pod, c, in.PodIPs, m.cfg.HostIP, m.cfg.Objects)
 	if err != nil {
 		return nil, fmt.Errorf("container %s: %w", c.Name, err)
 	}

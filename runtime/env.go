@@ -1,25 +1,48 @@
 package runtime
 
 import (
+	"context"
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// containerEnv resolves a container's environment as the kubelet does for
-// what a node knows without an API server: literal values with $(VAR)
-// expansion, the downward API (fieldRef) and resourceFieldRef. ConfigMap and
-// Secret references need an API server and are refused by name.
-func containerEnv(pod *v1.Pod, c *v1.Container, podIPs []string, hostIP string) ([]v1.EnvVar, error) {
-	if len(c.EnvFrom) > 0 {
-		return nil, fmt.Errorf("envFrom: not supported without an API server")
-	}
-	env := make([]v1.EnvVar, 0, len(c.Env))
+// Objects reads the ConfigMaps and Secrets that env refers to;
+// *volume/apiclient.Objects implements it.
+type Objects interface {
+	GetConfigMap(ctx context.Context, namespace, name string) (*v1.ConfigMap, error)
+	GetSecret(ctx context.Context, namespace, name string) (*v1.Secret, error)
+}
+
+// containerEnv resolves a container's environment as the kubelet does:
+// envFrom first, then env — literal values with $(VAR) expansion, the
+// downward API (fieldRef), resourceFieldRef, and with objs (an API server)
+// configMapKeyRef and secretKeyRef. Without objs, references to ConfigMaps
+// and Secrets are refused by name.
+func containerEnv(pod *v1.Pod, c *v1.Container, podIPs []string, hostIP string, objs Objects) ([]v1.EnvVar, error) {
+	var env []v1.EnvVar
 	vars := make(map[string]string, len(c.Env))
+	if len(c.EnvFrom) > 0 {
+		if objs == nil {
+			return nil, fmt.Errorf("envFrom: not supported without an API server")
+		}
+		from, err := envFrom(pod.Namespace, c.EnvFrom, objs)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range from {
+			vars[e.Name] = e.Value
+		}
+		env = append(env, from...)
+	}
 	for i, e := range c.Env {
 		val := e.Value
 		switch {
@@ -37,13 +60,123 @@ func containerEnv(pod *v1.Pod, c *v1.Container, podIPs []string, hostIP string) 
 				return nil, fmt.Errorf("env[%d].valueFrom.resourceFieldRef: %w", i, err)
 			}
 			val = v
-		default:
+		case objs == nil:
 			return nil, fmt.Errorf("env[%d] (%s): configMapKeyRef and secretKeyRef need an API server", i, e.Name)
+		default:
+			v, ok, err := keyRef(pod.Namespace, e.ValueFrom, objs)
+			if err != nil {
+				return nil, fmt.Errorf("env[%d] (%s): %w", i, e.Name, err)
+			}
+			if !ok {
+				continue // optional and missing: the variable is not set
+			}
+			val = v
 		}
 		vars[e.Name] = val
-		env = append(env, v1.EnvVar{Name: e.Name, Value: val})
+		env = setEnv(env, v1.EnvVar{Name: e.Name, Value: val})
 	}
 	return env, nil
+}
+
+// setEnv replaces a variable envFrom set, or appends it.
+func setEnv(env []v1.EnvVar, e v1.EnvVar) []v1.EnvVar {
+	for i := range env {
+		if env[i].Name == e.Name {
+			env[i] = e
+			return env
+		}
+	}
+	return append(env, e)
+}
+
+func getCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 10*time.Second)
+}
+
+// keyRef resolves a configMapKeyRef or secretKeyRef; ok is false for an
+// optional reference whose object or key is missing.
+func keyRef(ns string, src *v1.EnvVarSource, objs Objects) (string, bool, error) {
+	ctx, cancel := getCtx()
+	defer cancel()
+	if r := src.ConfigMapKeyRef; r != nil {
+		cm, err := objs.GetConfigMap(ctx, ns, r.Name)
+		optional := r.Optional != nil && *r.Optional
+		switch {
+		case apierrors.IsNotFound(err) && optional:
+			return "", false, nil
+		case err != nil:
+			return "", false, fmt.Errorf("configmap %q: %w", r.Name, err)
+		}
+		if v, ok := cm.Data[r.Key]; ok {
+			return v, true, nil
+		}
+		if optional {
+			return "", false, nil
+		}
+		return "", false, fmt.Errorf("couldn't find key %s in ConfigMap %s/%s", r.Key, ns, r.Name)
+	}
+	r := src.SecretKeyRef
+	sec, err := objs.GetSecret(ctx, ns, r.Name)
+	optional := r.Optional != nil && *r.Optional
+	switch {
+	case apierrors.IsNotFound(err) && optional:
+		return "", false, nil
+	case err != nil:
+		return "", false, fmt.Errorf("secret %q: %w", r.Name, err)
+	}
+	if v, ok := sec.Data[r.Key]; ok {
+		return string(v), true, nil
+	}
+	if optional {
+		return "", false, nil
+	}
+	return "", false, fmt.Errorf("couldn't find key %s in Secret %s/%s", r.Key, ns, r.Name)
+}
+
+// envFrom is every key of the referenced ConfigMaps and Secrets, prefixed;
+// keys that are not valid variable names are left out, as the kubelet does.
+func envFrom(ns string, sources []v1.EnvFromSource, objs Objects) ([]v1.EnvVar, error) {
+	ctx, cancel := getCtx()
+	defer cancel()
+	var out []v1.EnvVar
+	for i, s := range sources {
+		data := map[string]string{}
+		switch {
+		case s.ConfigMapRef != nil:
+			cm, err := objs.GetConfigMap(ctx, ns, s.ConfigMapRef.Name)
+			if apierrors.IsNotFound(err) && s.ConfigMapRef.Optional != nil && *s.ConfigMapRef.Optional {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("envFrom[%d].configMapRef: configmap %q: %w", i, s.ConfigMapRef.Name, err)
+			}
+			data = cm.Data
+		case s.SecretRef != nil:
+			sec, err := objs.GetSecret(ctx, ns, s.SecretRef.Name)
+			if apierrors.IsNotFound(err) && s.SecretRef.Optional != nil && *s.SecretRef.Optional {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("envFrom[%d].secretRef: secret %q: %w", i, s.SecretRef.Name, err)
+			}
+			for k, v := range sec.Data {
+				data[k] = string(v)
+			}
+		}
+		keys := make([]string, 0, len(data))
+		for k := range data {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			name := s.Prefix + k
+			if len(validation.IsEnvVarName(name)) > 0 {
+				continue
+			}
+			out = setEnv(out, v1.EnvVar{Name: name, Value: data[k]})
+		}
+	}
+	return out, nil
 }
 
 func fieldValue(pod *v1.Pod, path string, podIPs []string, hostIP string) (string, error) {

@@ -93,6 +93,9 @@ type ManagerConfig struct {
 	// settings: no proxy from the environment, no certificate check, no
 	// kept-alive connections, redirects followed only on the same host).
 	HookHTTPClient *http.Client
+	// Objects reads the ConfigMaps and Secrets env refers to (cluster
+	// mode); nil refuses such references by name.
+	Objects Objects
 	// Recorder records the kubelet's events (Pulled, Created, Started,
 	// Killing, BackOff...) on the pods; nil records none.
 	Recorder EventRecorder

@@ -1,6 +1,7 @@
 package volume
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -137,6 +138,19 @@ func (m *Manager) supported() string {
 
 // TearDown lets each plugin undo its volumes of pod (unmounts) and removes
 // the pod's directory, <root-dir>/pods/<uid>, without following any
+// SetUpAll sets up every volume of pod again: the kubelet's periodic
+// volume sync, through which an updated ConfigMap or Secret reaches a
+// running pod. Errors name the volume.
+func (m *Manager) SetUpAll(pod *v1.Pod) error {
+	var errs []error
+	for i := range pod.Spec.Volumes {
+		if _, err := m.SetUp(pod, &pod.Spec.Volumes[i]); err != nil {
+			errs = append(errs, fmt.Errorf("volumes[%s]: %w", pod.Spec.Volumes[i].Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // symlink out of it.
 func (m *Manager) TearDown(pod *v1.Pod) error {
 	podDir, err := m.layout.PodDir(pod.UID)

@@ -74,20 +74,23 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		plegMetrics, proberMetrics, srcMetrics)
 	var recorder runtime.EventRecorder
+	var objects runtime.Objects
+	plugins := []volume.Plugin{volume.EmptyDir{}, volume.HostPath{}}
 	if cfg.kubeconfig != "" {
 		var err error
 		if a.cluster, err = newCluster(ctx, cfg); err != nil {
 			return nil, nil, err
 		}
-		recorder = a.cluster.recorder
+		recorder, objects = a.cluster.recorder, a.cluster.objects
+		plugins = append(plugins, volume.ConfigMap{Objects: a.cluster.objects}, volume.Secret{Objects: a.cluster.objects})
 	}
-	volumes, err := volume.New(volume.Config{Layout: podpath.Layout{RootDir: cfg.rootDir, PodLogsDir: cfg.podLogsDir}})
+	volumes, err := volume.New(volume.Config{Layout: podpath.Layout{RootDir: cfg.rootDir, PodLogsDir: cfg.podLogsDir}, Plugins: plugins})
 	if err != nil {
 		return nil, nil, err
 	}
 	if a.mgr, err = runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: cfg.podLogsDir,
 		SandboxLabels: map[string]string{nodeLabel: cfg.hostname}, OwnPodsOnly: true,
-		HostIP: cfg.hostIP, Mounts: volumes.Mounts, Recorder: recorder, Log: log.WithName("runtime")}); err != nil {
+		HostIP: cfg.hostIP, Mounts: volumes.Mounts, Recorder: recorder, Objects: objects, Log: log.WithName("runtime")}); err != nil {
 		return nil, nil, err
 	}
 	if a.pleg, err = pleg.NewGeneric(pleg.Config{Runtime: a.mgr, Cache: a.cache, Clock: clk, RelistPeriod: cfg.relistPeriod,

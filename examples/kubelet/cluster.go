@@ -22,6 +22,7 @@ import (
 	"github.com/nodekit-dev/nodekit/podstatus"
 	"github.com/nodekit-dev/nodekit/podstatus/apiclient"
 	"github.com/nodekit-dev/nodekit/runtime"
+	volumeapi "github.com/nodekit-dev/nodekit/volume/apiclient"
 )
 
 // cluster is what --kubeconfig adds: the Node and its lease, the API
@@ -32,6 +33,7 @@ type cluster struct {
 	reporter *nodestatus.Reporter
 	mirrors  *mirrorpod.Manager
 	statuses *podstatus.Syncer
+	objects  *volumeapi.Objects // ConfigMaps and Secrets for volumes and env
 	events   record.EventBroadcaster
 	recorder record.EventRecorder
 }
@@ -60,6 +62,9 @@ func newCluster(ctx context.Context, cfg config) (*cluster, error) {
 		return nil, fmt.Errorf("--kubeconfig: %w", err)
 	}
 	c.recorder = c.events.NewRecorder(scheme.Scheme, v1.EventSource{Component: "kubelet", Host: cfg.hostname})
+	if c.objects, err = volumeapi.New(c.client); err != nil {
+		return nil, err
+	}
 	if c.mirrors, err = mirrorpod.New(mirrorpod.Config{Client: c.client, NodeName: cfg.hostname}); err != nil {
 		return nil, err
 	}

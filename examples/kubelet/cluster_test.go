@@ -125,6 +125,8 @@ func TestClusterModeOnContainerd(t *testing.T) {
 		for _, n := range []string{staticName, apiName, "after-outage"} {
 			_ = admin.CoreV1().Pods(ns).Delete(ctx, n, metav1.DeleteOptions{GracePeriodSeconds: &grace})
 		}
+		_ = admin.CoreV1().ConfigMaps(ns).Delete(ctx, "e2e-cfg", metav1.DeleteOptions{})
+		_ = admin.CoreV1().Secrets(ns).Delete(ctx, "e2e-secret", metav1.DeleteOptions{})
 		_ = admin.CoreV1().Nodes().Delete(ctx, api.Node, metav1.DeleteOptions{})
 		_ = admin.CoordinationV1().Leases(nodestatus.LeaseNamespace).Delete(ctx, api.Node, metav1.DeleteOptions{})
 	}
@@ -153,8 +155,10 @@ spec:
   containers:
   - {name: srv, image: nodekit.local/testbin:1, imagePullPolicy: Never, args: [serve], env: [{name: PORT, value: "%d"}]}
 `, port)), 0o644))
+	rootDir := t.TempDir()
 	cfg, err := parseFlags([]string{"--runtime", "remote", "--container-runtime-endpoint", cd.Endpoint, "--kubeconfig", kubeconfig,
-		"--hostname-override", api.Node, "--pod-manifest-path", manifests, "--pod-logs-dir", t.TempDir(), "--root-dir", t.TempDir(),
+		"--hostname-override", api.Node, "--pod-manifest-path", manifests, "--pod-logs-dir", t.TempDir(), "--root-dir", rootDir,
+		"--sync-frequency", "2s",
 		"--port", "0", "--healthz-port", "0", "--cgroups-per-qos=false", "--file-check-frequency", "200ms",
 		"--node-status-update-frequency", "1s", "--node-lease-duration-seconds", "4", "--node-labels", "nodekit.dev/e2e=yes"})
 	require.NoError(t, err)
@@ -207,16 +211,42 @@ spec:
 	})
 
 	webPort := freePorts(t, 1)[0]
+	_, err = admin.CoreV1().ConfigMaps(ns).Create(ctx, &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "e2e-cfg"},
+		Data: map[string]string{"greeting": "hello", "port": fmt.Sprint(webPort)}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = admin.CoreV1().Secrets(ns).Create(ctx, &v1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "e2e-secret"},
+		Data: map[string][]byte{"token": []byte("abc")}}, metav1.CreateOptions{})
+	require.NoError(t, err)
 	_, err = admin.CoreV1().Pods(ns).Create(ctx, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: apiName},
 		Spec: v1.PodSpec{NodeName: api.Node, HostNetwork: true, TerminationGracePeriodSeconds: ptr.To[int64](2),
+			Volumes: []v1.Volume{
+				{Name: "cfg", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: "e2e-cfg"}}}},
+				{Name: "sec", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{SecretName: "e2e-secret"}}}},
 			Containers: []v1.Container{{Name: "web", Image: "nodekit.local/testbin:1", ImagePullPolicy: v1.PullNever, Args: []string{"serve"},
-				Env: []v1.EnvVar{{Name: "PORT", Value: fmt.Sprint(webPort)}},
+				VolumeMounts: []v1.VolumeMount{{Name: "cfg", MountPath: "/etc/cfg"}, {Name: "sec", MountPath: "/etc/sec"}},
+				// The port comes from the ConfigMap: the pod is Ready only if env from the API worked.
+				Env: []v1.EnvVar{{Name: "PORT", ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{
+					LocalObjectReference: v1.LocalObjectReference{Name: "e2e-cfg"}, Key: "port"}}}},
 				ReadinessProbe: &v1.Probe{PeriodSeconds: 1, ProbeHandler: v1.ProbeHandler{
 					HTTPGet: &v1.HTTPGetAction{Path: "/readyz", Port: intstr.FromInt(webPort)}}}}}}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	within(t, 30*time.Second, "API pod Running and Ready in the API", func() bool { return runningReady(apiPod(apiName)) })
 	web := apiPod(apiName)
 	assert.Equal(t, "127.0.0.1", web.Status.PodIP)
+	volFile := func(plugin, vol, key string) string {
+		b, _ := os.ReadFile(filepath.Join(rootDir, "pods", string(web.UID), "volumes", plugin, vol, key))
+		return string(b)
+	}
+	assert.Equal(t, "hello", volFile("kubernetes.io~configmap", "cfg", "greeting"))
+	assert.Equal(t, "abc", volFile("kubernetes.io~secret", "sec", "token"))
+	cm, err := admin.CoreV1().ConfigMaps(ns).Get(ctx, "e2e-cfg", metav1.GetOptions{})
+	require.NoError(t, err)
+	cm.Data["greeting"] = "hi"
+	_, err = admin.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	within(t, 30*time.Second, "the updated ConfigMap reaches the running pod", func() bool {
+		return volFile("kubernetes.io~configmap", "cfg", "greeting") == "hi"
+	})
 	assert.Contains(t, web.Status.ContainerStatuses[0].ContainerID, "containerd://")
 	within(t, 20*time.Second, "Started event", func() bool {
 		evs, err := admin.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + apiName})

@@ -1,0 +1,39 @@
+// Package apiclient gives package volume its Objects from a client-go
+// clientset: the ConfigMaps and Secrets a node's pods reference. It is a
+// package of its own so that volume compiles without client-go.
+//
+//	objs, err := apiclient.New(clientset)
+//	vols, err := volume.New(volume.Config{Plugins: []volume.Plugin{volume.EmptyDir{}, volume.HostPath{},
+//		volume.ConfigMap{Objects: objs}, volume.Secret{Objects: objs}}})
+package apiclient
+
+import (
+	"context"
+	"errors"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Objects reads ConfigMaps and Secrets with a clientset; client-go's
+// errors pass through, so apierrors.IsNotFound works on them.
+type Objects struct{ client kubernetes.Interface }
+
+// New wraps client.
+func New(client kubernetes.Interface) (*Objects, error) {
+	if client == nil {
+		return nil, errors.New("apiclient: client is nil")
+	}
+	return &Objects{client: client}, nil
+}
+
+// GetConfigMap reads one ConfigMap.
+func (o *Objects) GetConfigMap(ctx context.Context, namespace, name string) (*v1.ConfigMap, error) {
+	return o.client.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
+}
+
+// GetSecret reads one Secret.
+func (o *Objects) GetSecret(ctx context.Context, namespace, name string) (*v1.Secret, error) {
+	return o.client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+}

@@ -1,0 +1,144 @@
+package volume
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// Objects reads the ConfigMaps and Secrets that pods reference, from the
+// API server: a clientset wrapped by the caller (the Node authorizer lets
+// a node read exactly those of its pods). Errors must let
+// apierrors.IsNotFound tell a missing object.
+type Objects interface {
+	GetConfigMap(ctx context.Context, namespace, name string) (*v1.ConfigMap, error)
+	GetSecret(ctx context.Context, namespace, name string) (*v1.Secret, error)
+}
+
+// The API's default modes of configMap and secret volume files.
+const (
+	DefaultConfigMapMode = 0o644
+	DefaultSecretMode    = 0o644
+	getTimeout           = 10 * time.Second
+)
+
+// ConfigMap serves configMap volumes: the keys (or the chosen items) as
+// files, written atomically, refreshed on every SetUp (each pod sync), so
+// an updated ConfigMap reaches running pods.
+type ConfigMap struct{ Objects Objects }
+
+// Name is the kubelet's escaped plugin name.
+func (ConfigMap) Name() string { return "kubernetes.io~configmap" }
+
+// Supports reports a configMap volume.
+func (ConfigMap) Supports(vol *v1.Volume) bool { return vol.ConfigMap != nil }
+
+// SetUp writes the ConfigMap's files; a missing ConfigMap is an error
+// unless the volume is optional (then it is empty).
+func (c ConfigMap) SetUp(pod *v1.Pod, vol *v1.Volume, vd VolumeDir) (string, error) {
+	src := vol.ConfigMap
+	ctx, cancel := context.WithTimeout(context.Background(), getTimeout)
+	defer cancel()
+	cm, err := c.Objects.GetConfigMap(ctx, pod.Namespace, src.Name)
+	data := map[string][]byte{}
+	switch {
+	case apierrors.IsNotFound(err) && src.Optional != nil && *src.Optional:
+	case err != nil:
+		return "", fmt.Errorf("configMap %q: %w", src.Name, err)
+	default:
+		for k, v := range cm.Data {
+			data[k] = []byte(v)
+		}
+		for k, v := range cm.BinaryData {
+			data[k] = v
+		}
+	}
+	files, err := project(data, src.Items, src.DefaultMode, DefaultConfigMapMode, src.Optional, "configMap", src.Name, err == nil)
+	if err != nil {
+		return "", err
+	}
+	return writeVolume(vd, files)
+}
+
+// TearDown has nothing to undo: the files go with the directory.
+func (ConfigMap) TearDown(string) error { return nil }
+
+// Secret serves secret volumes like ConfigMap serves configMap volumes.
+type Secret struct{ Objects Objects }
+
+// Name is the kubelet's escaped plugin name.
+func (Secret) Name() string { return "kubernetes.io~secret" }
+
+// Supports reports a secret volume.
+func (Secret) Supports(vol *v1.Volume) bool { return vol.Secret != nil }
+
+// SetUp writes the Secret's files (see ConfigMap.SetUp).
+func (s Secret) SetUp(pod *v1.Pod, vol *v1.Volume, vd VolumeDir) (string, error) {
+	src := vol.Secret
+	ctx, cancel := context.WithTimeout(context.Background(), getTimeout)
+	defer cancel()
+	sec, err := s.Objects.GetSecret(ctx, pod.Namespace, src.SecretName)
+	data := map[string][]byte{}
+	switch {
+	case apierrors.IsNotFound(err) && src.Optional != nil && *src.Optional:
+	case err != nil:
+		return "", fmt.Errorf("secret %q: %w", src.SecretName, err)
+	default:
+		data = sec.Data
+	}
+	files, err := project(data, src.Items, src.DefaultMode, DefaultSecretMode, src.Optional, "secret", src.SecretName, err == nil)
+	if err != nil {
+		return "", err
+	}
+	return writeVolume(vd, files)
+}
+
+// TearDown has nothing to undo.
+func (Secret) TearDown(string) error { return nil }
+
+// project picks the files: every key, or only the items (each with its
+// path and mode); a missing item key is an error unless optional.
+func project(data map[string][]byte, items []v1.KeyToPath, defaultMode *int32, def os.FileMode, optional *bool,
+	kind, name string, found bool) (map[string]File, error) {
+	mode := def
+	if defaultMode != nil {
+		mode = os.FileMode(*defaultMode)
+	}
+	files := map[string]File{}
+	if len(items) == 0 {
+		for k, v := range data {
+			files[k] = File{Data: v, Mode: mode}
+		}
+		return files, nil
+	}
+	for i, it := range items {
+		v, ok := data[it.Key]
+		if !ok {
+			if found && (optional == nil || !*optional) {
+				return nil, fmt.Errorf("%s %q: items[%d].key: Not found: %q", kind, name, i, it.Key)
+			}
+			continue
+		}
+		m := mode
+		if it.Mode != nil {
+			m = os.FileMode(*it.Mode)
+		}
+		files[it.Path] = File{Data: v, Mode: m}
+	}
+	return files, nil
+}
+
+func writeVolume(vd VolumeDir, files map[string]File) (string, error) {
+	dir, err := vd.Create(0o755)
+	if err != nil {
+		return "", err
+	}
+	if err := writeAtomic(dir, files); err != nil {
+		return "", fmt.Errorf("writing %s: %w", dir, err)
+	}
+	return dir, nil
+}
