@@ -32,7 +32,7 @@ if [[ -z ${NODEKIT_K8S_BIN_DIR:-} && -d ../shared/k8s-bin ]]; then
   export NODEKIT_K8S_BIN_DIR
 fi
 log "starting kube-apiserver + etcd"
-bash hack/apiserver-up.sh >/dev/null
+bash hack/apiserver-up.sh --fresh >/dev/null  # a throwaway cluster: nothing left from an earlier run
 # shellcheck disable=SC1091
 . "${NODEKIT_APISERVER_DIR:-/tmp/nodekit-apiserver}/env"
 if [[ ${NODEKIT_KEEP_CONTAINERD:-0} != 1 ]]; then
