@@ -43,16 +43,19 @@ func BenchmarkStatusSyncAPIServer(b *testing.B) {
 
 func benchStatusSync(b *testing.B, api *testenv.APIServer, nodeClient kubernetes.Interface) {
 	ctx := context.Background()
+	unlimited := rest.CopyConfig(api.AdminConfig)
+	unlimited.QPS = -1 // the set-up's creates and deletes are not what is measured
+	admin := testenv.Client(b, unlimited)
 	const n = 50
 	// A run cut short leaves its pods bound to the node: remove them first.
 	grace := int64(0)
-	require.NoError(b, api.Admin.CoreV1().Pods("default").DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &grace},
+	require.NoError(b, admin.CoreV1().Pods("default").DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &grace},
 		metav1.ListOptions{LabelSelector: "nodekit.dev/bench=status-sync"}))
 	prefix := "bench-" + rand.String(5)
 	statuses := podstatus.NewManager(nil)
 	var pods []*v1.Pod
 	for i := 0; i < n; i++ {
-		p, err := api.Admin.CoreV1().Pods("default").Create(ctx, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", prefix, i),
+		p, err := admin.CoreV1().Pods("default").Create(ctx, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", prefix, i),
 			Labels: map[string]string{"nodekit.dev/bench": "status-sync"}},
 			Spec: v1.PodSpec{NodeName: api.Node, Containers: []v1.Container{{Name: "c", Image: "nodekit.local/testbin:1"}}}}, metav1.CreateOptions{})
 		require.NoError(b, err)
@@ -60,7 +63,7 @@ func benchStatusSync(b *testing.B, api *testenv.APIServer, nodeClient kubernetes
 	}
 	b.Cleanup(func() {
 		for _, p := range pods {
-			_ = api.Admin.CoreV1().Pods("default").Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &grace})
+			_ = admin.CoreV1().Pods("default").Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &grace})
 		}
 	})
 	client, err := apiclient.New(nodeClient)
