@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/clock"
 
@@ -53,6 +54,12 @@ type Pressure interface {
 	PIDPressure() bool
 }
 
+// EventRecorder records events on the Node; client-go's
+// record.EventRecorder implements it.
+type EventRecorder interface {
+	Eventf(object apiruntime.Object, eventtype, reason, messageFmt string, args ...any)
+}
+
 // ImageLister lists the runtime's images; *runtime.Client implements it.
 type ImageLister interface {
 	Images(ctx context.Context) ([]kc.Image, error)
@@ -90,7 +97,10 @@ type Config struct {
 	ReadyChecks []Check
 	Pressure    Pressure
 	Images      ImageLister
-	Clock       clock.PassiveClock
+	// Recorder gets the kubelet's node events when a condition changes
+	// (NodeReady, NodeNotReady, NodeHasSufficientMemory, ...); nil: none.
+	Recorder EventRecorder
+	Clock    clock.PassiveClock
 }
 
 func (c Config) withDefaults() (Config, error) {

@@ -19,6 +19,9 @@ func (n *Node) Register(ctx context.Context, client kubernetes.Interface) (*v1.N
 	node := n.Initial(ctx)
 	created, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 	if err == nil {
+		for _, c := range node.Status.Conditions {
+			n.event(c)
+		}
 		return created, nil
 	}
 	if !apierrors.IsAlreadyExists(err) {

@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
@@ -81,7 +82,7 @@ func (n *Node) Initial(ctx context.Context) *v1.Node {
 	}
 	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.cfg.NodeName, Labels: labels},
 		Spec: v1.NodeSpec{Taints: append([]v1.Taint(nil), n.cfg.Taints...)}}
-	n.SetStatus(ctx, node)
+	n.setStatus(ctx, node, false) // its events go out once it is registered
 	return node
 }
 
@@ -89,7 +90,9 @@ func (n *Node) Initial(ctx context.Context) *v1.Node {
 // addresses, capacity and allocatable, node info, daemon endpoints,
 // images, then the conditions, whose LastTransitionTime changes only when
 // their status does.
-func (n *Node) SetStatus(ctx context.Context, node *v1.Node) {
+func (n *Node) SetStatus(ctx context.Context, node *v1.Node) { n.setStatus(ctx, node, true) }
+
+func (n *Node) setStatus(ctx context.Context, node *v1.Node, record bool) {
 	s := &node.Status
 	s.Addresses = []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: n.cfg.NodeIP}, {Type: v1.NodeHostName, Address: n.cfg.Hostname}}
 	s.Capacity, s.Allocatable = n.capacity.DeepCopy(), n.allocatable.DeepCopy()
@@ -105,10 +108,34 @@ func (n *Node) SetStatus(ctx context.Context, node *v1.Node) {
 	}
 	now := metav1.NewTime(n.cfg.Clock.Now())
 	p := n.cfg.Pressure
-	setCondition(s, now, pressure(v1.NodeMemoryPressure, p != nil && p.MemoryPressure()))
-	setCondition(s, now, pressure(v1.NodeDiskPressure, p != nil && p.DiskPressure()))
-	setCondition(s, now, pressure(v1.NodePIDPressure, p != nil && p.PIDPressure()))
-	setCondition(s, now, n.ready(ctx, s))
+	for _, c := range []v1.NodeCondition{
+		pressure(v1.NodeMemoryPressure, p != nil && p.MemoryPressure()),
+		pressure(v1.NodeDiskPressure, p != nil && p.DiskPressure()),
+		pressure(v1.NodePIDPressure, p != nil && p.PIDPressure()),
+		n.ready(ctx, s),
+	} {
+		if setCondition(s, now, c) && record {
+			n.event(c)
+		}
+	}
+}
+
+// event records the kubelet's event for a condition that changed:
+// NodeReady/NodeNotReady, NodeHasSufficientMemory, NodeHasDiskPressure...
+func (n *Node) event(c v1.NodeCondition) {
+	if n.cfg.Recorder == nil {
+		return
+	}
+	reason := "Node" + strings.TrimPrefix(c.Reason, "Kubelet")
+	if c.Type == v1.NodeReady {
+		reason = "NodeReady"
+		if c.Status != v1.ConditionTrue {
+			reason = "NodeNotReady"
+		}
+	}
+	// The kubelet refers to its Node with the node's name as UID.
+	ref := &v1.ObjectReference{Kind: "Node", Name: n.cfg.NodeName, UID: types.UID(n.cfg.NodeName)}
+	n.cfg.Recorder.Eventf(ref, v1.EventTypeNormal, reason, "Node %s status is now: %s", n.cfg.NodeName, reason)
 }
 
 // ready is the kubelet's Ready condition: every check's error, and any
@@ -154,19 +181,22 @@ func pressure(t v1.NodeConditionType, under bool) v1.NodeCondition {
 }
 
 // setCondition replaces or appends c, stamping the heartbeat, and the
-// transition when the status changed or the condition is new.
-func setCondition(s *v1.NodeStatus, now metav1.Time, c v1.NodeCondition) {
+// transition when the status changed or the condition is new; it reports
+// whether it did.
+func setCondition(s *v1.NodeStatus, now metav1.Time, c v1.NodeCondition) bool {
 	c.LastHeartbeatTime, c.LastTransitionTime = now, now
 	for i := range s.Conditions {
 		if s.Conditions[i].Type == c.Type {
-			if s.Conditions[i].Status == c.Status {
+			same := s.Conditions[i].Status == c.Status
+			if same {
 				c.LastTransitionTime = s.Conditions[i].LastTransitionTime
 			}
 			s.Conditions[i] = c
-			return
+			return !same
 		}
 	}
 	s.Conditions = append(s.Conditions, c)
+	return true
 }
 
 // nodeImages is status.images: the largest MaxImages images, each with up

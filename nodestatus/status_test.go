@@ -3,6 +3,7 @@ package nodestatus
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -10,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
@@ -214,4 +217,33 @@ func BenchmarkNodeStatus(b *testing.B) {
 			b.Fatal("status changed")
 		}
 	}
+}
+
+type events struct{ reasons []string }
+
+func (e *events) Eventf(_ apiruntime.Object, _, reason, format string, args ...any) {
+	e.reasons = append(e.reasons, reason+": "+fmt.Sprintf(format, args...))
+}
+
+func TestNodeEventsOnChange(t *testing.T) {
+	rec := &events{}
+	var down error
+	n, clk := newNode(t, func(c *Config) {
+		c.Recorder = rec
+		c.ReadyChecks = []Check{func(context.Context) error { return down }}
+	})
+	ctx := context.Background()
+	node, err := n.Register(ctx, fake.NewClientset())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"NodeHasSufficientMemory: Node node-1 status is now: NodeHasSufficientMemory",
+		"NodeHasNoDiskPressure: Node node-1 status is now: NodeHasNoDiskPressure",
+		"NodeHasSufficientPID: Node node-1 status is now: NodeHasSufficientPID",
+		"NodeReady: Node node-1 status is now: NodeReady"}, rec.reasons)
+	rec.reasons = nil
+	clk.Step(10 * time.Second)
+	n.SetStatus(ctx, node)
+	assert.Empty(t, rec.reasons, "nothing changed")
+	down = errors.New("container runtime is down")
+	n.SetStatus(ctx, node)
+	assert.Equal(t, []string{"NodeNotReady: Node node-1 status is now: NodeNotReady"}, rec.reasons)
 }

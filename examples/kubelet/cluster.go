@@ -21,6 +21,7 @@ import (
 	"github.com/nodekit-dev/nodekit/podsource/apiserver"
 	"github.com/nodekit-dev/nodekit/podstatus"
 	"github.com/nodekit-dev/nodekit/podstatus/apiclient"
+	"github.com/nodekit-dev/nodekit/resources"
 	"github.com/nodekit-dev/nodekit/runtime"
 	volumeapi "github.com/nodekit-dev/nodekit/volume/apiclient"
 )
@@ -84,7 +85,11 @@ func (c *cluster) wire(ctx context.Context, a *agent, client *runtime.Client) er
 	if v, err := client.Version(ctx, runtime.CRIVersion); err == nil {
 		version = v.RuntimeName + "://" + v.RuntimeVersion
 	}
+	kubeReserved, _ := resources.ParseResourceList("--kube-reserved", a.cfg.kubeReserved) // checked by parseFlags
+	systemReserved, _ := resources.ParseResourceList("--system-reserved", a.cfg.systemReserved)
+	eviction, _ := resources.ParseThresholds("--eviction-hard", a.cfg.evictionHard)
 	node, err := nodestatus.New(nodestatus.Config{NodeName: a.cfg.hostname, NodeIP: a.cfg.hostIP, Labels: a.cfg.nodeLabels,
+		KubeReserved: kubeReserved, SystemReserved: systemReserved, HardEviction: eviction, Recorder: c.recorder,
 		Taints: a.cfg.taints, MaxPods: a.cfg.maxPods, Port: int32(a.cfg.port), Machine: mi, ContainerRuntimeVersion: version,
 		Images: client, ReadyChecks: []nodestatus.Check{nodestatus.RuntimeCheck(client.RuntimeStatus),
 			nodestatus.NetworkCheck(client.RuntimeStatus), nodestatus.PLEGCheck(a.pleg.Healthy)}})

@@ -4,6 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"sort"
+	"strings"
 
 	kubeletconfig "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
@@ -42,6 +44,9 @@ func applyConfigFile(fs *flag.FlagSet, cfg *config, path string) error {
 	take(set, "node-lease-duration-seconds", &cfg.leaseSeconds, int(kc.NodeLeaseDurationSeconds))
 	take(set, "kube-api-qps", &cfg.apiQPS, int(ptr.Deref(kc.KubeAPIQPS, 0)))
 	take(set, "kube-api-burst", &cfg.apiBurst, int(kc.KubeAPIBurst))
+	take(set, "kube-reserved", &cfg.kubeReserved, joinMap(kc.KubeReserved, "="))
+	take(set, "system-reserved", &cfg.systemReserved, joinMap(kc.SystemReserved, "="))
+	take(set, "eviction-hard", &cfg.evictionHard, joinMap(kc.EvictionHard, "<"))
 	if !set["register-with-taints"] && len(kc.RegisterWithTaints) > 0 {
 		cfg.taints = kc.RegisterWithTaints
 	}
@@ -63,4 +68,14 @@ func take[T comparable](set map[string]bool, flagName string, dst *T, v T) {
 	if !set[flagName] && v != zero {
 		*dst = v
 	}
+}
+
+// joinMap writes a KubeletConfiguration map in its flag's form.
+func joinMap(m map[string]string, sep string) string {
+	parts := make([]string, 0, len(m))
+	for k, v := range m {
+		parts = append(parts, k+sep+v)
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
 }

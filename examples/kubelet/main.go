@@ -29,6 +29,7 @@ import (
 
 	"github.com/nodekit-dev/nodekit/nodestatus"
 	"github.com/nodekit-dev/nodekit/pleg"
+	"github.com/nodekit-dev/nodekit/resources"
 	"github.com/nodekit-dev/nodekit/runtime"
 	"github.com/nodekit-dev/nodekit/runtime/fake"
 )
@@ -40,6 +41,8 @@ type config struct {
 	healthzPort, port, maxPods, leaseSeconds, apiQPS, apiBurst                        int
 	nodeLabels                                                                        map[string]string
 	taints                                                                            []v1.Taint
+	kubeReserved, systemReserved                                                      string // name=quantity,...
+	evictionHard                                                                      string // signal<quantity,...
 	cgroupsPerQOS, debugHandlers, fakeServesPorts                                     bool
 }
 
@@ -98,6 +101,9 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.leaseSeconds, "node-lease-duration-seconds", nodestatus.DefaultLeaseDurationSeconds, "duration of the node's lease")
 	nodeLabels := fs.String("node-labels", "", "labels to add when registering the node: key=value,...")
 	taints := fs.String("register-with-taints", "", "taints to register the node with: key=value:Effect,...")
+	fs.StringVar(&cfg.kubeReserved, "kube-reserved", "", "resources held back for Kubernetes daemons: cpu=200m,memory=500Mi,...")
+	fs.StringVar(&cfg.systemReserved, "system-reserved", "", "resources held back for the system: cpu=200m,memory=500Mi,...")
+	fs.StringVar(&cfg.evictionHard, "eviction-hard", "memory.available<100Mi,nodefs.available<10%", "hard eviction thresholds (allocatable subtracts them)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -129,6 +135,14 @@ func parseFlags(args []string) (config, error) {
 		if d <= 0 {
 			return cfg, fmt.Errorf("%s: invalid value %s: must be positive", name, d)
 		}
+	}
+	for flag, v := range map[string]string{"--kube-reserved": cfg.kubeReserved, "--system-reserved": cfg.systemReserved} {
+		if _, err := resources.ParseResourceList(flag, v); err != nil {
+			return cfg, err
+		}
+	}
+	if _, err := resources.ParseThresholds("--eviction-hard", cfg.evictionHard); err != nil {
+		return cfg, err
 	}
 	if cfg.cgroupDriver != "cgroupfs" && cfg.cgroupDriver != "systemd" {
 		return cfg, fmt.Errorf("--cgroup-driver: invalid value %q: want cgroupfs or systemd", cfg.cgroupDriver)

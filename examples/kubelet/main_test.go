@@ -29,6 +29,9 @@ func TestParseFlagsRejectsBadInput(t *testing.T) {
 		"flag provided but not defined: -bogus":                                 {"--bogus"},
 		"--relist-period: invalid value 0s":                                     {"--relist-period", "0s"},
 		"--max-pods: invalid value 0: must be between 1 and 1048576":            {"--max-pods", "0"},
+		`--kube-reserved: Invalid value: "gpu=1"`:                               {"--kube-reserved", "gpu=1"},
+		`--eviction-hard: Invalid value: "memory.available=1Gi"`:                {"--eviction-hard", "memory.available=1Gi"},
+		`--register-with-taints: Invalid value: "a=b"`:                          {"--register-with-taints", "a=b"},
 	} {
 		_, err := parseFlags(want)
 		require.Error(t, err, want)
@@ -36,13 +39,16 @@ func TestParseFlagsRejectsBadInput(t *testing.T) {
 	}
 	cfgFile := filepath.Join(t.TempDir(), "kubelet.yaml")
 	require.NoError(t, os.WriteFile(cfgFile, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"+
-		"staticPodPath: /srv/manifests\nsyncFrequency: 30s\nmaxPods: 20\nhealthzPort: 11248\ncgroupDriver: systemd\n"), 0o644))
+		"staticPodPath: /srv/manifests\nsyncFrequency: 30s\nmaxPods: 20\nhealthzPort: 11248\ncgroupDriver: systemd\n"+
+		"kubeReserved: {cpu: 100m, memory: 1Gi}\nevictionHard: {memory.available: 200Mi}\n"), 0o644))
 	cfg, err := parseFlags([]string{"--config", cfgFile, "--sync-frequency", "5s"})
 	require.NoError(t, err)
 	assert.Equal(t, "/srv/manifests", cfg.manifestPath, "from the file")
 	assert.Equal(t, 5*time.Second, cfg.syncFrequency, "the flag wins")
 	assert.Equal(t, 20, cfg.maxPods)
 	assert.Equal(t, 11248, cfg.healthzPort)
+	assert.Equal(t, "cpu=100m,memory=1Gi", cfg.kubeReserved, "maps from the file in the flags' form")
+	assert.Equal(t, "memory.available<200Mi", cfg.evictionHard)
 	assert.Equal(t, "systemd", cfg.cgroupDriver)
 	require.NoError(t, os.WriteFile(cfgFile, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nstaticPodPaht: /x\n"), 0o644))
 	_, err = parseFlags([]string{"--config", cfgFile})
