@@ -143,7 +143,7 @@ func forEachContainer(pod *v1.Pod, fn func(kind string, i int, c *v1.Container))
 func podTotals(pod *v1.Pod, get func(*v1.Container) v1.ResourceList) v1.ResourceList {
 	total := v1.ResourceList{}
 	for i := range pod.Spec.Containers {
-		addList(total, get(&pod.Spec.Containers[i]))
+		resources.AddList(total, get(&pod.Spec.Containers[i]))
 	}
 	sidecars := v1.ResourceList{}
 	initMax := v1.ResourceList{}
@@ -151,32 +151,21 @@ func podTotals(pod *v1.Pod, get func(*v1.Container) v1.ResourceList) v1.Resource
 		c := &pod.Spec.InitContainers[i]
 		var need v1.ResourceList
 		if c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways {
-			addList(total, get(c))
-			addList(sidecars, get(c))
+			resources.AddList(total, get(c))
+			resources.AddList(sidecars, get(c))
 			need = sidecars.DeepCopy()
 		} else {
 			need = get(c).DeepCopy()
 			if need == nil {
 				need = v1.ResourceList{}
 			}
-			addList(need, sidecars)
+			resources.AddList(need, sidecars)
 		}
 		maxList(initMax, need)
 	}
 	maxList(total, initMax)
-	addList(total, pod.Spec.Overhead)
+	resources.AddList(total, pod.Spec.Overhead)
 	return total
-}
-
-func addList(dst, src v1.ResourceList) {
-	for name, q := range src {
-		if cur, ok := dst[name]; ok {
-			cur.Add(q)
-			dst[name] = cur
-		} else {
-			dst[name] = q.DeepCopy()
-		}
-	}
 }
 
 func maxList(dst, src v1.ResourceList) {

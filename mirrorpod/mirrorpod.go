@@ -19,6 +19,9 @@ import (
 const (
 	ConfigHashAnnotation   = "kubernetes.io/config.hash"
 	ConfigMirrorAnnotation = "kubernetes.io/config.mirror"
+	// ConfigSourceAnnotation says where a pod came from; "api" for the
+	// API server's pods, anything else makes it a static pod.
+	ConfigSourceAnnotation = "kubernetes.io/config.source"
 )
 
 // IsMirrorPod reports whether pod is a mirror pod: the API's picture of a
@@ -174,4 +177,32 @@ func (m *Manager) delete(ctx context.Context, mirror *v1.Pod) error {
 	}
 	m.Forget(mirror)
 	return nil
+}
+
+// Split takes the mirror pods out of pods the API source delivered,
+// observing them (or forgetting them when removed is true), and returns
+// the others: the pods to run.
+func (m *Manager) Split(pods []*v1.Pod, removed bool) []*v1.Pod {
+	rest := pods[:0:0]
+	for _, p := range pods {
+		switch {
+		case !IsMirrorPod(p):
+			rest = append(rest, p)
+		case removed:
+			m.Forget(p)
+		default:
+			m.Observe(p)
+		}
+	}
+	return rest
+}
+
+// StatusTarget says where a pod's API status goes, in the form of
+// podstatus.SyncerConfig.MirrorPodFor: an API pod's to itself (static
+// false), a static pod's to its mirror pod (nil until there is one).
+func (m *Manager) StatusTarget(pod *v1.Pod) (mirror *v1.Pod, static bool) {
+	if pod.Annotations[ConfigSourceAnnotation] == "api" {
+		return nil, false
+	}
+	return m.Mirror(pod), true
 }

@@ -87,3 +87,23 @@ func TestNewValidates(t *testing.T) {
 	_, err = mirrorpod.New(mirrorpod.Config{Client: fake.NewClientset()})
 	assert.EqualError(t, err, "mirrorpod: Config.NodeName is empty")
 }
+
+func TestSplitAndStatusTarget(t *testing.T) {
+	client := fake.NewClientset()
+	m, err := mirrorpod.New(mirrorpod.Config{Client: client, NodeName: "node-1"})
+	require.NoError(t, err)
+	st := static("h1")
+	mirror := mirrorpod.For(st, "node-1", "node-uid")
+	mirror.UID = "mirror-uid"
+	api := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default",
+		Annotations: map[string]string{mirrorpod.ConfigSourceAnnotation: "api"}}}
+	assert.Equal(t, []*v1.Pod{api}, m.Split([]*v1.Pod{mirror, api}, false), "mirror pods are not run")
+	got, isStatic := m.StatusTarget(st)
+	assert.True(t, isStatic)
+	assert.Equal(t, mirror, got, "a static pod's status goes to its mirror pod")
+	got, isStatic = m.StatusTarget(api)
+	assert.False(t, isStatic)
+	assert.Nil(t, got)
+	m.Split([]*v1.Pod{mirror}, true)
+	assert.Nil(t, m.Mirror(st), "forgotten once removed")
+}

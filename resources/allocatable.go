@@ -62,8 +62,8 @@ func allocatable(cfg AllocatableConfig, withEviction bool) (v1.ResourceList, err
 		}
 	}
 	reserved := v1.ResourceList{}
-	addList(reserved, cfg.KubeReserved)
-	addList(reserved, cfg.SystemReserved)
+	AddList(reserved, cfg.KubeReserved)
+	AddList(reserved, cfg.SystemReserved)
 	if withEviction {
 		for i, t := range cfg.HardEvictionThresholds {
 			q, err := thresholdQuantity(i, t, cfg.Capacity)
@@ -71,7 +71,7 @@ func allocatable(cfg AllocatableConfig, withEviction bool) (v1.ResourceList, err
 				return nil, err
 			}
 			if q != nil {
-				addList(reserved, v1.ResourceList{signalResource[t.Signal]: *q})
+				AddList(reserved, v1.ResourceList{signalResource[t.Signal]: *q})
 			}
 		}
 	}
@@ -125,7 +125,9 @@ func validateList(field string, l v1.ResourceList) error {
 	return nil
 }
 
-func addList(dst, src v1.ResourceList) {
+// AddList adds src to dst, resource by resource (copies, so dst shares
+// nothing with src).
+func AddList(dst, src v1.ResourceList) {
 	for name, q := range src {
 		if cur, ok := dst[name]; ok {
 			cur.Add(q)

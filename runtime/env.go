@@ -98,39 +98,41 @@ func getCtx() (context.Context, context.CancelFunc) {
 func keyRef(ns string, src *v1.EnvVarSource, objs Objects) (string, bool, error) {
 	ctx, cancel := getCtx()
 	defer cancel()
+	var kind, name, key string
+	var optional *bool
+	var data map[string]string
+	var err error
 	if r := src.ConfigMapKeyRef; r != nil {
-		cm, err := objs.GetConfigMap(ctx, ns, r.Name)
-		optional := r.Optional != nil && *r.Optional
-		switch {
-		case apierrors.IsNotFound(err) && optional:
-			return "", false, nil
-		case err != nil:
-			return "", false, fmt.Errorf("configmap %q: %w", r.Name, err)
+		kind, name, key, optional = "ConfigMap", r.Name, r.Key, r.Optional
+		var cm *v1.ConfigMap
+		if cm, err = objs.GetConfigMap(ctx, ns, r.Name); err == nil {
+			data = cm.Data
 		}
-		if v, ok := cm.Data[r.Key]; ok {
-			return v, true, nil
+	} else {
+		r := src.SecretKeyRef
+		kind, name, key, optional = "Secret", r.Name, r.Key, r.Optional
+		var sec *v1.Secret
+		if sec, err = objs.GetSecret(ctx, ns, r.Name); err == nil {
+			data = make(map[string]string, len(sec.Data))
+			for k, v := range sec.Data {
+				data[k] = string(v)
+			}
 		}
-		if optional {
-			return "", false, nil
-		}
-		return "", false, fmt.Errorf("couldn't find key %s in ConfigMap %s/%s", r.Key, ns, r.Name)
 	}
-	r := src.SecretKeyRef
-	sec, err := objs.GetSecret(ctx, ns, r.Name)
-	optional := r.Optional != nil && *r.Optional
+	isOptional := optional != nil && *optional
 	switch {
-	case apierrors.IsNotFound(err) && optional:
+	case apierrors.IsNotFound(err) && isOptional:
 		return "", false, nil
 	case err != nil:
-		return "", false, fmt.Errorf("secret %q: %w", r.Name, err)
+		return "", false, fmt.Errorf("%s %q: %w", strings.ToLower(kind), name, err)
 	}
-	if v, ok := sec.Data[r.Key]; ok {
-		return string(v), true, nil
+	if v, ok := data[key]; ok {
+		return v, true, nil
 	}
-	if optional {
+	if isOptional {
 		return "", false, nil
 	}
-	return "", false, fmt.Errorf("couldn't find key %s in Secret %s/%s", r.Key, ns, r.Name)
+	return "", false, fmt.Errorf("couldn't find key %s in %s %s/%s", key, kind, ns, name)
 }
 
 // envFrom is every key of the referenced ConfigMaps and Secrets, prefixed;

@@ -41,27 +41,21 @@ func (ConfigMap) Supports(vol *v1.Volume) bool { return vol.ConfigMap != nil }
 // unless the volume is optional (then it is empty).
 func (c ConfigMap) SetUp(pod *v1.Pod, vol *v1.Volume, vd VolumeDir) (string, error) {
 	src := vol.ConfigMap
-	ctx, cancel := context.WithTimeout(context.Background(), getTimeout)
-	defer cancel()
-	cm, err := c.Objects.GetConfigMap(ctx, pod.Namespace, src.Name)
-	data := map[string][]byte{}
-	switch {
-	case apierrors.IsNotFound(err) && src.Optional != nil && *src.Optional:
-	case err != nil:
-		return "", fmt.Errorf("configMap %q: %w", src.Name, err)
-	default:
-		for k, v := range cm.Data {
-			data[k] = []byte(v)
-		}
-		for k, v := range cm.BinaryData {
-			data[k] = v
-		}
-	}
-	files, err := project(data, src.Items, src.DefaultMode, DefaultConfigMapMode, src.Optional, "configMap", src.Name, err == nil)
-	if err != nil {
-		return "", err
-	}
-	return writeVolume(vd, files)
+	return setUpObject(vd, "configMap", src.Name, src.Items, src.DefaultMode, DefaultConfigMapMode, src.Optional,
+		func(ctx context.Context) (map[string][]byte, error) {
+			cm, err := c.Objects.GetConfigMap(ctx, pod.Namespace, src.Name)
+			if err != nil {
+				return nil, err
+			}
+			data := make(map[string][]byte, len(cm.Data)+len(cm.BinaryData))
+			for k, v := range cm.Data {
+				data[k] = []byte(v)
+			}
+			for k, v := range cm.BinaryData {
+				data[k] = v
+			}
+			return data, nil
+		})
 }
 
 // TearDown has nothing to undo: the files go with the directory.
@@ -79,26 +73,36 @@ func (Secret) Supports(vol *v1.Volume) bool { return vol.Secret != nil }
 // SetUp writes the Secret's files (see ConfigMap.SetUp).
 func (s Secret) SetUp(pod *v1.Pod, vol *v1.Volume, vd VolumeDir) (string, error) {
 	src := vol.Secret
+	return setUpObject(vd, "secret", src.SecretName, src.Items, src.DefaultMode, DefaultSecretMode, src.Optional,
+		func(ctx context.Context) (map[string][]byte, error) {
+			sec, err := s.Objects.GetSecret(ctx, pod.Namespace, src.SecretName)
+			if err != nil {
+				return nil, err
+			}
+			return sec.Data, nil
+		})
+}
+
+// TearDown has nothing to undo.
+func (Secret) TearDown(string) error { return nil }
+
+// setUpObject reads an object's data and writes the chosen files; a
+// missing object gives an empty volume when optional, else an error.
+func setUpObject(vd VolumeDir, kind, name string, items []v1.KeyToPath, defaultMode *int32, def os.FileMode, optional *bool,
+	get func(context.Context) (map[string][]byte, error)) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), getTimeout)
 	defer cancel()
-	sec, err := s.Objects.GetSecret(ctx, pod.Namespace, src.SecretName)
-	data := map[string][]byte{}
-	switch {
-	case apierrors.IsNotFound(err) && src.Optional != nil && *src.Optional:
-	case err != nil:
-		return "", fmt.Errorf("secret %q: %w", src.SecretName, err)
-	default:
-		data = sec.Data
+	data, err := get(ctx)
+	found := err == nil
+	if err != nil && !(apierrors.IsNotFound(err) && optional != nil && *optional) {
+		return "", fmt.Errorf("%s %q: %w", kind, name, err)
 	}
-	files, err := project(data, src.Items, src.DefaultMode, DefaultSecretMode, src.Optional, "secret", src.SecretName, err == nil)
+	files, err := project(data, items, defaultMode, def, optional, kind, name, found)
 	if err != nil {
 		return "", err
 	}
 	return writeVolume(vd, files)
 }
-
-// TearDown has nothing to undo.
-func (Secret) TearDown(string) error { return nil }
 
 // project picks the files: every key, or only the items (each with its
 // path and mode); a missing item key is an error unless optional.

@@ -236,7 +236,7 @@ func (a *agent) run(ctx context.Context) {
 // --max-pods, the kubelet's OutOfpods), changed ones updated, removed killed.
 func (a *agent) apply(u podsource.PodUpdate) {
 	if a.cluster != nil {
-		u = a.cluster.observe(u)
+		u.Pods = a.cluster.mirrors.Split(u.Pods, u.Op == podsource.REMOVE || u.Op == podsource.DELETE)
 	}
 	for _, pod := range u.Pods {
 		state, known := a.workers.State(pod.UID)

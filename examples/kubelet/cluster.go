@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -17,7 +18,6 @@ import (
 
 	"github.com/nodekit-dev/nodekit/mirrorpod"
 	"github.com/nodekit-dev/nodekit/nodestatus"
-	"github.com/nodekit-dev/nodekit/podsource"
 	"github.com/nodekit-dev/nodekit/podsource/apiserver"
 	"github.com/nodekit-dev/nodekit/podstatus"
 	"github.com/nodekit-dev/nodekit/podstatus/apiclient"
@@ -105,7 +105,7 @@ func (c *cluster) wire(ctx context.Context, a *agent, client *runtime.Client) er
 		return err
 	}
 	if c.statuses, err = podstatus.NewSyncer(podstatus.SyncerConfig{API: api, Statuses: a.statuses, Clock: a.clock,
-		MirrorPodFor: c.mirrorFor, Log: a.log.WithName("status")}); err != nil {
+		MirrorPodFor: c.mirrors.StatusTarget, Log: a.log.WithName("status")}); err != nil {
 		return err
 	}
 	src, err := apiserver.New(apiserver.Config{Client: c.client, NodeName: a.cfg.hostname, Log: a.log.WithName("api")}, a.mux)
@@ -119,7 +119,7 @@ func (c *cluster) wire(ctx context.Context, a *agent, client *runtime.Client) er
 // run keeps the Node, its lease and the events flowing until ctx ends.
 func (c *cluster) run(ctx context.Context, a *agent, wg *sync.WaitGroup) {
 	c.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
-	nodeRef := &v1.ObjectReference{Kind: "Node", Name: a.cfg.hostname, UID: "", Namespace: ""}
+	nodeRef := &v1.ObjectReference{Kind: "Node", Name: a.cfg.hostname, UID: types.UID(a.cfg.hostname)} // as nodestatus refers to it
 	c.recorder.Eventf(nodeRef, v1.EventTypeNormal, "Starting", "Starting kubelet.")
 	lease := nodestatus.NewLease(c.client, a.cfg.hostname, int32(a.cfg.leaseSeconds), a.clock, nil)
 	wg.Add(3)
@@ -133,31 +133,4 @@ func (c *cluster) run(ctx context.Context, a *agent, wg *sync.WaitGroup) {
 func (c *cluster) close() {
 	c.events.Shutdown()
 	c.conns.CloseIdleConnections()
-}
-
-// observe takes the API server's mirror pods out of an update: they are
-// the API's picture of static pods, never run.
-func (c *cluster) observe(u podsource.PodUpdate) podsource.PodUpdate {
-	pods := u.Pods[:0:0]
-	for _, p := range u.Pods {
-		switch {
-		case !mirrorpod.IsMirrorPod(p):
-			pods = append(pods, p)
-		case u.Op == podsource.REMOVE || u.Op == podsource.DELETE:
-			c.mirrors.Forget(p)
-		default:
-			c.mirrors.Observe(p)
-		}
-	}
-	u.Pods = pods
-	return u
-}
-
-// mirrorFor says where a pod's status goes: an API pod's to itself, a
-// static pod's to its mirror pod (nil until there is one).
-func (c *cluster) mirrorFor(pod *v1.Pod) (*v1.Pod, bool) {
-	if pod.Annotations[podsource.ConfigSourceAnnotation] == podsource.SourceAPI {
-		return nil, false
-	}
-	return c.mirrors.Mirror(pod), true
 }
