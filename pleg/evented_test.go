@@ -113,7 +113,9 @@ func event(typ kc.ContainerEventType, uid, sandboxID, containerID string, create
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for i := 0; i < 1_000_000; i++ {
+	// A wall-clock bound, not an iteration count: on a loaded machine a
+	// million yields can pass before the goroutine under test runs.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
 		if cond() {
 			return
 		}

@@ -358,7 +358,9 @@ func TestSchedulerRunsEveryPeriod(t *testing.T) {
 
 func waitUntil(t *testing.T, cond func() bool) {
 	t.Helper()
-	for i := 0; i < 1_000_000; i++ {
+	// A wall-clock bound, not an iteration count: on a loaded machine a
+	// million yields can pass before the goroutine under test runs.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
 		if cond() {
 			return
 		}
