@@ -73,6 +73,11 @@ func capacity(cfg Config) v1.ResourceList {
 // Name is the node's name.
 func (n *Node) Name() string { return n.cfg.NodeName }
 
+// Allocatable is what pods may have of the node (capacity less the
+// reservations and the hard eviction threshold); the downward API reports
+// it for a limit a container does not set.
+func (n *Node) Allocatable() v1.ResourceList { return n.allocatable.DeepCopy() }
+
 // Initial is the Node to register: the kubelet's labels and the caller's,
 // the taints, and a first status.
 func (n *Node) Initial(ctx context.Context) *v1.Node {

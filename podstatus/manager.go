@@ -125,6 +125,21 @@ func (m *Manager) RemovePod(uid types.UID) {
 	delete(m.versions, uid)
 }
 
+// RemoveOrphans forgets the statuses of pods keep does not have (the
+// kubelet's RemoveOrphanedStatuses): a pod whose API object went while it
+// was still terminating publishes its final status after the source last
+// spoke of it, so no RemovePod would ever come.
+func (m *Manager) RemoveOrphans(keep map[types.UID]bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for uid := range m.pods {
+		if !keep[uid] {
+			delete(m.pods, uid)
+			delete(m.versions, uid)
+		}
+	}
+}
+
 // versioned is a published pod (shared: not to be modified) and the
 // version of its status.
 type versioned struct {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
@@ -59,6 +60,13 @@ func TestManagerKeepsTimesAndTerminalPhases(t *testing.T) {
 	m.RemovePod(pod.UID)
 	_, ok := m.PodStatus(pod.UID)
 	assert.False(t, ok)
+
+	m.SetPodStatus(fresh, v1.PodStatus{Phase: v1.PodPending})
+	m.RemoveOrphans(map[types.UID]bool{fresh.UID: true})
+	_, ok = m.PodStatus(other.UID)
+	assert.False(t, ok, "an orphan's status is forgotten")
+	_, ok = m.PodStatus(fresh.UID)
+	assert.True(t, ok, "a kept pod's status stays")
 }
 
 type starts []kc.StartResult

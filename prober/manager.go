@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
@@ -21,6 +22,18 @@ import (
 type StatusProvider interface {
 	Get(uid types.UID) (*kc.PodStatus, error)
 }
+
+// EventRecorder records events on pods; client-go's record.EventRecorder
+// implements it, so prober needs no client-go.
+type EventRecorder interface {
+	Eventf(object apiruntime.Object, eventtype, reason, messageFmt string, args ...any)
+}
+
+// The kubelet's probe event reasons.
+const (
+	EventUnhealthy    = "Unhealthy"
+	EventProbeWarning = "ProbeWarning"
+)
 
 // Config configures a Manager. Zero fields take defaults.
 type Config struct {
@@ -38,7 +51,10 @@ type Config struct {
 	// UpdatesCapacity is each Results channel's buffer (default 1000).
 	UpdatesCapacity int
 	Metrics         *Metrics
-	Log             logr.Logger
+	// Recorder gets the kubelet's Unhealthy and ProbeWarning events on
+	// the pod's container; nil records none.
+	Recorder EventRecorder
+	Log      logr.Logger
 	// Rand returns [0,1) for the start-up jitter (default math/rand/v2).
 	Rand func() float64
 }

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -257,6 +258,36 @@ func TestProbeErrorsAreRetriedAndIgnored(t *testing.T) {
 	e.probe(Readiness)
 	assert.Equal(t, 6, e.script.count("ready"))
 	assert.Equal(t, probe.Success, e.result(e.m.readiness, "id1"), "third try succeeded")
+}
+
+// recorder keeps events as "type reason fieldPath: message".
+type recorder struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (r *recorder) Eventf(obj apiruntime.Object, eventtype, reason, format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, fmt.Sprintf("%s %s %s: ", eventtype, reason, obj.(*v1.ObjectReference).FieldPath)+fmt.Sprintf(format, args...))
+}
+
+func TestProbeEvents(t *testing.T) {
+	e := newEnv(t, v1.Container{LivenessProbe: execProbe("live"), ReadinessProbe: execProbe("ready")})
+	rec := &recorder{}
+	e.m.cfg.Recorder = rec
+	e.st.set("uid", "c", "id1", kc.ContainerStateRunning, e.clock.Now(), 0)
+	e.script.push("ready", probe.Failure, probe.Warning, probe.Success)
+	e.script.errs["live"] = 3
+	for range 3 {
+		e.probe(Readiness)
+	}
+	e.probe(Liveness)
+	assert.Equal(t, []string{
+		"Warning Unhealthy spec.containers{c}: Readiness probe failed: scripted",
+		"Warning ProbeWarning spec.containers{c}: Readiness probe warning: scripted",
+		"Warning Unhealthy spec.containers{c}: Liveness probe errored: probe errored",
+	}, rec.events, "a success records nothing")
 }
 
 func TestWorkerStopsAndIsRemoved(t *testing.T) {

@@ -153,16 +153,19 @@ func (w *worker) record(id string, res probe.Result, msg string, err error, took
 	case err != nil:
 		w.total[probe.Unknown].Inc()
 		w.mgr.cfg.Log.V(1).Info("probe errored", "probeType", w.key.probeType, "pod", podRef(w.pod), "container", w.container.Name, "error", err.Error())
+		w.event(EventUnhealthy, "%s probe errored: %v", w.key.probeType, err)
 		return
 	case res == probe.Success || res == probe.Warning:
 		if res == probe.Warning {
 			w.mgr.cfg.Log.V(1).Info("probe warning", "probeType", w.key.probeType, "pod", podRef(w.pod), "container", w.container.Name, "output", msg)
+			w.event(EventProbeWarning, "%s probe warning: %s", w.key.probeType, msg)
 		}
 		w.total[probe.Success].Inc()
 		result = probe.Success
 	default:
 		w.total[probe.Failure].Inc()
 		w.mgr.cfg.Log.V(1).Info("probe failed", "probeType", w.key.probeType, "pod", podRef(w.pod), "container", w.container.Name, "output", msg)
+		w.event(EventUnhealthy, "%s probe failed: %s", w.key.probeType, msg)
 		result = probe.Failure
 	}
 	if w.lastResult == result {
@@ -180,6 +183,22 @@ func (w *worker) record(id string, res probe.Result, msg string, err error, took
 		// with the kill.
 		w.onHold, w.resultRun = true, 0
 	}
+}
+
+// event records a warning on the container, as the kubelet does for every
+// failed probe (the recorder's correlator aggregates repeats).
+func (w *worker) event(reason, format string, args ...any) {
+	if w.mgr.cfg.Recorder == nil {
+		return
+	}
+	ref := &v1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: w.pod.Namespace, Name: w.pod.Name, UID: w.pod.UID,
+		ResourceVersion: w.pod.ResourceVersion, FieldPath: "spec.containers{" + w.container.Name + "}"}
+	for i := range w.pod.Spec.InitContainers {
+		if w.pod.Spec.InitContainers[i].Name == w.container.Name { // a sidecar
+			ref.FieldPath = "spec.initContainers{" + w.container.Name + "}"
+		}
+	}
+	w.mgr.cfg.Recorder.Eventf(ref, v1.EventTypeWarning, reason, format, args...)
 }
 
 // willNotRestart: a terminated container the restart policy leaves dead.

@@ -166,3 +166,19 @@ func TestHostDNS(t *testing.T) {
 		})
 	}
 }
+
+// A limit the container does not set reads, through the downward API, as
+// the node's allocatable.
+func TestContainerConfigEnvDefaultsToNodeAllocatable(t *testing.T) {
+	m := newTestManager(t)
+	pod := webPod()
+	delete(pod.Spec.Containers[0].Resources.Limits, v1.ResourceMemory)
+	cfg, err := m.ContainerConfig(pod, &pod.Spec.Containers[0], ContainerInput{})
+	require.NoError(t, err)
+	assert.Contains(t, cfg.Envs, &runtimeapi.KeyValue{Key: "MEM", Value: []byte("0")}, "no allocatable known")
+
+	m.cfg.NodeAllocatable = func() v1.ResourceList { return v1.ResourceList{v1.ResourceMemory: resource.MustParse("2Gi")} }
+	cfg, err = m.ContainerConfig(pod, &pod.Spec.Containers[0], ContainerInput{})
+	require.NoError(t, err)
+	assert.Contains(t, cfg.Envs, &runtimeapi.KeyValue{Key: "MEM", Value: []byte("2048")})
+}

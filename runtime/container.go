@@ -45,7 +45,11 @@ func (m *Manager) ContainerConfig(pod *v1.Pod, c *v1.Container, in ContainerInpu
 	if err != nil {
 		return nil, fmt.Errorf("container %s: log path: %w", c.Name, err)
 	}
-	env, err := containerEnv(pod, c, in.PodIPs, m.cfg.HostIP, m.cfg.Objects)
+	var allocatable v1.ResourceList
+	if m.cfg.NodeAllocatable != nil {
+		allocatable = m.cfg.NodeAllocatable()
+	}
+	env, err := containerEnv(pod, c, in.PodIPs, m.cfg.HostIP, m.cfg.Objects, allocatable)
 	if err != nil {
 		return nil, fmt.Errorf("container %s: %w", c.Name, err)
 	}

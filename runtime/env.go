@@ -3,16 +3,15 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"math"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/nodekit-dev/nodekit/fieldpath"
 )
 
 // Objects reads the ConfigMaps and Secrets that env refers to;
@@ -24,10 +23,11 @@ type Objects interface {
 
 // containerEnv resolves a container's environment as the kubelet does:
 // envFrom first, then env — literal values with $(VAR) expansion, the
-// downward API (fieldRef), resourceFieldRef, and with objs (an API server)
+// downward API (fieldRef), resourceFieldRef (an unset limit is the node's
+// allocatable, when known), and with objs (an API server)
 // configMapKeyRef and secretKeyRef. Without objs, references to ConfigMaps
 // and Secrets are refused by name.
-func containerEnv(pod *v1.Pod, c *v1.Container, podIPs []string, hostIP string, objs Objects) ([]v1.EnvVar, error) {
+func containerEnv(pod *v1.Pod, c *v1.Container, podIPs []string, hostIP string, objs Objects, allocatable v1.ResourceList) ([]v1.EnvVar, error) {
 	var env []v1.EnvVar
 	vars := make(map[string]string, len(c.Env))
 	if len(c.EnvFrom) > 0 {
@@ -55,7 +55,7 @@ func containerEnv(pod *v1.Pod, c *v1.Container, podIPs []string, hostIP string, 
 			}
 			val = v
 		case e.ValueFrom.ResourceFieldRef != nil:
-			v, err := resourceValue(c, e.ValueFrom.ResourceFieldRef)
+			v, err := fieldpath.ResourceValue(c, e.ValueFrom.ResourceFieldRef, allocatable)
 			if err != nil {
 				return nil, fmt.Errorf("env[%d].valueFrom.resourceFieldRef: %w", i, err)
 			}
@@ -181,18 +181,10 @@ func envFrom(ns string, sources []v1.EnvFromSource, objs Objects) ([]v1.EnvVar, 
 	return out, nil
 }
 
+// fieldValue adds the status fields, which only the sandbox's starter
+// knows, to fieldpath's.
 func fieldValue(pod *v1.Pod, path string, podIPs []string, hostIP string) (string, error) {
 	switch path {
-	case "metadata.name":
-		return pod.Name, nil
-	case "metadata.namespace":
-		return pod.Namespace, nil
-	case "metadata.uid":
-		return string(pod.UID), nil
-	case "spec.nodeName":
-		return pod.Spec.NodeName, nil
-	case "spec.serviceAccountName":
-		return pod.Spec.ServiceAccountName, nil
 	case "status.hostIP", "status.hostIPs":
 		return hostIP, nil
 	case "status.podIP":
@@ -203,43 +195,7 @@ func fieldValue(pod *v1.Pod, path string, podIPs []string, hostIP string) (strin
 	case "status.podIPs":
 		return strings.Join(podIPs, ","), nil
 	}
-	for _, m := range []struct {
-		prefix string
-		values map[string]string
-	}{{"metadata.labels['", pod.Labels}, {"metadata.annotations['", pod.Annotations}} {
-		if strings.HasPrefix(path, m.prefix) && strings.HasSuffix(path, "']") {
-			return m.values[strings.TrimSuffix(strings.TrimPrefix(path, m.prefix), "']")], nil
-		}
-	}
-	return "", fmt.Errorf("unsupported value %q", path)
-}
-
-// resourceValue is the downward API's rounding: the quantity divided by the
-// divisor (default 1), rounded up.
-func resourceValue(c *v1.Container, ref *v1.ResourceFieldSelector) (string, error) {
-	var q resource.Quantity
-	switch ref.Resource {
-	case "limits.cpu":
-		q = *c.Resources.Limits.Cpu()
-	case "limits.memory":
-		q = *c.Resources.Limits.Memory()
-	case "requests.cpu":
-		q = *c.Resources.Requests.Cpu()
-	case "requests.memory":
-		q = *c.Resources.Requests.Memory()
-	case "limits.ephemeral-storage":
-		q = *c.Resources.Limits.StorageEphemeral()
-	case "requests.ephemeral-storage":
-		q = *c.Resources.Requests.StorageEphemeral()
-	default:
-		return "", fmt.Errorf("resource: unsupported value %q", ref.Resource)
-	}
-	divisor := ref.Divisor
-	if divisor.IsZero() {
-		divisor = resource.MustParse("1")
-	}
-	v := math.Ceil(float64(q.MilliValue()) / float64(divisor.MilliValue()))
-	return strconv.FormatInt(int64(v), 10), nil
+	return fieldpath.PodField(pod, path)
 }
 
 // expandVars replaces $(NAME) with its value when NAME is defined, turns

@@ -81,6 +81,10 @@ type ManagerConfig struct {
 	Resources resources.Options
 	// HostIP is reported to containers through the downward API.
 	HostIP string
+	// NodeAllocatable is what the downward API reports for a limit a
+	// container does not set (cpu, memory, ephemeral-storage), as the
+	// kubelet does; nil, or a nil list, reports 0.
+	NodeAllocatable func() v1.ResourceList
 	// Clock drives restart back-off (default: wall clock).
 	Clock clock.Clock
 	// BackOff is the CrashLoopBackOff tracker (default 10s doubling to 5m).

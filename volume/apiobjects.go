@@ -2,6 +2,7 @@ package volume
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -19,11 +20,14 @@ type Objects interface {
 	GetSecret(ctx context.Context, namespace, name string) (*v1.Secret, error)
 }
 
-// The API's default modes of configMap and secret volume files.
+// The API's default modes of configMap, secret, downwardAPI and projected
+// volume files.
 const (
-	DefaultConfigMapMode = 0o644
-	DefaultSecretMode    = 0o644
-	getTimeout           = 10 * time.Second
+	DefaultConfigMapMode   = 0o644
+	DefaultSecretMode      = 0o644
+	DefaultDownwardAPIMode = 0o644
+	DefaultProjectedMode   = 0o644
+	getTimeout             = 10 * time.Second
 )
 
 // ConfigMap serves configMap volumes: the keys (or the chosen items) as
@@ -42,20 +46,7 @@ func (ConfigMap) Supports(vol *v1.Volume) bool { return vol.ConfigMap != nil }
 func (c ConfigMap) SetUp(pod *v1.Pod, vol *v1.Volume, vd VolumeDir) (string, error) {
 	src := vol.ConfigMap
 	return setUpObject(vd, "configMap", src.Name, src.Items, src.DefaultMode, DefaultConfigMapMode, src.Optional,
-		func(ctx context.Context) (map[string][]byte, error) {
-			cm, err := c.Objects.GetConfigMap(ctx, pod.Namespace, src.Name)
-			if err != nil {
-				return nil, err
-			}
-			data := make(map[string][]byte, len(cm.Data)+len(cm.BinaryData))
-			for k, v := range cm.Data {
-				data[k] = []byte(v)
-			}
-			for k, v := range cm.BinaryData {
-				data[k] = v
-			}
-			return data, nil
-		})
+		configMapData(c.Objects, pod.Namespace, src.Name))
 }
 
 // TearDown has nothing to undo: the files go with the directory.
@@ -74,44 +65,87 @@ func (Secret) Supports(vol *v1.Volume) bool { return vol.Secret != nil }
 func (s Secret) SetUp(pod *v1.Pod, vol *v1.Volume, vd VolumeDir) (string, error) {
 	src := vol.Secret
 	return setUpObject(vd, "secret", src.SecretName, src.Items, src.DefaultMode, DefaultSecretMode, src.Optional,
-		func(ctx context.Context) (map[string][]byte, error) {
-			sec, err := s.Objects.GetSecret(ctx, pod.Namespace, src.SecretName)
-			if err != nil {
-				return nil, err
-			}
-			return sec.Data, nil
-		})
+		secretData(s.Objects, pod.Namespace, src.SecretName))
 }
 
 // TearDown has nothing to undo.
 func (Secret) TearDown(string) error { return nil }
 
-// setUpObject reads an object's data and writes the chosen files; a
-// missing object gives an empty volume when optional, else an error.
-func setUpObject(vd VolumeDir, kind, name string, items []v1.KeyToPath, defaultMode *int32, def os.FileMode, optional *bool,
-	get func(context.Context) (map[string][]byte, error)) (string, error) {
+type dataFunc func(context.Context) (map[string][]byte, error)
+
+// configMapData reads a ConfigMap's data and binaryData as one map.
+func configMapData(objs Objects, ns, name string) dataFunc {
+	return func(ctx context.Context) (map[string][]byte, error) {
+		if objs == nil {
+			return nil, errNoAPIServer
+		}
+		cm, err := objs.GetConfigMap(ctx, ns, name)
+		if err != nil {
+			return nil, err
+		}
+		data := make(map[string][]byte, len(cm.Data)+len(cm.BinaryData))
+		for k, v := range cm.Data {
+			data[k] = []byte(v)
+		}
+		for k, v := range cm.BinaryData {
+			data[k] = v
+		}
+		return data, nil
+	}
+}
+
+// secretData reads a Secret's data.
+func secretData(objs Objects, ns, name string) dataFunc {
+	return func(ctx context.Context) (map[string][]byte, error) {
+		if objs == nil {
+			return nil, errNoAPIServer
+		}
+		sec, err := objs.GetSecret(ctx, ns, name)
+		if err != nil {
+			return nil, err
+		}
+		return sec.Data, nil
+	}
+}
+
+var errNoAPIServer = errors.New("needs an API server (this node has none)")
+
+// objectFiles reads an object's data and picks the files; a missing object
+// gives none when optional, else an error.
+func objectFiles(kind, name string, items []v1.KeyToPath, mode os.FileMode, optional *bool, get dataFunc) (map[string]File, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), getTimeout)
 	defer cancel()
 	data, err := get(ctx)
 	found := err == nil
 	if err != nil && !(apierrors.IsNotFound(err) && optional != nil && *optional) {
-		return "", fmt.Errorf("%s %q: %w", kind, name, err)
+		return nil, fmt.Errorf("%s %q: %w", kind, name, err)
 	}
-	files, err := project(data, items, defaultMode, def, optional, kind, name, found)
+	return project(data, items, mode, optional, kind, name, found)
+}
+
+// setUpObject reads an object's data and writes the chosen files; a
+// missing object gives an empty volume when optional, else an error.
+func setUpObject(vd VolumeDir, kind, name string, items []v1.KeyToPath, defaultMode *int32, def os.FileMode, optional *bool,
+	get dataFunc) (string, error) {
+	files, err := objectFiles(kind, name, items, fileMode(defaultMode, def), optional, get)
 	if err != nil {
 		return "", err
 	}
 	return writeVolume(vd, files)
 }
 
+// fileMode is mode when set, else def.
+func fileMode(mode *int32, def os.FileMode) os.FileMode {
+	if mode != nil {
+		return os.FileMode(*mode)
+	}
+	return def
+}
+
 // project picks the files: every key, or only the items (each with its
 // path and mode); a missing item key is an error unless optional.
-func project(data map[string][]byte, items []v1.KeyToPath, defaultMode *int32, def os.FileMode, optional *bool,
+func project(data map[string][]byte, items []v1.KeyToPath, mode os.FileMode, optional *bool,
 	kind, name string, found bool) (map[string]File, error) {
-	mode := def
-	if defaultMode != nil {
-		mode = os.FileMode(*defaultMode)
-	}
 	files := map[string]File{}
 	if len(items) == 0 {
 		for k, v := range data {
@@ -127,11 +161,7 @@ func project(data map[string][]byte, items []v1.KeyToPath, defaultMode *int32, d
 			}
 			continue
 		}
-		m := mode
-		if it.Mode != nil {
-			m = os.FileMode(*it.Mode)
-		}
-		files[it.Path] = File{Data: v, Mode: m}
+		files[it.Path] = File{Data: v, Mode: fileMode(it.Mode, mode)}
 	}
 	return files, nil
 }

@@ -6,10 +6,20 @@
 //     or, with medium Memory, a tmpfs mounted there (sizeLimit as its size);
 //   - hostPath: the node's path, with the API's type checks (Directory,
 //     DirectoryOrCreate, File, FileOrCreate, Socket, CharDevice,
-//     BlockDevice; the *OrCreate types create what is missing).
+//     BlockDevice; the *OrCreate types create what is missing);
+//   - configMap and secret (items, defaultMode, optional) from the API
+//     server through Objects (package volume/apiclient over client-go);
+//   - downwardAPI: pod fields and container resources (package fieldpath);
+//   - projected: configMap, secret, downwardAPI and serviceAccountToken
+//     sources in one directory; tokens come from TokenRequests bound to
+//     the pod, cached and refreshed by Tokens as the kubelet's token
+//     manager does (at 80% of their lifetime, at most 24 h).
 //
-// Other volume types are refused by name; each is a Plugin, so configMap,
-// secret, projected and downwardAPI slot in as further Plugins in Config.
+// The API-backed and downward volumes are written atomically (a ..data
+// symlink swapped to a new directory, as the kubelet's AtomicWriter) and
+// again on every SetUp; SetUpAll on each pod sync is how an updated
+// ConfigMap, Secret, label or token reaches a running pod. Other volume
+// types are refused by name; each is a Plugin in Config.
 //
 // Every path built from pod data goes through package podpath: a UID,
 // volume name or subPath that would lead out of the pod's directory (or,
@@ -27,6 +37,11 @@
 // # Use
 //
 //	vols, err := volume.New(volume.Config{Layout: podpath.Layout{RootDir: "/var/lib/kubelet"}})
+//	// or, with an API server (objs from volume/apiclient):
+//	tokens, _ := volume.NewTokens(objs, nil)
+//	vols, err = volume.New(volume.Config{Layout: layout, Plugins: []volume.Plugin{volume.EmptyDir{}, volume.HostPath{},
+//		volume.ConfigMap{Objects: objs}, volume.Secret{Objects: objs}, volume.DownwardAPI{},
+//		volume.Projected{Objects: objs, Tokens: tokens}}})
 //	mgr, _ := runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, Mounts: vols.Mounts})
 //	// ... after the pod was killed and removed:
 //	if err := vols.TearDown(pod); err != nil { ... }

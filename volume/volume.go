@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/podpath"
@@ -133,11 +134,12 @@ func (m *Manager) supported() string {
 	for _, p := range m.plugins {
 		names = append(names, strings.TrimPrefix(p.Name(), "kubernetes.io~"))
 	}
-	return strings.Join(names, " and ")
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
-// TearDown lets each plugin undo its volumes of pod (unmounts) and removes
-// the pod's directory, <root-dir>/pods/<uid>, without following any
 // SetUpAll sets up every volume of pod again: the kubelet's periodic
 // volume sync, through which an updated ConfigMap or Secret reaches a
 // running pod. Errors name the volume.
@@ -151,8 +153,21 @@ func (m *Manager) SetUpAll(pod *v1.Pod) error {
 	return errors.Join(errs...)
 }
 
-// symlink out of it.
+// PodForgetter is a Plugin that keeps state per pod (Projected's tokens);
+// TearDown tells it the pod is gone.
+type PodForgetter interface {
+	ForgetPod(uid types.UID)
+}
+
+// TearDown lets each plugin undo its volumes of pod (unmounts), tells the
+// PodForgetters, and removes the pod's directory, <root-dir>/pods/<uid>,
+// without following any symlink out of it.
 func (m *Manager) TearDown(pod *v1.Pod) error {
+	for _, p := range m.plugins {
+		if f, ok := p.(PodForgetter); ok {
+			f.ForgetPod(pod.UID)
+		}
+	}
 	podDir, err := m.layout.PodDir(pod.UID)
 	if err != nil {
 		return err // nothing was ever set up for it

@@ -14,9 +14,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
+	"github.com/nodekit-dev/nodekit/nodestatus"
 	"github.com/nodekit-dev/nodekit/pleg"
 	"github.com/nodekit-dev/nodekit/pleg/plegmetrics"
 	"github.com/nodekit-dev/nodekit/podpath"
@@ -58,8 +60,9 @@ type agent struct {
 	registry    *prometheus.Registry
 	api         *server.Handler
 	summary     *server.SummaryProvider
-	runtimeName string   // "containerd"
-	cluster     *cluster // nil: standalone
+	runtimeName string           // "containerd"
+	node        *nodestatus.Node // the Node's description, registered in cluster mode
+	cluster     *cluster         // nil: standalone
 }
 
 // newAgent wires the packages over a connected runtime client.
@@ -75,14 +78,18 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 		plegMetrics, proberMetrics, srcMetrics)
 	var recorder runtime.EventRecorder
 	var objects runtime.Objects
-	plugins := []volume.Plugin{volume.EmptyDir{}, volume.HostPath{}}
+	var nodeRecorder nodestatus.EventRecorder
+	plugins := []volume.Plugin{volume.EmptyDir{}, volume.HostPath{}, volume.DownwardAPI{NodeAllocatable: a.allocatable}}
 	if cfg.kubeconfig != "" {
 		var err error
 		if a.cluster, err = newCluster(ctx, cfg); err != nil {
 			return nil, nil, err
 		}
-		recorder, objects = a.cluster.recorder, a.cluster.objects
-		plugins = append(plugins, volume.ConfigMap{Objects: a.cluster.objects}, volume.Secret{Objects: a.cluster.objects})
+		recorder, objects, nodeRecorder = a.cluster.recorder, a.cluster.objects, a.cluster.recorder
+		plugins = append(plugins, volume.ConfigMap{Objects: a.cluster.objects}, volume.Secret{Objects: a.cluster.objects},
+			volume.Projected{Objects: a.cluster.objects, Tokens: a.cluster.tokens, NodeAllocatable: a.allocatable})
+	} else {
+		plugins = append(plugins, volume.Projected{NodeAllocatable: a.allocatable}) // downwardAPI sources only
 	}
 	volumes, err := volume.New(volume.Config{Layout: podpath.Layout{RootDir: cfg.rootDir, PodLogsDir: cfg.podLogsDir}, Plugins: plugins})
 	if err != nil {
@@ -90,14 +97,18 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 	}
 	if a.mgr, err = runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: cfg.podLogsDir,
 		SandboxLabels: map[string]string{nodeLabel: cfg.hostname}, OwnPodsOnly: true,
-		HostIP: cfg.hostIP, Mounts: volumes.Mounts, Recorder: recorder, Objects: objects, Log: log.WithName("runtime")}); err != nil {
+		HostIP: cfg.hostIP, Mounts: volumes.Mounts, Recorder: recorder, Objects: objects, NodeAllocatable: a.allocatable,
+		Log: log.WithName("runtime")}); err != nil {
 		return nil, nil, err
 	}
 	if a.pleg, err = pleg.NewGeneric(pleg.Config{Runtime: a.mgr, Cache: a.cache, Clock: clk, RelistPeriod: cfg.relistPeriod,
 		Metrics: plegMetrics, Log: log.WithName("pleg")}); err != nil {
 		return nil, nil, err
 	}
-	if a.prober, err = prober.New(prober.Config{Statuses: a.cache, Exec: client, HostIP: cfg.hostIP, Clock: clk,
+	if a.node, err = describeNode(ctx, cfg, client, a.runtimeName, a.pleg, nodeRecorder); err != nil {
+		return nil, nil, err
+	}
+	if a.prober, err = prober.New(prober.Config{Statuses: a.cache, Exec: client, HostIP: cfg.hostIP, Clock: clk, Recorder: recorder,
 		Metrics: proberMetrics, Log: log.WithName("prober")}); err != nil {
 		return nil, nil, err
 	}
@@ -145,7 +156,7 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 		a.sources = append(a.sources, url)
 	}
 	if a.cluster != nil {
-		if err := a.cluster.wire(ctx, a, client); err != nil {
+		if err := a.cluster.wire(a); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -219,6 +230,7 @@ func (a *agent) run(ctx context.Context) {
 		case <-housekeeping.C(): // only once every source has delivered: no pod is taken for an orphan
 			if a.mux.AllSourcesReady() {
 				a.logError(a.syncer.Housekeeping(ctx, a.workers), "housekeeping")
+				a.statuses.RemoveOrphans(a.keptStatuses())
 			}
 		case <-gc.C(): // the log half of the kubelet's container GC
 			if a.mux.AllSourcesReady() {
@@ -261,6 +273,16 @@ func (a *agent) apply(u podsource.PodUpdate) {
 	if a.cgroups != nil {
 		a.logError(a.cgroups.UpdateQOSCgroups(a.workers.Pods()), "updating QoS cgroups")
 	}
+}
+
+// keptStatuses are the pods whose statuses matter: the workers' and those
+// the sources still have (an API pod's final status, until it is deleted).
+func (a *agent) keptStatuses() map[types.UID]bool {
+	keep := a.workers.Known()
+	for _, p := range a.mux.Pods() {
+		keep[p.UID] = true
+	}
+	return keep
 }
 
 func (a *agent) logError(err error, msg string) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -21,8 +20,7 @@ import (
 	"github.com/nodekit-dev/nodekit/podsource/apiserver"
 	"github.com/nodekit-dev/nodekit/podstatus"
 	"github.com/nodekit-dev/nodekit/podstatus/apiclient"
-	"github.com/nodekit-dev/nodekit/resources"
-	"github.com/nodekit-dev/nodekit/runtime"
+	"github.com/nodekit-dev/nodekit/volume"
 	volumeapi "github.com/nodekit-dev/nodekit/volume/apiclient"
 )
 
@@ -34,7 +32,8 @@ type cluster struct {
 	reporter *nodestatus.Reporter
 	mirrors  *mirrorpod.Manager
 	statuses *podstatus.Syncer
-	objects  *volumeapi.Objects // ConfigMaps and Secrets for volumes and env
+	objects  *volumeapi.Objects // ConfigMaps, Secrets and tokens for volumes and env
+	tokens   *volume.Tokens
 	events   record.EventBroadcaster
 	recorder record.EventRecorder
 }
@@ -66,37 +65,20 @@ func newCluster(ctx context.Context, cfg config) (*cluster, error) {
 	if c.objects, err = volumeapi.New(c.client); err != nil {
 		return nil, err
 	}
+	if c.tokens, err = volume.NewTokens(c.objects, nil); err != nil {
+		return nil, err
+	}
 	if c.mirrors, err = mirrorpod.New(mirrorpod.Config{Client: c.client, NodeName: cfg.hostname}); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-// wire adds the API source and the node status once the agent exists.
-func (c *cluster) wire(ctx context.Context, a *agent, client *runtime.Client) error {
-	if err := os.MkdirAll(a.cfg.rootDir, 0o750); err != nil {
-		return fmt.Errorf("--root-dir: %w", err)
-	}
-	mi, err := nodestatus.ReadMachineInfo(nodestatus.MachinePaths{RootDir: a.cfg.rootDir})
-	if err != nil {
-		return err
-	}
-	version := a.runtimeName
-	if v, err := client.Version(ctx, runtime.CRIVersion); err == nil {
-		version = v.RuntimeName + "://" + v.RuntimeVersion
-	}
-	kubeReserved, _ := resources.ParseResourceList("--kube-reserved", a.cfg.kubeReserved) // checked by parseFlags
-	systemReserved, _ := resources.ParseResourceList("--system-reserved", a.cfg.systemReserved)
-	eviction, _ := resources.ParseThresholds("--eviction-hard", a.cfg.evictionHard)
-	node, err := nodestatus.New(nodestatus.Config{NodeName: a.cfg.hostname, NodeIP: a.cfg.hostIP, Labels: a.cfg.nodeLabels,
-		KubeReserved: kubeReserved, SystemReserved: systemReserved, HardEviction: eviction, Recorder: c.recorder,
-		Taints: a.cfg.taints, MaxPods: a.cfg.maxPods, Port: int32(a.cfg.port), Machine: mi, ContainerRuntimeVersion: version,
-		Images: client, ReadyChecks: []nodestatus.Check{nodestatus.RuntimeCheck(client.RuntimeStatus),
-			nodestatus.NetworkCheck(client.RuntimeStatus), nodestatus.PLEGCheck(a.pleg.Healthy)}})
-	if err != nil {
-		return err
-	}
-	if c.reporter, err = nodestatus.NewReporter(nodestatus.ReporterConfig{Client: c.client, Node: node,
+// wire adds the API source, the node status and the pod status syncer
+// once the agent exists.
+func (c *cluster) wire(a *agent) error {
+	var err error
+	if c.reporter, err = nodestatus.NewReporter(nodestatus.ReporterConfig{Client: c.client, Node: a.node,
 		UpdateFrequency: a.cfg.nodeStatusFreq, Clock: a.clock, Log: a.log.WithName("nodestatus")}); err != nil {
 		return err
 	}

@@ -16,9 +16,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	authv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
@@ -127,6 +129,7 @@ func TestClusterModeOnContainerd(t *testing.T) {
 		}
 		_ = admin.CoreV1().ConfigMaps(ns).Delete(ctx, "e2e-cfg", metav1.DeleteOptions{})
 		_ = admin.CoreV1().Secrets(ns).Delete(ctx, "e2e-secret", metav1.DeleteOptions{})
+		_ = admin.CoreV1().ServiceAccounts(ns).Delete(ctx, "e2e-sa", metav1.DeleteOptions{})
 		_ = admin.CoreV1().Nodes().Delete(ctx, api.Node, metav1.DeleteOptions{})
 		_ = admin.CoordinationV1().Leases(nodestatus.LeaseNamespace).Delete(ctx, api.Node, metav1.DeleteOptions{})
 	}
@@ -217,13 +220,25 @@ spec:
 	_, err = admin.CoreV1().Secrets(ns).Create(ctx, &v1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "e2e-secret"},
 		Data: map[string][]byte{"token": []byte("abc")}}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	_, err = admin.CoreV1().Pods(ns).Create(ctx, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: apiName},
-		Spec: v1.PodSpec{NodeName: api.Node, HostNetwork: true, TerminationGracePeriodSeconds: ptr.To[int64](2),
+	// No controller-manager here: the service account is made by hand.
+	_, err = admin.CoreV1().ServiceAccounts(ns).Create(ctx, &v1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "e2e-sa"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	labelsFile := v1.DownwardAPIVolumeFile{Path: "labels", FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.labels"}}
+	_, err = admin.CoreV1().Pods(ns).Create(ctx, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: apiName, Labels: map[string]string{"app": "web"}},
+		Spec: v1.PodSpec{NodeName: api.Node, HostNetwork: true, TerminationGracePeriodSeconds: ptr.To[int64](2), ServiceAccountName: "e2e-sa",
 			Volumes: []v1.Volume{
 				{Name: "cfg", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: "e2e-cfg"}}}},
-				{Name: "sec", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{SecretName: "e2e-secret"}}}},
+				{Name: "sec", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{SecretName: "e2e-secret"}}},
+				{Name: "info", VolumeSource: v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{Items: []v1.DownwardAPIVolumeFile{labelsFile}}}},
+				{Name: "proj", VolumeSource: v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{Sources: []v1.VolumeProjection{
+					{ServiceAccountToken: &v1.ServiceAccountTokenProjection{Path: "token"}},
+					{ConfigMap: &v1.ConfigMapProjection{LocalObjectReference: v1.LocalObjectReference{Name: "e2e-cfg"},
+						Items: []v1.KeyToPath{{Key: "greeting", Path: "greeting"}}}},
+					{DownwardAPI: &v1.DownwardAPIProjection{Items: []v1.DownwardAPIVolumeFile{
+						{Path: "name", FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}}}}}}},
 			Containers: []v1.Container{{Name: "web", Image: "nodekit.local/testbin:1", ImagePullPolicy: v1.PullNever, Args: []string{"serve"},
-				VolumeMounts: []v1.VolumeMount{{Name: "cfg", MountPath: "/etc/cfg"}, {Name: "sec", MountPath: "/etc/sec"}},
+				VolumeMounts: []v1.VolumeMount{{Name: "cfg", MountPath: "/etc/cfg"}, {Name: "sec", MountPath: "/etc/sec"},
+					{Name: "info", MountPath: "/etc/info"}, {Name: "proj", MountPath: "/var/run/secrets/tokens"}},
 				// The port comes from the ConfigMap: the pod is Ready only if env from the API worked.
 				Env: []v1.EnvVar{{Name: "PORT", ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{
 					LocalObjectReference: v1.LocalObjectReference{Name: "e2e-cfg"}, Key: "port"}}}},
@@ -239,6 +254,23 @@ spec:
 	}
 	assert.Equal(t, "hello", volFile("kubernetes.io~configmap", "cfg", "greeting"))
 	assert.Equal(t, "abc", volFile("kubernetes.io~secret", "sec", "token"))
+	assert.Equal(t, `app="web"`, volFile("kubernetes.io~downward-api", "info", "labels"))
+	assert.Equal(t, apiName, volFile("kubernetes.io~projected", "proj", "name"))
+	assert.Equal(t, "hello", volFile("kubernetes.io~projected", "proj", "greeting"))
+	// The token is the API server's, for the pod's service account, bound
+	// to the pod.
+	review, err := admin.AuthenticationV1().TokenReviews().Create(ctx, &authv1.TokenReview{
+		Spec: authv1.TokenReviewSpec{Token: volFile("kubernetes.io~projected", "proj", "token")}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	require.True(t, review.Status.Authenticated, "token review: %s", review.Status.Error)
+	assert.Equal(t, "system:serviceaccount:default:e2e-sa", review.Status.User.Username)
+	assert.Equal(t, authv1.ExtraValue{apiName}, review.Status.User.Extra["authentication.kubernetes.io/pod-name"])
+	// New labels reach the downwardAPI volume.
+	_, err = admin.CoreV1().Pods(ns).Patch(ctx, apiName, types.MergePatchType, []byte(`{"metadata":{"labels":{"tier":"front"}}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+	within(t, 30*time.Second, "new labels in the downwardAPI volume", func() bool {
+		return volFile("kubernetes.io~downward-api", "info", "labels") == "app=\"web\"\ntier=\"front\""
+	})
 	cm, err := admin.CoreV1().ConfigMaps(ns).Get(ctx, "e2e-cfg", metav1.GetOptions{})
 	require.NoError(t, err)
 	cm.Data["greeting"] = "hi"
