@@ -42,7 +42,8 @@ func Example() {
 	}
 	status, _ = mgr.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
 	fmt.Println(status.FindContainerStatusByName("c").State)
-	fmt.Println(mgr.TerminatePod(ctx, pod))
+	_, err = mgr.TerminatePod(ctx, pod)
+	fmt.Println(err)
 	// Output:
 	// running
 	// <nil>

@@ -23,7 +23,7 @@ import (
 type Runtime interface {
 	SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus, opts runtime.SyncOptions) *runtime.SyncResult
 	GetPodStatus(ctx context.Context, uid types.UID, name, namespace string) (*kc.PodStatus, error)
-	TerminatePod(ctx context.Context, pod *v1.Pod) error
+	TerminatePod(ctx context.Context, pod *v1.Pod) (*kc.PodStatus, error)
 	GetPods(ctx context.Context, all bool) ([]*kc.Pod, error)
 	CleanupPodLogs(ctx context.Context, active func(types.UID) bool) ([]types.UID, error)
 }
@@ -183,7 +183,8 @@ func changed(res *runtime.SyncResult) bool {
 func (s *Syncer) terminate(ctx context.Context, w podworkers.Work) error {
 	pod := w.Pod
 	s.cfg.Prober.RemovePod(pod.UID)
-	if err := s.cfg.Runtime.TerminatePod(ctx, pod); err != nil {
+	final, err := s.cfg.Runtime.TerminatePod(ctx, pod)
+	if err != nil {
 		s.cfg.Log.Error(err, "terminating pod", "pod", podName(pod))
 		return err
 	}
@@ -199,14 +200,10 @@ func (s *Syncer) terminate(ctx context.Context, w podworkers.Work) error {
 	}
 	s.cfg.Cache.Delete(pod.UID)
 	if isAPIPod(pod) && !w.RuntimeOnly {
-		// The status manager writes the final status, then deletes the
-		// API object; the caller calls Statuses.RemovePod once the API
-		// source says the pod is gone.
-		st, err := s.cfg.Runtime.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
-		if err != nil {
-			st = &kc.PodStatus{ID: pod.UID, Name: pod.Name, Namespace: pod.Namespace}
-		}
-		s.publish(pod, st)
+		// The status manager writes the final status (the containers as
+		// killed), then deletes the API object; the caller calls
+		// Statuses.RemovePod once the API source says the pod is gone.
+		s.publish(pod, final)
 	} else {
 		s.cfg.Statuses.RemovePod(pod.UID)
 	}

@@ -144,3 +144,28 @@ func TestMirrorPodsForStaticPodsOnly(t *testing.T) {
 	require.NoError(t, syncer.Housekeeping(ctx, &workers{known: map[types.UID]bool{"static": true, "api": true}, pods: []*v1.Pod{static, api}}))
 	assert.Equal(t, []string{"api", "gone"}, m.orphans, "mirror pods without a static pod are orphans")
 }
+
+// An API pod's final status, written before its object is deleted, shows
+// its containers as killed (terminated, with their exit codes), and the
+// pod in the terminal phase their exit codes give (the kubelet's getPhase
+// for a terminated pod), not Pending with containers ContainerCreating.
+func TestAPIPodFinalStatusShowsKilledContainers(t *testing.T) {
+	e := newEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "default", UID: "u-api",
+		Annotations: map[string]string{"kubernetes.io/config.source": "api"}},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: testImage, Args: []string{"sleep"}}}}}
+	require.NoError(t, e.syncer.Sync(ctx, podworkers.Work{Type: podworkers.SyncPod, Pod: pod}))
+	require.NoError(t, e.syncer.Sync(ctx, podworkers.Work{Type: podworkers.TerminatePod, Pod: pod}))
+	status, ok := e.statuses.PodStatus(pod.UID)
+	require.True(t, ok, "kept until the API source says the pod is gone")
+	require.Len(t, status.ContainerStatuses, 1)
+	cs := status.ContainerStatuses[0]
+	require.NotNil(t, cs.State.Terminated, "killed, not %+v", cs.State)
+	want := v1.PodFailed
+	if cs.State.Terminated.ExitCode == 0 { // the test image's sleep exits 0 on SIGTERM
+		want = v1.PodSucceeded
+	}
+	assert.Equal(t, want, status.Phase)
+}

@@ -31,7 +31,8 @@
 //	workers, _ := podworkers.New(podworkers.Config{Syncer: podworkers.SyncerFunc(
 //		func(ctx context.Context, w podworkers.Work) error {
 //			if w.Type == podworkers.TerminatePod {
-//				return mgr.TerminatePod(ctx, w.Pod)
+//				_, err := mgr.TerminatePod(ctx, w.Pod)
+//				return err
 //			}
 //			return mgr.SyncPod(ctx, w.Pod, w.Status, runtime.SyncOptions{}).Err()
 //		}), Cache: cache, Clock: clk})

@@ -63,6 +63,7 @@ func TestSyncPodRecordsTheKubeletsEvents(t *testing.T) {
 	e.sync(pod, nil)
 	assert.Contains(t, rec.take(), "ev spec.containers{crash} Warning BackOff: Back-off restarting failed container crash in pod ev_default(uid-ev)")
 
-	require.NoError(t, m.TerminatePod(e.ctx, pod))
+	_, err = m.TerminatePod(e.ctx, pod)
+	require.NoError(t, err)
 	assert.Contains(t, rec.take(), "ev spec.containers{web} Normal Killing: Stopping container web")
 }

@@ -33,12 +33,13 @@ func Example() {
 
 	status, _ = mgr.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
 	fmt.Println(len(status.RunningContainers()), "running")
-	fmt.Println(mgr.TerminatePod(ctx, pod))
+	final, err := mgr.TerminatePod(ctx, pod)
+	fmt.Println(final.FindContainerStatusByName("c").State, err)
 	pods, _ := mgr.GetPods(ctx, true)
 	fmt.Println(len(pods), "pods left")
 	// Output:
 	// CreatePodSandbox default/web: ok; StartContainer c: ok <nil>
 	// 1 running
-	// <nil>
+	// exited <nil>
 	// 0 pods left
 }

@@ -19,20 +19,26 @@ import (
 // pod only the runtime still knows (an orphan), pass a pod that carries just
 // its name, namespace and UID: with no containers in its spec, each
 // container's grace period is the one recorded on it when it was created.
-// An error leaves what could not be removed; calling it again goes on.
-func (m *Manager) TerminatePod(ctx context.Context, pod *v1.Pod) error {
+// It returns the pod's status as it was once killed, before the removal:
+// the final status an API pod reports (its containers terminated, with
+// their exit codes). An error leaves what could not be removed; calling it
+// again goes on.
+func (m *Manager) TerminatePod(ctx context.Context, pod *v1.Pod) (*kc.PodStatus, error) {
 	st, err := m.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	spec := pod
 	if len(pod.Spec.Containers) == 0 {
 		spec = nil
 	}
 	if err := m.KillPod(ctx, spec, PodFromStatus(st), nil); err != nil {
-		return err
+		return nil, err
 	}
-	return m.RemovePod(ctx, pod.UID)
+	if st, err = m.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace); err != nil {
+		return nil, err
+	}
+	return st, m.RemovePod(ctx, pod.UID)
 }
 
 // KillPod stops every running container of the pod in parallel, each with

@@ -11,6 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/runtime"
 )
 
@@ -34,7 +35,10 @@ func TestTerminatePodKillsAndRemovesSpecAndOrphan(t *testing.T) {
 			require.NoError(t, err)
 			require.DirExists(t, logs)
 
-			require.NoError(t, e.m.TerminatePod(e.ctx, tc.asSeen(pod)))
+			final, err := e.m.TerminatePod(e.ctx, tc.asSeen(pod))
+			require.NoError(t, err)
+			require.Len(t, final.ContainerStatuses, 1, "the final status: killed, not yet removed")
+			assert.Equal(t, kc.ContainerStateExited, final.ContainerStatuses[0].State)
 			st, err = e.m.GetPodStatus(e.ctx, pod.UID, pod.Name, pod.Namespace)
 			require.NoError(t, err)
 			assert.Empty(t, st.ContainerStatuses, "containers removed")
@@ -42,7 +46,8 @@ func TestTerminatePodKillsAndRemovesSpecAndOrphan(t *testing.T) {
 			_, err = os.Stat(logs)
 			assert.True(t, os.IsNotExist(err), "log directory %s removed: %v", filepath.Base(logs), err)
 			// Again: nothing left to do, no error.
-			require.NoError(t, e.m.TerminatePod(e.ctx, tc.asSeen(pod)))
+			_, err = e.m.TerminatePod(e.ctx, tc.asSeen(pod))
+			require.NoError(t, err)
 		})
 	}
 }
