@@ -13,7 +13,7 @@
 #   1. KUBE_APISERVER_BIN and ETCD_BIN (both set): used as they are.
 #   2. NODEKIT_K8S_BIN_DIR: a directory with kube-apiserver-v<ver>.gz, etcd-v<ver>.gz and
 #      SHA256SUMS (sums of the unpacked binaries); unpacked into the cache and verified.
-#   3. Built from the Go module proxy into the cache (cold: 8-13 min on 2 cores, ~80 MB
+#   3. Built from the Go module proxy into the cache by hack/lib-k8s-build.sh (cold: 8-13 min on 2 cores, ~80 MB
 #      download, ~3 GB Go build cache): a scratch module requiring k8s.io/kubernetes
 #      v$K8S_VERSION with every staging module replaced by k8s.io/<name> v0.<minor>.<patch>;
 #      etcd is go.etcd.io/etcd/server/v3 at the version Kubernetes pins.
@@ -69,40 +69,15 @@ exec 9>"$DIR/.lock"   # serialise concurrent runs; closed for the daemons (see s
 flock 9
 
 # ---------------------------------------------------------------- binaries
+# shellcheck source=hack/lib-k8s-build.sh disable=SC1091  # checked on its own
+. "$HACK/lib-k8s-build.sh"
 build_binaries() {
   command -v go >/dev/null || die "go not found (needed to build kube-apiserver; or set NODEKIT_K8S_BIN_DIR / KUBE_APISERVER_BIN+ETCD_BIN)"
-  export GOTOOLCHAIN=local GOFLAGS=-mod=mod
-  local work gomod staging minor gover ldflags vpkg t0=$SECONDS
-  work=$(mktemp -d /tmp/nodekit-k8s-build.XXXXXX)
-  trap 'rm -rf "$work"' EXIT
-  log "building kube-apiserver v$K8S_VERSION + etcd from the Go module proxy in $work (cold: 8-13 min)"
-  gomod=$(cd "$work" && go mod download -json "k8s.io/kubernetes@v$K8S_VERSION" |
-          sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",*$/\1/p')
-  [[ -f $gomod ]] || die "could not download k8s.io/kubernetes@v$K8S_VERSION"
-  staging=$(grep -oE '^[[:space:]]+k8s\.io/[A-Za-z0-9._-]+ => \./staging/' "$gomod" | awk '{print $1}')
-  [[ -n $staging ]] || die "no staging replace directives in $gomod"
-  gover=$(awk '$1=="go"{print $2; exit}' "$gomod")
-  minor=${K8S_VERSION#1.}; minor=${minor%%.*}
-  {
-    printf 'module nodekitk8sbins\n\ngo %s\n\nrequire k8s.io/kubernetes v%s\n\nreplace (\n' "$gover" "$K8S_VERSION"
-    for m in $staging; do printf '\t%s => %s v0.%s\n' "$m" "$m" "${K8S_VERSION#1.}"; done
-    printf ')\n'
-  } > "$work/go.mod"
-  ldflags="-s -w"
-  for vpkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-    ldflags+=" -X $vpkg.gitVersion=v$K8S_VERSION -X $vpkg.gitMajor=1 -X $vpkg.gitMinor=$minor"
-    ldflags+=" -X $vpkg.gitTreeState=clean -X $vpkg.buildDate=1970-01-01T00:00:00Z"
-  done
-  mkdir -p "$work/out"
-  # Never "go mod tidy": it pulls test-only dependencies, some refused by the proxy.
-  (cd "$work" && go build -trimpath -ldflags "$ldflags" -o "$work/out/" \
-      k8s.io/kubernetes/cmd/kube-apiserver go.etcd.io/etcd/server/v3) || die "go build failed"
-  mv "$work/out/server" "$work/out/etcd"   # Go names go.etcd.io/etcd/server/v3's binary "server"
-  (cd "$work" && go list -m -f '{{.Path}} {{.Version}}' k8s.io/kubernetes go.etcd.io/etcd/server/v3 > out/VERSIONS)
-  (cd "$work/out" && sha256sum kube-apiserver etcd > SHA256SUMS)
-  mkdir -p "$CACHE_ROOT"; rm -rf "$CACHE.tmp"; mv "$work/out" "$CACHE.tmp"; rm -rf "$CACHE"; mv "$CACHE.tmp" "$CACHE"
-  rm -rf "$work"; trap - EXIT
-  log "built in $((SECONDS - t0))s: $(tr '\n' ' ' < "$CACHE/VERSIONS")"
+  log "building kube-apiserver v$K8S_VERSION + etcd from the Go module proxy (cold: 8-13 min)"
+  k8s_build "$K8S_VERSION" "$CACHE" k8s.io/kubernetes/cmd/kube-apiserver go.etcd.io/etcd/server/v3 ||
+    die "building kube-apiserver and etcd failed"
+  (cd "$CACHE" && sha256sum kube-apiserver etcd > SHA256SUMS)
+  log "built: $(tr '\n' ' ' < "$CACHE/VERSIONS")"
 }
 
 cache_ok() { [[ -x $CACHE/kube-apiserver && -x $CACHE/etcd ]] &&
@@ -113,6 +88,7 @@ if [[ -n ${KUBE_APISERVER_BIN:-} || -n ${ETCD_BIN:-} ]]; then
 elif [[ -n ${NODEKIT_K8S_BIN_DIR:-} ]]; then
   SRC=$NODEKIT_K8S_BIN_DIR
   api_gz=$SRC/kube-apiserver-v$K8S_VERSION.gz
+  # shellcheck disable=SC2012  # one etcd-v<version>.gz, a plain name
   etcd_gz=$(ls "$SRC"/etcd-v*.gz 2>/dev/null | head -1 || true)
   [[ -f $api_gz && -n $etcd_gz && -f $SRC/SHA256SUMS ]] ||
     die "NODEKIT_K8S_BIN_DIR=$SRC must hold kube-apiserver-v$K8S_VERSION.gz, etcd-v*.gz and SHA256SUMS"
@@ -123,7 +99,8 @@ elif [[ -n ${NODEKIT_K8S_BIN_DIR:-} ]]; then
     gunzip -c "$api_gz" > "$tmp/kube-apiserver"; gunzip -c "$etcd_gz" > "$tmp/etcd"
     (cd "$tmp" && sha256sum -c --quiet "$SRC/SHA256SUMS") || { rm -rf "$tmp"; die "binaries in $SRC fail $SRC/SHA256SUMS"; }
     chmod 755 "$tmp/kube-apiserver" "$tmp/etcd"; cp "$SRC/SHA256SUMS" "$tmp/"
-    rm -rf "$CACHE"; mv "$tmp" "$CACHE"
+    # File by file: other binaries in the cache (hack/e2e-kubectl.sh's kubectl) stay.
+    mkdir -p "$CACHE"; for f in kube-apiserver etcd SHA256SUMS; do mv -f "$tmp/$f" "$CACHE/$f"; done; rmdir "$tmp"
     log "unpacked and verified $(basename "$api_gz") and $(basename "$etcd_gz") into $CACHE"
   fi
   KUBE_APISERVER_BIN=$CACHE/kube-apiserver ETCD_BIN=$CACHE/etcd
@@ -149,6 +126,7 @@ port_busy() { ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
 start() {
   local name=$1; shift
   rm -f "$DIR/$name.pid"
+  # shellcheck disable=SC2016  # $$ and $@ are the inner shell's
   setsid bash -c 'echo $$ > "$0"; exec "$@"' "$DIR/$name.pid" "$@" >> "$DIR/$name.log" 2>&1 < /dev/null 9>&- &
   local _i; for _i in $(seq 1 50); do [[ -s $DIR/$name.pid ]] && return 0; sleep 0.1; done
   die "$name did not start; see $DIR/$name.log"

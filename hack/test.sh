@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # hack/test.sh - the project's test command (README, .ci/run): unit tests,
 # the real-part tests (build tag "integration": containerd, cgroups, a real
-# kube-apiserver + etcd, loopback servers), and every benchmark once with a
-# short -benchtime, all with -race.
+# kube-apiserver + etcd, loopback servers), the kubectl-driven black-box run
+# (hack/e2e-kubectl.sh), and every benchmark once with a short -benchtime;
+# Go tests and benchmarks with -race.
 #
 # Needs root and Debian (apt) for containerd; installs what is missing.
 # Env: NODEKIT_KEEP_CONTAINERD=1 leaves containerd running afterwards;
@@ -46,6 +47,12 @@ go vet -tags integration ./...
 log "tests (unit + integration, -race)"
 go test -race -count=1 -tags integration -timeout 20m ./...
 (cd hack/tools && go test -race -count=1 ./...)
+
+# The reference agent as its own process on the same containerd and apiserver,
+# checked only with kubectl: register, Ready, lease, mirror pod, an API pod with
+# configMap and secret volumes, delete, a 30 s apiserver outage, recovery (1-2 min).
+log "black-box cluster run with kubectl (hack/e2e-kubectl.sh)"
+bash hack/e2e-kubectl.sh
 
 # The manifest parser against arbitrary bytes (podsource's FuzzParse; its
 # seeds in podsource/testdata/seeds also run as a plain test above, with
