@@ -53,6 +53,8 @@ func TestPackageDependencies(t *testing.T) {
 		{"runtime", []string{"fieldpath", "kubecontainer", "podpath", "resources"}, []string{containerd, clientGo}, 31},
 		{"runtime/fake", nil, []string{containerd, clientGo}, 8},
 		{"server", []string{"podpath", "resources", "cgroupmgr", "kubecontainer"}, []string{clientGo}, 42},
+		// k8s.io/apiserver's delegating authn/authz: heavy, hence a package apart.
+		{"server/serverauth", nil, []string{criAPI, containerd}, 83},
 		{"nodestatus", []string{"kubecontainer", "resources"}, []string{grpc, criAPI, prometheus, containerd}, 48},
 		{"mirrorpod", nil, []string{grpc, criAPI, prometheus, containerd}, 46},
 		{"volume/apiclient", nil, []string{grpc, criAPI, prometheus, containerd}, 46},

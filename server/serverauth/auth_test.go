@@ -1,0 +1,306 @@
+package serverauth_test
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/json"
+	"encoding/pem"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	authnv1 "k8s.io/api/authentication/v1"
+	authzv1 "k8s.io/api/authorization/v1"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	kubeletconfig "k8s.io/kubelet/config/v1beta1"
+	"k8s.io/utils/ptr"
+
+	"github.com/nodekit-dev/nodekit/server/serverauth"
+)
+
+func TestAttributes(t *testing.T) {
+	u := &user.DefaultInfo{Name: "alice"}
+	for _, tc := range []struct {
+		method, path string
+		verb         string
+		subresources []string
+	}{
+		{"GET", "/stats/summary", "get", []string{"stats"}},
+		{"GET", "/stats", "get", []string{"stats"}},
+		{"GET", "/metrics", "get", []string{"metrics"}},
+		{"GET", "/metrics/resource", "get", []string{"metrics"}},
+		{"GET", "/logs/syslog", "get", []string{"log"}},
+		{"GET", "/pods", "get", []string{"pods", "proxy"}},
+		{"GET", "/runningpods/", "get", []string{"pods", "proxy"}},
+		{"GET", "/healthz", "get", []string{"healthz", "proxy"}},
+		{"GET", "/configz", "get", []string{"configz", "proxy"}},
+		{"GET", "/containerLogs/ns/pod/c", "get", []string{"proxy"}},
+		{"POST", "/exec/ns/pod/c", "create", []string{"proxy"}},
+		{"GET", "/statsfoo", "get", []string{"proxy"}},
+		{"PUT", "/x", "update", []string{"proxy"}},
+		{"PATCH", "/x", "patch", []string{"proxy"}},
+		{"DELETE", "/x", "delete", []string{"proxy"}},
+	} {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			attrs := serverauth.Attributes("node-1", u, httptest.NewRequest(tc.method, tc.path, nil))
+			var subs []string
+			for _, a := range attrs {
+				subs = append(subs, a.GetSubresource())
+				assert.Equal(t, tc.verb, a.GetVerb())
+				assert.Equal(t, "nodes", a.GetResource())
+				assert.Equal(t, "node-1", a.GetName())
+				assert.Equal(t, "v1", a.GetAPIVersion())
+				assert.True(t, a.IsResourceRequest())
+				assert.Equal(t, "alice", a.GetUser().GetName())
+			}
+			assert.Equal(t, tc.subresources, subs)
+		})
+	}
+}
+
+// apiserver answers TokenReviews (tokens: user) and SubjectAccessReviews
+// (allowed: "user verb subresource") over HTTP on loopback, as the API
+// server does for the webhooks, and counts them.
+type apiserver struct {
+	*kubernetes.Clientset
+	mu              sync.Mutex
+	tokens          map[string]string
+	allowed         map[string]bool
+	reviews, checks int
+}
+
+func newAPIServer(t *testing.T) *apiserver {
+	a := &apiserver{tokens: map[string]string{}, allowed: map[string]bool{}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		var out any
+		switch r.URL.Path {
+		case "/apis/authentication.k8s.io/v1/tokenreviews":
+			var tr authnv1.TokenReview
+			require.NoError(t, json.NewDecoder(r.Body).Decode(&tr))
+			a.reviews++
+			if name, ok := a.tokens[tr.Spec.Token]; ok {
+				tr.Status = authnv1.TokenReviewStatus{Authenticated: true, User: authnv1.UserInfo{Username: name, Groups: []string{"devs"}}}
+			}
+			out = &tr
+		case "/apis/authorization.k8s.io/v1/subjectaccessreviews":
+			var sar authzv1.SubjectAccessReview
+			require.NoError(t, json.NewDecoder(r.Body).Decode(&sar))
+			a.checks++
+			ra := sar.Spec.ResourceAttributes
+			sar.Status.Allowed = ra != nil && ra.Resource == "nodes" && ra.Name == "node-1" && a.allowed[sar.Spec.User+" "+ra.Verb+" "+ra.Subresource]
+			out = &sar
+		default:
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		require.NoError(t, json.NewEncoder(w).Encode(out))
+	}))
+	t.Cleanup(srv.Close)
+	var err error
+	a.Clientset, err = kubernetes.NewForConfig(&rest.Config{Host: srv.URL})
+	require.NoError(t, err)
+	return a
+}
+
+var ok = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
+
+func TestFilterWebhooks(t *testing.T) {
+	api := newAPIServer(t)
+	api.tokens["alice-token"] = "alice"
+	api.tokens["bob-token"] = "bob"
+	api.allowed["alice get stats"] = true
+	api.allowed["alice get proxy"] = true
+	api.allowed["bob get pods"] = true
+	api.allowed["system:anonymous get healthz"] = true
+	for _, tc := range []struct {
+		name      string
+		anonymous bool
+		method    string
+		path      string
+		token     string
+		code      int
+		body      string
+	}{
+		{"no credentials, anonymous off", false, "GET", "/pods", "", 401, "Unauthorized"},
+		{"unknown token", false, "GET", "/pods", "nobody-knows", 401, "Unauthorized"},
+		{"stats through nodes/stats", false, "GET", "/stats/summary", "alice-token", 200, "ok"},
+		{"pods through the nodes/proxy fallback", false, "GET", "/pods", "alice-token", 200, "ok"},
+		{"exec needs nodes/proxy create", false, "POST", "/exec/ns/p/c", "alice-token", 403,
+			"Forbidden (user=alice, verb=create, resource=nodes, subresource(s)=[proxy])"},
+		{"pods through nodes/pods", false, "GET", "/pods", "bob-token", 200, "ok"},
+		{"bob has no nodes/proxy", false, "GET", "/containerLogs/ns/p/c", "bob-token", 403,
+			"Forbidden (user=bob, verb=get, resource=nodes, subresource(s)=[proxy])"},
+		{"bob has no nodes/stats, and stats has no fallback", false, "GET", "/stats/summary", "bob-token", 403,
+			"Forbidden (user=bob, verb=get, resource=nodes, subresource(s)=[stats])"},
+		{"anonymous on: system:anonymous is authorized", true, "GET", "/healthz", "", 200, "ok"},
+		{"anonymous on: but not for everything", true, "GET", "/pods", "", 403,
+			"Forbidden (user=system:anonymous, verb=get, resource=nodes, subresource(s)=[pods proxy])"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			auth, err := serverauth.New(serverauth.Config{NodeName: "node-1",
+				Authentication: kubeletconfig.KubeletAuthentication{Anonymous: kubeletconfig.KubeletAnonymousAuthentication{Enabled: ptr.To(tc.anonymous)}},
+				TokenReviews:   api.AuthenticationV1(), SubjectAccessReviews: api.AuthorizationV1()})
+			require.NoError(t, err)
+			r := httptest.NewRequest(tc.method, tc.path, nil)
+			if tc.token != "" {
+				r.Header.Set("Authorization", "Bearer "+tc.token)
+			}
+			w := httptest.NewRecorder()
+			auth.Filter(ok).ServeHTTP(w, r)
+			assert.Equal(t, tc.code, w.Code)
+			assert.Equal(t, tc.body, strings.TrimSpace(w.Body.String()))
+		})
+	}
+}
+
+func TestFilterCachesAnswers(t *testing.T) {
+	api := newAPIServer(t)
+	api.tokens["alice-token"] = "alice"
+	api.allowed["alice get stats"] = true
+	auth, err := serverauth.New(serverauth.Config{NodeName: "node-1", TokenReviews: api.AuthenticationV1(), SubjectAccessReviews: api.AuthorizationV1()})
+	require.NoError(t, err)
+	for range 5 {
+		r := httptest.NewRequest("GET", "/stats/summary", nil)
+		r.Header.Set("Authorization", "Bearer alice-token")
+		w := httptest.NewRecorder()
+		auth.Filter(ok).ServeHTTP(w, r)
+		require.Equal(t, 200, w.Code)
+	}
+	assert.Equal(t, 1, api.reviews, "token reviews cached (2m)")
+	assert.Equal(t, 1, api.checks, "access reviews cached (5m)")
+}
+
+func TestNewRefusesWhatCannotWork(t *testing.T) {
+	api := newAPIServer(t)
+	for _, tc := range []struct {
+		cfg serverauth.Config
+		err string
+	}{
+		{serverauth.Config{}, "serverauth: NodeName is required"},
+		{serverauth.Config{NodeName: "n", SubjectAccessReviews: api.AuthorizationV1()},
+			"serverauth: authentication.webhook.enabled needs an API server (no TokenReviews client)"},
+		{serverauth.Config{NodeName: "n", TokenReviews: api.AuthenticationV1()},
+			"serverauth: authorization.mode Webhook needs an API server (no SubjectAccessReviews client)"},
+		{serverauth.Config{NodeName: "n", Authentication: kubeletconfig.KubeletAuthentication{Webhook: kubeletconfig.KubeletWebhookAuthentication{Enabled: ptr.To(false)}},
+			Authorization: kubeletconfig.KubeletAuthorization{Mode: kubeletconfig.KubeletAuthorizationModeAlwaysAllow}},
+			"serverauth: authentication: no authentication method configured"},
+		{serverauth.Config{NodeName: "n", Authentication: kubeletconfig.KubeletAuthentication{Anonymous: kubeletconfig.KubeletAnonymousAuthentication{Enabled: ptr.To(true)},
+			Webhook: kubeletconfig.KubeletWebhookAuthentication{Enabled: ptr.To(false)}},
+			Authorization: kubeletconfig.KubeletAuthorization{Mode: "RBAC"}},
+			`serverauth: authorization.mode: Unsupported value: "RBAC": supported values: "AlwaysAllow", "Webhook"`},
+		{serverauth.Config{NodeName: "n", Authentication: kubeletconfig.KubeletAuthentication{X509: kubeletconfig.KubeletX509Authentication{ClientCAFile: "/nonexistent/ca.crt"}},
+			TokenReviews: api.AuthenticationV1(), SubjectAccessReviews: api.AuthorizationV1()},
+			"serverauth: authentication.x509.clientCAFile:"},
+	} {
+		_, err := serverauth.New(tc.cfg)
+		assert.ErrorContains(t, err, tc.err)
+	}
+}
+
+// pki makes a CA and a client certificate it signed, as PEM files.
+func pki(t *testing.T, dir, cn string, orgs ...string) (caFile string, client tls.Certificate) {
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "client-ca"}, IsCA: true,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	require.NoError(t, err)
+	caCert, err := x509.ParseCertificate(caDER)
+	require.NoError(t, err)
+	caFile = filepath.Join(dir, "ca.crt")
+	require.NoError(t, os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o600))
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: cn, Organization: orgs},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
+	require.NoError(t, err)
+	return caFile, tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+// Over real TLS on loopback: a client certificate the client CA signed is
+// its subject (the apiserver's kubelet client in system:masters), one it
+// did not sign is refused, and the self-signed serving pair is kept.
+func TestClientCertificatesOverTLS(t *testing.T) {
+	dir := t.TempDir()
+	caFile, apiserverCert := pki(t, dir, "kube-apiserver-kubelet-client", "system:masters")
+	_, stranger := pki(t, t.TempDir(), "mallory", "system:masters")
+	api := newAPIServer(t)
+	api.allowed["kube-apiserver-kubelet-client create proxy"] = true
+	auth, err := serverauth.New(serverauth.Config{NodeName: "node-1",
+		Authentication: kubeletconfig.KubeletAuthentication{X509: kubeletconfig.KubeletX509Authentication{ClientCAFile: caFile}},
+		TokenReviews:   api.AuthenticationV1(), SubjectAccessReviews: api.AuthorizationV1()})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = auth.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	tlsCfg, err := serverauth.TLSConfig(serverauth.TLSOptions{CertDir: filepath.Join(dir, "pki"), Hostname: "node-1",
+		IPs: []net.IP{net.ParseIP("127.0.0.1")}, MinVersion: "VersionTLS12"})
+	require.NoError(t, err)
+	srv := httptest.NewUnstartedServer(auth.Filter(ok))
+	srv.TLS = tlsCfg
+	srv.StartTLS()
+	defer srv.Close()
+
+	get := func(cert *tls.Certificate) int {
+		tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // a self-signed test server
+		if cert != nil {
+			tr.TLSClientConfig.Certificates = []tls.Certificate{*cert}
+		}
+		defer tr.CloseIdleConnections()
+		resp, err := (&http.Client{Transport: tr}).Post(srv.URL+"/exec/ns/p/c", "text/plain", nil)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	assert.Equal(t, 200, get(&apiserverCert))
+	assert.Equal(t, 401, get(&stranger), "signed by another CA")
+	assert.Equal(t, 401, get(nil), "no certificate, no token, anonymous off")
+
+	first, err := os.ReadFile(filepath.Join(dir, "pki", "kubelet.crt"))
+	require.NoError(t, err)
+	_, err = serverauth.TLSConfig(serverauth.TLSOptions{CertDir: filepath.Join(dir, "pki"), Hostname: "node-1"})
+	require.NoError(t, err)
+	again, err := os.ReadFile(filepath.Join(dir, "pki", "kubelet.crt"))
+	require.NoError(t, err)
+	assert.Equal(t, first, again, "the self-signed pair is made once and kept")
+}
+
+func TestTLSConfigErrors(t *testing.T) {
+	for _, tc := range []struct {
+		opts serverauth.TLSOptions
+		err  string
+	}{
+		{serverauth.TLSOptions{CertFile: "/a.crt"}, `--tls-cert-file and --tls-private-key-file go together (got "/a.crt" and "")`},
+		{serverauth.TLSOptions{CertDir: "pki"}, `--cert-dir: Invalid value: "pki": must be an absolute path`},
+		{serverauth.TLSOptions{CertDir: t.TempDir(), MinVersion: "TLS9"}, `--tls-min-version: Invalid value: "TLS9"`},
+		{serverauth.TLSOptions{CertDir: t.TempDir(), CipherSuites: []string{"TLS_NOPE"}}, "--tls-cipher-suites:"},
+		{serverauth.TLSOptions{CertFile: "/nonexistent.crt", KeyFile: "/nonexistent.key"}, "serving certificate /nonexistent.crt"},
+	} {
+		_, err := serverauth.TLSConfig(tc.opts)
+		assert.ErrorContains(t, err, tc.err)
+	}
+}

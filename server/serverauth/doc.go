@@ -1,0 +1,37 @@
+// Package serverauth secures the node's API as the kubelet secures port
+// 10250: TLS with the given or a self-signed serving certificate,
+// authentication by x509 client certificates (--client-ca-file), bearer
+// tokens through the API server's TokenReview (--authentication-token-webhook)
+// and, if enabled, anonymous requests; authorization by
+// SubjectAccessReview (--authorization-mode=Webhook) or AlwaysAllow.
+//
+// Authentication and authorization are k8s.io/apiserver's delegating
+// implementations, the ones the kubelet uses, with its caches (token
+// answers 2m, allowed 5m, denied 30s) and webhook back-off. A request is
+// authorized as verb <method's API verb> on nodes/<subresource> named after
+// the node, with the kubelet's fine-grained mapping (KubeletFineGrainedAuthz,
+// GA in v1.36): /stats → stats, /metrics → metrics, /logs → log, /spec →
+// spec, /checkpoint → checkpoint; /pods and /runningpods → pods,
+// /healthz → healthz, /configz → configz, each falling back to proxy;
+// anything else (exec, attach, portForward, containerLogs, run) → proxy.
+// Refusals carry the kubelet's bodies: 401 "Unauthorized", 403
+// "Forbidden (user=…, verb=…, resource=nodes, subresource(s)=[…])".
+//
+// Defaults are KubeletConfiguration v1beta1's (anonymous off, webhook
+// authentication on, authorization Webhook), so a node without an API
+// server must say so (webhook off, AlwaysAllow) or New refuses, as the
+// kubelet does.
+//
+// This package is apart from package server because k8s.io/apiserver is
+// heavy (some 80 modules); an agent that serves its API unauthenticated on
+// loopback does not pay for it.
+//
+// # Use
+//
+//	auth, err := serverauth.New(serverauth.Config{NodeName: node,
+//		Authentication: cfg.Authentication, Authorization: cfg.Authorization,
+//		TokenReviews: client.AuthenticationV1(), SubjectAccessReviews: client.AuthorizationV1()})
+//	go auth.Run(ctx) // reloads the client CA
+//	tlsCfg, err := serverauth.TLSConfig(serverauth.TLSOptions{CertDir: "/var/lib/kubelet/pki", Hostname: node})
+//	srv := &http.Server{Handler: auth.Filter(api), TLSConfig: tlsCfg}
+package serverauth
