@@ -192,12 +192,7 @@ func (w *worker) event(reason, format string, args ...any) {
 		return
 	}
 	ref := &v1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: w.pod.Namespace, Name: w.pod.Name, UID: w.pod.UID,
-		ResourceVersion: w.pod.ResourceVersion, FieldPath: "spec.containers{" + w.container.Name + "}"}
-	for i := range w.pod.Spec.InitContainers {
-		if w.pod.Spec.InitContainers[i].Name == w.container.Name { // a sidecar
-			ref.FieldPath = "spec.initContainers{" + w.container.Name + "}"
-		}
-	}
+		ResourceVersion: w.pod.ResourceVersion, FieldPath: kc.ContainerFieldPath(w.pod, w.container.Name)}
 	w.mgr.cfg.Recorder.Eventf(ref, v1.EventTypeWarning, reason, format, args...)
 }
 

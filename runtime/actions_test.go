@@ -30,7 +30,7 @@ func readySandbox(attempt uint32, ip string) *runtimeapi.PodSandboxStatus {
 }
 
 func cstatus(pod *v1.Pod, name, id string, state kc.ContainerState, exit int) *kc.ContainerStatus {
-	c := findContainer(pod, name)
+	c := kc.FindContainer(pod, name)
 	return &kc.ContainerStatus{ID: id, Name: name, State: state, ExitCode: exit, Hash: kc.HashContainer(c)}
 }
 

@@ -3,6 +3,8 @@ package runtime
 import (
 	v1 "k8s.io/api/core/v1"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
+
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 )
 
 // EventRecorder records the kubelet's events on pods; client-go's
@@ -36,16 +38,7 @@ func (m *Manager) event(pod *v1.Pod, c *v1.Container, eventtype, reason, format 
 	ref := &v1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID,
 		ResourceVersion: pod.ResourceVersion}
 	if c != nil {
-		ref.FieldPath = fieldPath(pod, c.Name)
+		ref.FieldPath = kc.ContainerFieldPath(pod, c.Name)
 	}
 	m.cfg.Recorder.Eventf(ref, eventtype, reason, format, args...)
-}
-
-func fieldPath(pod *v1.Pod, name string) string {
-	for _, c := range pod.Spec.InitContainers {
-		if c.Name == name {
-			return "spec.initContainers{" + name + "}"
-		}
-	}
-	return "spec.containers{" + name + "}"
 }

@@ -64,7 +64,7 @@ func (m *Manager) killPodWithStatus(ctx context.Context, pod *v1.Pod, running *k
 			defer wg.Done()
 			var spec *v1.Container
 			if pod != nil {
-				spec = findContainer(pod, c.Name)
+				spec = kc.FindContainer(pod, c.Name)
 			}
 			err := m.killContainer(ctx, pod, spec, c.ID, KillReasonPodTerminating, override)
 			mu.Lock()
@@ -168,17 +168,6 @@ func (m *Manager) RemovePod(ctx context.Context, uid types.UID) error {
 	}
 	_, err = m.removePodLogs(func(u types.UID) bool { return u == uid })
 	return err
-}
-
-func findContainer(pod *v1.Pod, name string) *v1.Container {
-	for _, cs := range [][]v1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
-		for i := range cs {
-			if cs[i].Name == name {
-				return &cs[i]
-			}
-		}
-	}
-	return nil
 }
 
 // killMessage is the kubelet's Killing event message.

@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/nodekit-dev/nodekit/fieldpath"
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 )
 
 // DownwardAPI serves downwardAPI volumes: pod fields and container
@@ -57,7 +58,7 @@ func downwardFiles(pod *v1.Pod, items []v1.DownwardAPIVolumeFile, mode os.FileMo
 				return nil, fmt.Errorf("%s.items[%d].fieldRef.fieldPath: %w", field, i, err)
 			}
 		case it.ResourceFieldRef != nil:
-			c := findContainer(pod, it.ResourceFieldRef.ContainerName)
+			c := kc.FindContainer(pod, it.ResourceFieldRef.ContainerName)
 			if c == nil {
 				return nil, fmt.Errorf("%s.items[%d].resourceFieldRef.containerName: Not found: %q", field, i, it.ResourceFieldRef.ContainerName)
 			}
@@ -70,16 +71,4 @@ func downwardFiles(pod *v1.Pod, items []v1.DownwardAPIVolumeFile, mode os.FileMo
 		files[it.Path] = File{Data: []byte(v), Mode: fileMode(it.Mode, mode)}
 	}
 	return files, nil
-}
-
-// findContainer looks in containers and init containers, as the kubelet.
-func findContainer(pod *v1.Pod, name string) *v1.Container {
-	for _, list := range [][]v1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
-		for i := range list {
-			if list[i].Name == name {
-				return &list[i]
-			}
-		}
-	}
-	return nil
 }
