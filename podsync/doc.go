@@ -13,6 +13,15 @@
 //	// every housekeeping period, once every pod source has delivered:
 //	err := syncer.Housekeeping(ctx, workers)
 //
+// A Dispatcher is the kubelet's HandlePodAdditions, Updates and Removes:
+// it hands the pod sources' updates to the workers, admitting new pods up
+// to --max-pods.
+//
+//	d, _ := podsync.NewDispatcher(podsync.DispatchConfig{Workers: workers, Prober: prober, Statuses: statuses})
+//	for u := range mux.Updates() {
+//		d.Dispatch(u)
+//	}
+//
 // Unlike the kubelet, a sync that started or stopped something reads the
 // pod back from the runtime at once and publishes its status, instead of
 // waiting for the next relist.

@@ -63,6 +63,7 @@ type agent struct {
 	runtimeName string           // "containerd"
 	node        *nodestatus.Node // the Node's description, registered in cluster mode
 	cluster     *cluster         // nil: standalone
+	dispatcher  *podsync.Dispatcher
 }
 
 // newAgent wires the packages over a connected runtime client.
@@ -138,6 +139,14 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 	}
 	if a.workers, err = podworkers.New(podworkers.Config{Syncer: a.syncer, Cache: a.cache, Clock: clk,
 		ResyncInterval: cfg.syncFrequency, Log: log.WithName("podworkers")}); err != nil {
+		return nil, nil, err
+	}
+	dispatch := podsync.DispatchConfig{Workers: a.workers, Prober: a.prober, Statuses: a.statuses, MaxPods: cfg.maxPods,
+		Log: log.WithName("pods")}
+	if a.cluster != nil { // no typed nil in the interface
+		dispatch.Mirrors = a.cluster.mirrors
+	}
+	if a.dispatcher, err = podsync.NewDispatcher(dispatch); err != nil {
 		return nil, nil, err
 	}
 	a.mux = podsource.NewMux(podsource.MuxConfig{Clock: clk, Log: log.WithName("podsource"), Metrics: srcMetrics})
@@ -244,32 +253,10 @@ func (a *agent) run(ctx context.Context) {
 	}
 }
 
-// apply hands a source update to the workers: new pods are admitted (up to
-// --max-pods, the kubelet's OutOfpods), changed ones updated, removed killed.
+// apply hands a source update to the workers and keeps the QoS cgroups'
+// limits to the pods admitted.
 func (a *agent) apply(u podsource.PodUpdate) {
-	if a.cluster != nil {
-		u.Pods = a.cluster.mirrors.Split(u.Pods, u.Op == podsource.REMOVE || u.Op == podsource.DELETE)
-	}
-	for _, pod := range u.Pods {
-		state, known := a.workers.State(pod.UID)
-		switch {
-		case (u.Op == podsource.ADD || u.Op == podsource.SET) && !known:
-			if len(a.workers.Pods()) >= a.cfg.maxPods {
-				a.log.Info("pod rejected: node has reached --max-pods", "pod", podName(pod), "maxPods", a.cfg.maxPods)
-				continue
-			}
-			a.log.Info("pod added", "pod", podName(pod), "uid", pod.UID, "source", u.Source)
-			a.prober.AddPod(pod)
-			a.workers.UpdatePod(podworkers.Update{Type: podworkers.SyncPodCreate, Pod: pod})
-		case u.Op == podsource.UPDATE && known:
-			a.workers.UpdatePod(podworkers.Update{Type: podworkers.SyncPodUpdate, Pod: pod})
-		case u.Op == podsource.REMOVE && !known:
-			a.statuses.RemovePod(pod.UID) // an API pod gone once its final status was written
-		case (u.Op == podsource.REMOVE || u.Op == podsource.DELETE) && known && state != podworkers.Terminating:
-			a.log.Info("pod removed from its source", "pod", podName(pod), "source", u.Source)
-			a.workers.UpdatePod(podworkers.Update{Type: podworkers.SyncPodKill, Pod: pod})
-		}
-	}
+	a.dispatcher.Dispatch(u)
 	if a.cgroups != nil {
 		a.logError(a.cgroups.UpdateQOSCgroups(a.workers.Pods()), "updating QoS cgroups")
 	}
@@ -308,5 +295,3 @@ func (a *agent) logPath(ctx context.Context, ns, name, container string, previou
 	}
 	return "", fmt.Errorf("pod %s/%s not found", ns, name)
 }
-
-func podName(p *v1.Pod) string { return p.Namespace + "/" + p.Name }

@@ -1,0 +1,101 @@
+package podsync_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodekit-dev/nodekit/podsource"
+	"github.com/nodekit-dev/nodekit/podsync"
+	"github.com/nodekit-dev/nodekit/podworkers"
+)
+
+// dispatchWorkers records updates and answers State from states.
+type dispatchWorkers struct {
+	states  map[types.UID]podworkers.State
+	updates []string
+}
+
+func (w *dispatchWorkers) State(uid types.UID) (podworkers.State, bool) {
+	s, ok := w.states[uid]
+	return s, ok
+}
+
+func (w *dispatchWorkers) Pods() []*v1.Pod { return make([]*v1.Pod, len(w.states)) }
+
+func (w *dispatchWorkers) UpdatePod(u podworkers.Update) {
+	names := map[podworkers.UpdateType]string{podworkers.SyncPodCreate: "SyncPodCreate", podworkers.SyncPodUpdate: "SyncPodUpdate",
+		podworkers.SyncPodKill: "SyncPodKill"}
+	w.updates = append(w.updates, fmt.Sprintf("%s %s", names[u.Type], u.Pod.Name))
+	if u.Type == podworkers.SyncPodCreate {
+		w.states[u.Pod.UID] = podworkers.Syncing
+	}
+}
+
+type recorded struct{ probed, removed []string }
+
+func (r *recorded) AddPod(p *v1.Pod)        { r.probed = append(r.probed, p.Name) }
+func (r *recorded) RemovePod(uid types.UID) { r.removed = append(r.removed, string(uid)) }
+func (r *recorded) Split(pods []*v1.Pod, _ bool) []*v1.Pod {
+	var rest []*v1.Pod
+	for _, p := range pods {
+		if p.Annotations["kubernetes.io/config.mirror"] == "" {
+			rest = append(rest, p)
+		}
+	}
+	return rest
+}
+
+func TestDispatch(t *testing.T) {
+	pod := func(name string, mirror bool) *v1.Pod {
+		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID(name)}}
+		if mirror {
+			p.Annotations = map[string]string{"kubernetes.io/config.mirror": "x"}
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name          string
+		states        map[types.UID]podworkers.State
+		update        podsource.PodUpdate
+		updates       []string
+		probed        []string
+		statusRemoved []string
+	}{
+		{name: "new pods are admitted and probed", update: podsource.PodUpdate{Op: podsource.ADD, Pods: []*v1.Pod{pod("a", false), pod("b", false)}},
+			updates: []string{"SyncPodCreate a", "SyncPodCreate b"}, probed: []string{"a", "b"}},
+		{name: "the third pod exceeds max-pods", states: map[types.UID]podworkers.State{"x": podworkers.Syncing, "y": podworkers.Syncing},
+			update: podsource.PodUpdate{Op: podsource.SET, Pods: []*v1.Pod{pod("c", false)}}},
+		{name: "mirror pods are not run", update: podsource.PodUpdate{Op: podsource.ADD, Pods: []*v1.Pod{pod("m", true)}}},
+		{name: "a known pod is updated", states: map[types.UID]podworkers.State{"a": podworkers.Syncing},
+			update: podsource.PodUpdate{Op: podsource.UPDATE, Pods: []*v1.Pod{pod("a", false)}}, updates: []string{"SyncPodUpdate a"}},
+		{name: "an unknown pod's update is dropped", update: podsource.PodUpdate{Op: podsource.UPDATE, Pods: []*v1.Pod{pod("a", false)}}},
+		{name: "a deleted pod is killed", states: map[types.UID]podworkers.State{"a": podworkers.Syncing},
+			update: podsource.PodUpdate{Op: podsource.DELETE, Pods: []*v1.Pod{pod("a", false)}}, updates: []string{"SyncPodKill a"}},
+		{name: "once", states: map[types.UID]podworkers.State{"a": podworkers.Terminating},
+			update: podsource.PodUpdate{Op: podsource.REMOVE, Pods: []*v1.Pod{pod("a", false)}}},
+		{name: "a removed pod the workers forgot loses its status", update: podsource.PodUpdate{Op: podsource.REMOVE, Pods: []*v1.Pod{pod("a", false)}},
+			statusRemoved: []string{"a"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &dispatchWorkers{states: map[types.UID]podworkers.State{}}
+			for k, v := range tc.states {
+				w.states[k] = v
+			}
+			r := &recorded{}
+			d, err := podsync.NewDispatcher(podsync.DispatchConfig{Workers: w, Prober: r, Statuses: r, Mirrors: r, MaxPods: 2})
+			require.NoError(t, err)
+			d.Dispatch(tc.update)
+			assert.Equal(t, tc.updates, w.updates)
+			assert.Equal(t, tc.probed, r.probed)
+			assert.Equal(t, tc.statusRemoved, r.removed)
+		})
+	}
+	_, err := podsync.NewDispatcher(podsync.DispatchConfig{})
+	assert.EqualError(t, err, "podsync: DispatchConfig: Workers, Prober and Statuses are required")
+}
