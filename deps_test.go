@@ -52,7 +52,9 @@ func TestPackageDependencies(t *testing.T) {
 		{"cgroupmgr", []string{"podpath", "resources"}, []string{criAPI, prometheus, clientGo}, 30},
 		{"runtime", []string{"fieldpath", "kubecontainer", "podpath", "resources"}, []string{containerd, clientGo}, 31},
 		{"runtime/fake", nil, []string{containerd, clientGo}, 8},
-		{"server", []string{"podpath", "resources", "cgroupmgr", "kubecontainer"}, []string{clientGo}, 42},
+		// cri-streaming's option parsers, apimachinery's upgrade-aware proxy
+		// (spdystream, go-flowrate) for the streaming paths.
+		{"server", []string{"podpath", "resources", "cgroupmgr", "kubecontainer"}, []string{clientGo}, 46},
 		// k8s.io/apiserver's delegating authn/authz: heavy, hence a package apart.
 		{"server/serverauth", nil, []string{criAPI, containerd}, 83},
 		{"nodestatus", []string{"kubecontainer", "resources"}, []string{grpc, criAPI, prometheus, containerd}, 48},

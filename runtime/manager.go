@@ -103,7 +103,11 @@ type ManagerConfig struct {
 	// Recorder records the kubelet's events (Pulled, Created, Started,
 	// Killing, BackOff...) on the pods; nil records none.
 	Recorder EventRecorder
-	Log      logr.Logger
+	// Streaming gives the runtime's URLs for exec, attach and port-forward
+	// sessions (GetExec, GetAttach, GetPortForward); nil refuses them.
+	// *Client is one.
+	Streaming StreamingService
+	Log       logr.Logger
 }
 
 // Manager is the kubelet's "kuberuntime" layer: it turns *v1.Pod specs into

@@ -48,6 +48,11 @@ type Config struct {
 	Stats StatsProvider
 	// Checks make /healthz; with none it always answers ok.
 	Checks []Check
+	// Streams serves /exec, /attach, /portForward and /run; it needs Pods
+	// to find the pods by name.
+	Streams Streamer
+	// RunTimeout bounds a /run command (default 0: none, as the kubelet).
+	RunTimeout time.Duration
 	// Metrics is served on /metrics (the caller's registry).
 	Metrics prometheus.Gatherer
 	// EnableDebuggingHandlers serves /debug/pprof/ (the kubelet's
@@ -89,6 +94,9 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
+	if cfg.Streams != nil && cfg.Pods == nil {
+		return nil, errors.New("server: Config.Streams needs Config.Pods to find pods by name")
+	}
 	h := &Handler{cfg: cfg, mux: http.NewServeMux()}
 	h.mux.HandleFunc("/healthz", h.healthz)
 	h.mux.HandleFunc("/healthz/", h.healthz)
@@ -103,6 +111,12 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if cfg.Stats != nil {
 		h.mux.HandleFunc("/stats/summary", h.summary)
+	}
+	if cfg.Streams != nil {
+		h.mux.HandleFunc("/exec/", h.exec)
+		h.mux.HandleFunc("/attach/", h.attach)
+		h.mux.HandleFunc("/portForward/", h.portForward)
+		h.mux.HandleFunc("/run/", h.run)
 	}
 	if cfg.EnableDebuggingHandlers {
 		h.mux.HandleFunc("/debug/pprof/", pprof.Index)
