@@ -7,11 +7,14 @@ import (
 	"os"
 	goruntime "runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -474,4 +477,33 @@ func TestSchedulerQueue(t *testing.T) {
 		order = append(order, w.key.container)
 	}
 	assert.Equal(t, []string{"6", "5", "1", "3", "4", "0"}, order)
+}
+
+// The kubelet's labels (pkg/kubelet/prober/prober_manager.go): pod_uid on
+// the total, not on the duration.
+func TestMetricsHaveTheKubeletsLabels(t *testing.T) {
+	e := newEnv(t, v1.Container{ReadinessProbe: execProbe("ready")})
+	e.st.set("uid", "c", "id1", kc.ContainerStateRunning, e.clock.Now(), 0)
+	e.probe(Readiness)
+	want := `# HELP prober_probe_total Cumulative number of a liveness, readiness or startup probe for a container by result.
+# TYPE prober_probe_total counter
+prober_probe_total{container="c",namespace="ns",pod="p",pod_uid="uid",probe_type="Readiness",result="failed"} 0
+prober_probe_total{container="c",namespace="ns",pod="p",pod_uid="uid",probe_type="Readiness",result="successful"} 1
+prober_probe_total{container="c",namespace="ns",pod="p",pod_uid="uid",probe_type="Readiness",result="unknown"} 0
+`
+	require.NoError(t, testutil.CollectAndCompare(e.m.cfg.Metrics, strings.NewReader(want), "prober_probe_total"))
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(e.m.cfg.Metrics)
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	var labels []string
+	for _, mf := range mfs {
+		if mf.GetName() == "prober_probe_duration_seconds" {
+			require.Len(t, mf.GetMetric(), 1)
+			for _, l := range mf.GetMetric()[0].GetLabel() {
+				labels = append(labels, l.GetName()+"="+l.GetValue())
+			}
+		}
+	}
+	assert.Equal(t, []string{"container=c", "namespace=ns", "pod=p", "probe_type=Readiness"}, labels)
 }

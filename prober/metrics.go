@@ -13,13 +13,17 @@ type Metrics struct {
 	duration *prometheus.HistogramVec
 }
 
-// NewMetrics returns prober_probe_total and prober_probe_duration_seconds.
+// NewMetrics returns prober_probe_total and prober_probe_duration_seconds
+// with the kubelet's labels (pkg/kubelet/prober/prober_manager.go): the
+// total by probe_type, result, container, pod, namespace and pod_uid, the
+// duration without result and pod_uid. The kubelet serves them on
+// /metrics/probes, on a registry of their own (server.Config.ProbeMetrics).
 func NewMetrics() *Metrics {
 	return &Metrics{
 		total: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Subsystem: "prober", Name: "probe_total",
 			Help: "Cumulative number of a liveness, readiness or startup probe for a container by result.",
-		}, []string{"probe_type", "result", "container", "pod", "namespace"}),
+		}, []string{"probe_type", "result", "container", "pod", "namespace", "pod_uid"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Subsystem: "prober", Name: "probe_duration_seconds",
 			Help:    "Duration in seconds for a probe response.",
@@ -44,18 +48,18 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 var resultLabels = map[probe.Result]string{probe.Success: "successful", probe.Failure: "failed", probe.Unknown: "unknown"}
 
 func (m *Metrics) bind(w *worker) {
-	t, c, p, ns := string(w.key.probeType), w.container.Name, w.pod.Name, w.pod.Namespace
+	t, c, p, ns, uid := string(w.key.probeType), w.container.Name, w.pod.Name, w.pod.Namespace, string(w.pod.UID)
 	w.total = make(map[probe.Result]prometheus.Counter, 3)
 	for r, label := range resultLabels {
-		w.total[r] = m.total.WithLabelValues(t, label, c, p, ns)
+		w.total[r] = m.total.WithLabelValues(t, label, c, p, ns, uid)
 	}
 	w.duration = m.duration.WithLabelValues(t, c, p, ns)
 }
 
 func (m *Metrics) unbind(w *worker) {
-	t, c, p, ns := string(w.key.probeType), w.container.Name, w.pod.Name, w.pod.Namespace
+	t, c, p, ns, uid := string(w.key.probeType), w.container.Name, w.pod.Name, w.pod.Namespace, string(w.pod.UID)
 	for _, label := range resultLabels {
-		m.total.DeleteLabelValues(t, label, c, p, ns)
+		m.total.DeleteLabelValues(t, label, c, p, ns, uid)
 	}
 	m.duration.DeleteLabelValues(t, c, p, ns)
 }

@@ -55,6 +55,15 @@ type Config struct {
 	RunTimeout time.Duration
 	// Metrics is served on /metrics (the caller's registry).
 	Metrics prometheus.Gatherer
+	// ResourceMetrics is served on /metrics/resource, the kubelet's resource
+	// metrics that metrics-server scrapes: a registry of their own holding
+	// NewResourceMetrics. When nil and Stats is set, the handler serves a
+	// registry of its own holding NewResourceMetrics(Stats).
+	ResourceMetrics prometheus.Gatherer
+	// ProbeMetrics is served on /metrics/probes, where the kubelet serves
+	// its prober metrics on a registry of their own (one holding
+	// prober.NewMetrics()).
+	ProbeMetrics prometheus.Gatherer
 	// EnableDebuggingHandlers serves /debug/pprof/ (the kubelet's
 	// enableDebuggingHandlers).
 	EnableDebuggingHandlers bool
@@ -97,6 +106,11 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Streams != nil && cfg.Pods == nil {
 		return nil, errors.New("server: Config.Streams needs Config.Pods to find pods by name")
 	}
+	if cfg.ResourceMetrics == nil && cfg.Stats != nil {
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(NewResourceMetrics(cfg.Stats))
+		cfg.ResourceMetrics = reg
+	}
 	h := &Handler{cfg: cfg, mux: http.NewServeMux()}
 	h.mux.HandleFunc("/healthz", h.healthz)
 	h.mux.HandleFunc("/healthz/", h.healthz)
@@ -105,6 +119,14 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if cfg.Metrics != nil {
 		h.mux.Handle("/metrics", promhttp.HandlerFor(cfg.Metrics, promhttp.HandlerOpts{}))
+	}
+	// As the kubelet's: what can be gathered is served despite errors.
+	partial := promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}
+	if cfg.ResourceMetrics != nil {
+		h.mux.Handle("/metrics/resource", promhttp.HandlerFor(cfg.ResourceMetrics, partial))
+	}
+	if cfg.ProbeMetrics != nil {
+		h.mux.Handle("/metrics/probes", promhttp.HandlerFor(cfg.ProbeMetrics, partial))
 	}
 	if cfg.Logs != nil {
 		h.mux.HandleFunc("/containerLogs/", h.containerLogs)
