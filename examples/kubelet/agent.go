@@ -3,10 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"sort"
-	"strconv"
 	"sync"
 	"time"
 
@@ -58,7 +55,8 @@ type agent struct {
 	mux         *podsource.Mux
 	sources     []podsource.Source
 	registry    *prometheus.Registry
-	api         *server.Handler
+	api         *server.Handler // the API on --port, behind authentication and authorization
+	readOnly    *server.Handler // the read-only subset on --read-only-port
 	summary     *server.SummaryProvider
 	runtimeName string           // "containerd"
 	node        *nodestatus.Node // the Node's description, registered in cluster mode
@@ -76,7 +74,9 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 	}
 	plegMetrics, proberMetrics, srcMetrics := plegmetrics.New(), prober.NewMetrics(), podsource.NewMetrics()
 	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		plegMetrics, proberMetrics, srcMetrics)
+		plegMetrics, srcMetrics)
+	probeRegistry := prometheus.NewRegistry() // /metrics/probes, as the kubelet's
+	probeRegistry.MustRegister(proberMetrics)
 	var recorder runtime.EventRecorder
 	var objects runtime.Objects
 	var nodeRecorder nodestatus.EventRecorder
@@ -98,7 +98,7 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 	}
 	if a.mgr, err = runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: cfg.podLogsDir,
 		SandboxLabels: map[string]string{nodeLabel: cfg.hostname}, OwnPodsOnly: true,
-		HostIP: cfg.hostIP, Mounts: volumes.Mounts, Recorder: recorder, Objects: objects, NodeAllocatable: a.allocatable,
+		HostIP: cfg.hostIP, Mounts: volumes.Mounts, Streaming: client, Recorder: recorder, Objects: objects, NodeAllocatable: a.allocatable,
 		Log: log.WithName("runtime")}); err != nil {
 		return nil, nil, err
 	}
@@ -172,30 +172,16 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 	for _, s := range a.sources {
 		a.mux.Register(s.Name())
 	}
-	a.api, err = server.New(server.Config{Pods: a, Logs: server.LogLocatorFunc(a.logPath), Stats: a.summary,
-		Metrics: a.registry, EnableDebuggingHandlers: cfg.debugHandlers, Clock: clk, Checks: []server.Check{
-			{Name: "pleg", Check: func(context.Context) error { _, err := a.pleg.Healthy(); return err }},
-			{Name: "runtime", Check: client.CheckReady}}})
-	return a, a.registry, err
-}
-
-// serve starts the healthz and API servers on 127.0.0.1 until ctx ends.
-func (a *agent) serve(ctx context.Context, wg *sync.WaitGroup) error {
-	for _, s := range []struct {
-		port int
-		h    http.Handler
-	}{{a.cfg.healthzPort, a.api.Healthz()}, {a.cfg.port, a.api}} {
-		if s.port == 0 {
-			continue
-		}
-		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)))
-		if err != nil {
-			return err
-		}
-		wg.Add(1)
-		go func() { defer wg.Done(); a.logError(server.Serve(ctx, l, s.h), "http server") }()
+	checks := []server.Check{{Name: "pleg", Check: func(context.Context) error { _, err := a.pleg.Healthy(); return err }},
+		{Name: "runtime", Check: client.CheckReady}}
+	// The kubelet's read-only port: no logs, no streams, no debugging.
+	if a.readOnly, err = server.New(server.Config{Pods: a, Stats: a.summary, Metrics: a.registry, ProbeMetrics: probeRegistry,
+		Checks: checks}); err != nil {
+		return nil, nil, err
 	}
-	return nil
+	a.api, err = server.New(server.Config{Pods: a, Logs: server.LogLocatorFunc(a.logPath), Stats: a.summary, Streams: a.mgr,
+		Metrics: a.registry, ProbeMetrics: probeRegistry, EnableDebuggingHandlers: cfg.debugHandlers, Clock: clk, Checks: checks})
+	return a, a.registry, err
 }
 
 // run drives the agent until ctx ends: source updates, lifecycle events

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -15,7 +16,7 @@ import (
 // applyConfigFile reads a KubeletConfiguration (kubelet.config.k8s.io/v1beta1)
 // and takes from it every setting whose flag was not given on the command
 // line: flags win, as in the kubelet. Unknown fields are refused by name.
-func applyConfigFile(fs *flag.FlagSet, cfg *config, path string) error {
+func applyConfigFile(fs *flag.FlagSet, cfg *config, sf *servingFlags, path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("--config: %w", err)
@@ -28,6 +29,13 @@ func applyConfigFile(fs *flag.FlagSet, cfg *config, path string) error {
 		return fmt.Errorf("--config %s: apiVersion/kind: Unsupported value: %q/%q: want %s/KubeletConfiguration",
 			path, kc.APIVersion, kc.Kind, kubeletconfig.SchemeGroupVersion)
 	}
+	// Relative paths are the config file's, as in the kubelet.
+	for _, p := range []*string{&kc.StaticPodPath, &kc.Authentication.X509.ClientCAFile, &kc.TLSCertFile,
+		&kc.TLSPrivateKeyFile, &kc.PodLogsDir} {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(filepath.Dir(path), *p)
+		}
+	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	take(set, "pod-manifest-path", &cfg.manifestPath, kc.StaticPodPath)
@@ -38,7 +46,6 @@ func applyConfigFile(fs *flag.FlagSet, cfg *config, path string) error {
 	take(set, "cgroup-root", &cfg.cgroupRoot, kc.CgroupRoot)
 	take(set, "sync-frequency", &cfg.syncFrequency, kc.SyncFrequency.Duration)
 	take(set, "file-check-frequency", &cfg.fileCheckFreq, kc.FileCheckFrequency.Duration)
-	take(set, "port", &cfg.port, int(kc.Port))
 	take(set, "max-pods", &cfg.maxPods, int(kc.MaxPods))
 	take(set, "node-status-update-frequency", &cfg.nodeStatusFreq, kc.NodeStatusUpdateFrequency.Duration)
 	take(set, "node-lease-duration-seconds", &cfg.leaseSeconds, int(kc.NodeLeaseDurationSeconds))
@@ -51,8 +58,10 @@ func applyConfigFile(fs *flag.FlagSet, cfg *config, path string) error {
 		cfg.taints = kc.RegisterWithTaints
 	}
 	if kc.HealthzPort != nil && !set["healthz-port"] { // 0 (disabled) is a value here
-		cfg.healthzPort = int(*kc.HealthzPort)
+		cfg.serving.healthz = int(*kc.HealthzPort)
 	}
+	take(set, "pod-logs-dir", &cfg.podLogsDir, kc.PodLogsDir)
+	applyServingConfig(set, &cfg.serving, sf, &kc)
 	for name, b := range map[string]struct{ dst, v *bool }{"cgroups-per-qos": {&cfg.cgroupsPerQOS, kc.CgroupsPerQOS},
 		"enable-debugging-handlers": {&cfg.debugHandlers, kc.EnableDebuggingHandlers}} {
 		if !set[name] && b.v != nil {

@@ -111,7 +111,7 @@ spec:
 	cgroupRoot := testenv.CgroupRoot + "/lifecycle-" + rand.String(6)
 	podLogsDir := t.TempDir()
 	args := fmt.Sprintf("--runtime remote --container-runtime-endpoint %s --pod-manifest-path %s --hostname-override lc "+
-		"--pod-logs-dir %s --root-dir %s --port %d --healthz-port 0 --cgroup-root %s --file-check-frequency 1s",
+		"--pod-logs-dir %s --root-dir %s --port 0 --address 127.0.0.1 --read-only-port %d --healthz-port 0 --cgroup-root %s --file-check-frequency 1s",
 		cd.Endpoint, dir, podLogsDir, rootDir, apiPort, cgroupRoot)
 	logPath := filepath.Join(t.TempDir(), "agent.log")
 	agent := startAgentProcess(t, args, logPath)

@@ -38,12 +38,14 @@ type config struct {
 	runtimeKind, endpoint, imageEndpoint, manifestPath, manifestURL, hostname, hostIP string
 	podLogsDir, rootDir, cgroupRoot, cgroupDriver, kubeconfig                         string
 	relistPeriod, syncFrequency, fileCheckFreq, nodeStatusFreq                        time.Duration
-	healthzPort, port, maxPods, leaseSeconds, apiQPS, apiBurst                        int
+	maxPods, leaseSeconds, apiQPS, apiBurst                                           int
 	nodeLabels                                                                        map[string]string
 	taints                                                                            []v1.Taint
 	kubeReserved, systemReserved                                                      string // name=quantity,...
 	evictionHard                                                                      string // signal<quantity,...
 	cgroupsPerQOS, debugHandlers, fakeServesPorts                                     bool
+	serving                                                                           serving
+	verbosity                                                                         int
 }
 
 // gcPercent is the agent's GOGC unless the environment sets one: its live
@@ -55,12 +57,13 @@ func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	cfg, err := parseFlags(os.Args[1:])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kubelet:", err)
 		os.Exit(2)
 	}
+	// logr's V(n) is slog's level -n: -v=4 shows V(4) and below.
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.Level(-cfg.verbosity)}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, cfg, log); err != nil && !errors.Is(err, context.Canceled) {
@@ -81,8 +84,9 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&cfg.relistPeriod, "relist-period", pleg.DefaultRelistPeriod, "PLEG relist period")
 	fs.DurationVar(&cfg.syncFrequency, "sync-frequency", time.Minute, "max period between syncs of each pod")
 	fs.DurationVar(&cfg.fileCheckFreq, "file-check-frequency", 20*time.Second, "how often the manifest directory is re-read")
-	fs.IntVar(&cfg.healthzPort, "healthz-port", 10248, "port of the /healthz endpoint on 127.0.0.1 (0 disables)")
-	fs.IntVar(&cfg.port, "port", 10250, "port of the agent's API (/pods, /healthz, /metrics) on 127.0.0.1 (0 disables)")
+	var sf servingFlags
+	addServingFlags(fs, &cfg.serving, &sf)
+	fs.IntVar(&cfg.verbosity, "v", 0, "log verbosity (klog's -v: higher logs more)")
 	fs.StringVar(&cfg.hostIP, "node-ip", "127.0.0.1", "the node's IP, reported for host-network pods and probed there")
 	fs.StringVar(&cfg.manifestURL, "manifest-url", "", "URL polled for a Pod or PodList")
 	fs.BoolVar(&cfg.cgroupsPerQOS, "cgroups-per-qos", true, "create the QoS and pod cgroup hierarchy (not with the fake runtime)")
@@ -118,9 +122,12 @@ func parseFlags(args []string) (config, error) {
 		return cfg, err
 	}
 	if *configFile != "" {
-		if err := applyConfigFile(fs, &cfg, *configFile); err != nil {
+		if err := applyConfigFile(fs, &cfg, &sf, *configFile); err != nil {
 			return cfg, err
 		}
+	}
+	if err := cfg.serving.finish(sf, cfg.rootDir); err != nil {
+		return cfg, err
 	}
 	if !map[string]bool{"auto": true, "remote": true, "fake": true}[cfg.runtimeKind] {
 		return cfg, fmt.Errorf("--runtime: invalid value %q: want auto, remote or fake", cfg.runtimeKind)
@@ -147,7 +154,7 @@ func parseFlags(args []string) (config, error) {
 	if cfg.cgroupDriver != "cgroupfs" && cfg.cgroupDriver != "systemd" {
 		return cfg, fmt.Errorf("--cgroup-driver: invalid value %q: want cgroupfs or systemd", cfg.cgroupDriver)
 	}
-	for name, v := range map[string][3]int{"--healthz-port": {cfg.healthzPort, 0, 65535}, "--port": {cfg.port, 0, 65535}, "--max-pods": {cfg.maxPods, 1, 1 << 20},
+	for name, v := range map[string][3]int{"--max-pods": {cfg.maxPods, 1, 1 << 20}, "-v": {cfg.verbosity, 0, 10},
 		"--node-lease-duration-seconds": {cfg.leaseSeconds, 1, 3600}, "--kube-api-qps": {cfg.apiQPS, 1, 1 << 20},
 		"--kube-api-burst": {cfg.apiBurst, 1, 1 << 20}} {
 		if v[0] < v[1] || v[0] > v[2] {
@@ -183,7 +190,7 @@ func run(ctx context.Context, cfg config, slogger *slog.Logger) error {
 		return err
 	}
 	slogger.Info("nodekit agent started", "node", cfg.hostname, "manifests", cfg.manifestPath, "runtime", a.runtimeName,
-		"relistPeriod", cfg.relistPeriod, "syncFrequency", cfg.syncFrequency, "healthzPort", cfg.healthzPort, "port", cfg.port)
+		"relistPeriod", cfg.relistPeriod, "syncFrequency", cfg.syncFrequency, "healthzPort", cfg.serving.healthz, "port", cfg.serving.port, "readOnlyPort", cfg.serving.readOnlyPort)
 	a.run(ctx)
 	slogger.Info("shutting down; pods keep running in the runtime")
 	return ctx.Err()

@@ -10,14 +10,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
-
-	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubeletconfig "k8s.io/kubelet/config/v1beta1"
+	"k8s.io/utils/ptr"
 
 	"github.com/nodekit-dev/nodekit/runtime"
+	"github.com/nodekit-dev/nodekit/server/serverauth"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -32,6 +35,10 @@ func TestParseFlagsRejectsBadInput(t *testing.T) {
 		`--kube-reserved: Invalid value: "gpu=1"`:                               {"--kube-reserved", "gpu=1"},
 		`--eviction-hard: Invalid value: "memory.available=1Gi"`:                {"--eviction-hard", "memory.available=1Gi"},
 		`--register-with-taints: Invalid value: "a=b"`:                          {"--register-with-taints", "a=b"},
+		`--authorization-mode: Unsupported value: "RBAC"`:                       {"--authorization-mode", "RBAC"},
+		`--address: Invalid value: "localhost": must be an IP address`:          {"--address", "localhost"},
+		"--read-only-port: invalid value 70000":                                 {"--read-only-port", "70000"},
+		"-v: invalid value 11":                                                  {"-v", "11"},
 	} {
 		_, err := parseFlags(want)
 		require.Error(t, err, want)
@@ -46,7 +53,7 @@ func TestParseFlagsRejectsBadInput(t *testing.T) {
 	assert.Equal(t, "/srv/manifests", cfg.manifestPath, "from the file")
 	assert.Equal(t, 5*time.Second, cfg.syncFrequency, "the flag wins")
 	assert.Equal(t, 20, cfg.maxPods)
-	assert.Equal(t, 11248, cfg.healthzPort)
+	assert.Equal(t, 11248, cfg.serving.healthz)
 	assert.Equal(t, "cpu=100m,memory=1Gi", cfg.kubeReserved, "maps from the file in the flags' form")
 	assert.Equal(t, "memory.available<200Mi", cfg.evictionHard)
 	assert.Equal(t, "systemd", cfg.cgroupDriver)
@@ -57,6 +64,36 @@ func TestParseFlagsRejectsBadInput(t *testing.T) {
 	require.NoError(t, os.WriteFile(cfgFile, []byte("apiVersion: v1\nkind: Pod\n"), 0o644))
 	_, err = parseFlags([]string{"--config", cfgFile})
 	assert.ErrorContains(t, err, "apiVersion/kind: Unsupported value")
+
+	// Serving: the v1beta1 defaults, the file's settings (relative paths
+	// are the file's), flags winning.
+	cfg, err = parseFlags([]string{"--root-dir", "/srv/kubelet"})
+	require.NoError(t, err)
+	assert.Equal(t, serving{address: "0.0.0.0", healthzAddress: "127.0.0.1", port: 10250, healthz: 10248,
+		tls: serverauth.TLSOptions{CertDir: "/srv/kubelet/pki"},
+		authn: kubeletconfig.KubeletAuthentication{Anonymous: kubeletconfig.KubeletAnonymousAuthentication{Enabled: ptr.To(false)},
+			Webhook: kubeletconfig.KubeletWebhookAuthentication{Enabled: ptr.To(true), CacheTTL: metav1.Duration{Duration: 2 * time.Minute}}},
+		authz: kubeletconfig.KubeletAuthorization{Mode: "Webhook", Webhook: kubeletconfig.KubeletWebhookAuthorization{
+			CacheAuthorizedTTL: metav1.Duration{Duration: 5 * time.Minute}, CacheUnauthorizedTTL: metav1.Duration{Duration: 30 * time.Second}}},
+	}, cfg.serving)
+	require.NoError(t, os.WriteFile(cfgFile, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"+
+		"address: 127.0.0.1\nreadOnlyPort: 10255\ntlsCertFile: pki/serving.crt\ntlsPrivateKeyFile: /etc/serving.key\n"+
+		"tlsCipherSuites: [TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]\npodLogsDir: logs\n"+
+		"authentication: {anonymous: {enabled: true}, webhook: {enabled: false}, x509: {clientCAFile: ca.crt}}\n"+
+		"authorization: {mode: AlwaysAllow}\n"), 0o644))
+	cfg, err = parseFlags([]string{"--config", cfgFile, "--anonymous-auth=false"})
+	require.NoError(t, err)
+	base := filepath.Dir(cfgFile)
+	assert.Equal(t, "127.0.0.1", cfg.serving.address)
+	assert.Equal(t, 10255, cfg.serving.readOnlyPort)
+	assert.Equal(t, filepath.Join(base, "pki/serving.crt"), cfg.serving.tls.CertFile)
+	assert.Equal(t, "/etc/serving.key", cfg.serving.tls.KeyFile)
+	assert.Equal(t, []string{"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"}, cfg.serving.tls.CipherSuites)
+	assert.Equal(t, filepath.Join(base, "logs"), cfg.podLogsDir)
+	assert.Equal(t, filepath.Join(base, "ca.crt"), cfg.serving.authn.X509.ClientCAFile)
+	assert.False(t, *cfg.serving.authn.Anonymous.Enabled, "the flag wins")
+	assert.False(t, *cfg.serving.authn.Webhook.Enabled)
+	assert.Equal(t, kubeletconfig.KubeletAuthorizationModeAlwaysAllow, cfg.serving.authz.Mode)
 
 	cfg, err = parseFlags([]string{"--hostname-override", "Node-A"})
 	require.NoError(t, err)

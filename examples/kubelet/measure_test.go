@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -74,7 +73,7 @@ func TestMeasureAgent(t *testing.T) {
 	apiPort := freePorts(t, 1)[0]
 	cgroupRoot := testenv.CgroupRoot + "/measure-" + rand.String(6)
 	args := fmt.Sprintf("--runtime remote --container-runtime-endpoint %s --pod-manifest-path %s --hostname-override m "+
-		"--pod-logs-dir %s --root-dir %s --port %d --healthz-port 0 --cgroup-root %s",
+		"--pod-logs-dir %s --root-dir %s --port 0 --address 127.0.0.1 --read-only-port %d --healthz-port 0 --cgroup-root %s",
 		cd.Endpoint, dir, t.TempDir(), t.TempDir(), apiPort, cgroupRoot)
 	// NODEKIT_AGENT_BIN measures a built agent binary instead of this test
 	// binary running main (whose RSS includes the test's own packages).
@@ -304,21 +303,6 @@ func listPods(url string) (*v1.PodList, error) {
 	defer resp.Body.Close()
 	var list v1.PodList
 	return &list, json.NewDecoder(resp.Body).Decode(&list)
-}
-
-func freePorts(t *testing.T, n int) []int {
-	var ls []net.Listener
-	var ports []int
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	for _, l := range ls {
-		l.Close()
-	}
-	return ports
 }
 
 func waitFor(t *testing.T, d time.Duration, cond func() bool) {

@@ -34,7 +34,7 @@ func describeNode(ctx context.Context, cfg config, client *runtime.Client, runti
 	eviction, _ := resources.ParseThresholds("--eviction-hard", cfg.evictionHard)
 	return nodestatus.New(nodestatus.Config{NodeName: cfg.hostname, NodeIP: cfg.hostIP, Labels: cfg.nodeLabels,
 		KubeReserved: kubeReserved, SystemReserved: systemReserved, HardEviction: eviction, Recorder: recorder,
-		Taints: cfg.taints, MaxPods: cfg.maxPods, Port: int32(cfg.port), Machine: mi, ContainerRuntimeVersion: version,
+		Taints: cfg.taints, MaxPods: cfg.maxPods, Port: int32(cfg.serving.port), Machine: mi, ContainerRuntimeVersion: version,
 		Images: client, ReadyChecks: []nodestatus.Check{nodestatus.RuntimeCheck(client.RuntimeStatus),
 			nodestatus.NetworkCheck(client.RuntimeStatus), nodestatus.PLEGCheck(p.Healthy)}})
 }

@@ -3,10 +3,7 @@ package serverauth_test
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -15,13 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"encoding/json"
-	"encoding/pem"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -34,6 +26,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/nodekit-dev/nodekit/server/serverauth"
+	"github.com/nodekit-dev/nodekit/server/serverauth/serverauthtest"
 )
 
 func TestAttributes(t *testing.T) {
@@ -220,23 +213,9 @@ func TestNewRefusesWhatCannotWork(t *testing.T) {
 
 // pki makes a CA and a client certificate it signed, as PEM files.
 func pki(t *testing.T, dir, cn string, orgs ...string) (caFile string, client tls.Certificate) {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	caFile, client, err := serverauthtest.ClientPKI(dir, cn, orgs...)
 	require.NoError(t, err)
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "client-ca"}, IsCA: true,
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	require.NoError(t, err)
-	caCert, err := x509.ParseCertificate(caDER)
-	require.NoError(t, err)
-	caFile = filepath.Join(dir, "ca.crt")
-	require.NoError(t, os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o600))
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: cn, Organization: orgs},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
-	require.NoError(t, err)
-	return caFile, tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	return caFile, client
 }
 
 // Over real TLS on loopback: a client certificate the client CA signed is

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/nodekit-dev/nodekit/server/serverauth/serverauthtest"
+)
+
+// servedAgent runs the agent on the fake runtime with args and its
+// servers on loopback; the pod "web" (testbin serve) runs in it.
+func servedAgent(t *testing.T, ctx context.Context, args ...string) (*agent, error) {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "web.yaml"), []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: web}\n"+
+		"spec:\n  containers:\n  - {name: c, image: nodekit.local/testbin:1}\n"), 0o644))
+	cfg, err := parseFlags(append([]string{"--runtime", "fake", "--pod-manifest-path", dir, "--hostname-override", "n1",
+		"--pod-logs-dir", t.TempDir(), "--file-check-frequency", "100ms", "--root-dir", t.TempDir(), "--address", "127.0.0.1",
+		"--fake-host-ports=false"}, args...))
+	require.NoError(t, err)
+	a, stop := startAgent(t, ctx, cfg)
+	t.Cleanup(stop)
+	sctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	return a, a.serve(sctx, &wg)
+}
+
+func TestStandaloneServingNeedsExplicitAuth(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := servedAgent(t, ctx, "--port", strconv.Itoa(freePorts(t, 1)[0]), "--healthz-port", "0")
+	require.Error(t, err, "webhook authentication without an API server cannot work: refused, as the kubelet")
+	assert.Contains(t, err.Error(), "--authentication-token-webhook=false --authorization-mode=AlwaysAllow")
+}
+
+// The kubelet's three servers: --port over TLS behind authentication
+// (here client certificates) and authorization, the read-only port's
+// subset over plain HTTP, healthz.
+func TestServingPortsAsTheKubelet(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	caFile, cert, err := serverauthtest.ClientPKI(t.TempDir(), "kube-apiserver-kubelet-client", "system:masters")
+	require.NoError(t, err)
+	ports := freePorts(t, 3)
+	a, err := servedAgent(t, ctx, "--port", strconv.Itoa(ports[0]), "--read-only-port", strconv.Itoa(ports[1]),
+		"--healthz-port", strconv.Itoa(ports[2]), "--authentication-token-webhook=false", "--authorization-mode", "AlwaysAllow",
+		"--client-ca-file", caFile)
+	require.NoError(t, err)
+	eventually(t, "web running", func() bool { p := podNamed(a, "web-n1"); return p != nil && p.Status.Phase == v1.PodRunning })
+
+	secure := func(cert *tls.Certificate) *http.Client {
+		cfg := &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the agent's self-signed certificate
+		if cert != nil {
+			cfg.Certificates = []tls.Certificate{*cert}
+		}
+		tr := &http.Transport{TLSClientConfig: cfg}
+		t.Cleanup(tr.CloseIdleConnections)
+		return &http.Client{Transport: tr}
+	}
+	get := func(c *http.Client, url string) (int, string) {
+		resp, err := c.Get(url)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(body)
+	}
+	api := "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
+	readOnly := "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))
+	for _, tc := range []struct {
+		name   string
+		client *http.Client
+		url    string
+		code   int
+		body   string
+	}{
+		{"client certificate", secure(&cert), api + "/pods", 200, `"name":"web-n1"`},
+		{"logs with a certificate", secure(&cert), api + "/containerLogs/default/web-n1/c", 200, "listening on"},
+		{"probe metrics", secure(&cert), api + "/metrics/probes", 200, ""},
+		{"resource metrics", secure(&cert), api + "/metrics/resource", 200, "resource_scrape_error 0"},
+		{"no certificate: anonymous is off", secure(nil), api + "/pods", 401, "Unauthorized"},
+		{"read-only pods", http.DefaultClient, readOnly + "/pods", 200, `"name":"web-n1"`},
+		{"read-only has no logs", http.DefaultClient, readOnly + "/containerLogs/default/web-n1/c", 404, ""},
+		{"read-only has no exec", http.DefaultClient, readOnly + "/exec/default/web-n1/c?command=x&output=1", 404, ""},
+		{"healthz", http.DefaultClient, "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[2])) + "/healthz", 200, "ok"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, body := get(tc.client, tc.url)
+			assert.Equal(t, tc.code, code, body)
+			assert.Contains(t, body, tc.body)
+		})
+	}
+	var list v1.PodList
+	_, body := get(http.DefaultClient, readOnly+"/pods")
+	require.NoError(t, json.Unmarshal([]byte(body), &list))
+	assert.Len(t, list.Items, 1)
+	_, err = os.Stat(filepath.Join(a.cfg.rootDir, "pki", "kubelet.crt"))
+	assert.NoError(t, err, "the self-signed serving certificate is kept in <root-dir>/pki")
+}
+
+// freePorts returns n loopback ports free a moment ago.
+func freePorts(t *testing.T, n int) []int {
+	var ls []net.Listener
+	var ports []int
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	for _, l := range ls {
+		l.Close()
+	}
+	return ports
+}
