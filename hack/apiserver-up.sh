@@ -30,7 +30,8 @@
 # Outputs in the state dir: kubeconfig (admin, group system:masters), kubeconfig-node
 # (system:node:<node>, group system:nodes: Node authorizer + NodeRestriction apply),
 # env (exports NODEKIT_KUBECONFIG NODEKIT_NODE_KUBECONFIG NODEKIT_NODE_NAME
-# NODEKIT_APISERVER_URL NODEKIT_APISERVER_DIR NODEKIT_APISERVER_CA), etcd.log,
+# NODEKIT_APISERVER_URL NODEKIT_APISERVER_DIR NODEKIT_APISERVER_CA NODEKIT_CLIENT_CA: the client CA
+# that signed the apiserver's kubelet-client certificate, for a node's --client-ca-file), etcd.log,
 # kube-apiserver.log, etcd.pid, kube-apiserver.pid. Progress goes to stderr; the last
 # stdout line is the admin kubeconfig path. Everything listens on 127.0.0.1 only.
 # Stop with hack/apiserver-down.sh [--purge]; nothing is ever killed by name.
@@ -134,7 +135,9 @@ start() {
 stop_all() { NODEKIT_APISERVER_DIR=$DIR bash "$HACK/apiserver-down.sh" 9>&- >&2 || true; }
 
 # Settings that require a restart when they change.
-SETTINGS="version=$K8S_VERSION api=$KUBE_APISERVER_BIN etcd=$ETCD_BIN ports=$API_PORT,$ETCD_PORT,$ETCD_PEER_PORT node=$NODE_NAME extra=${NODEKIT_APISERVER_EXTRA_ARGS:-}"
+# kubelet-client=1: the apiserver calls kubelets with a client certificate (a
+# running apiserver without it is restarted).
+SETTINGS="kubelet-client=1 version=$K8S_VERSION api=$KUBE_APISERVER_BIN etcd=$ETCD_BIN ports=$API_PORT,$ETCD_PORT,$ETCD_PEER_PORT node=$NODE_NAME extra=${NODEKIT_APISERVER_EXTRA_ARGS:-}"
 
 write_outputs() {
   local f user token
@@ -166,6 +169,7 @@ export NODEKIT_NODE_NAME=$NODE_NAME
 export NODEKIT_APISERVER_URL=https://127.0.0.1:$API_PORT
 export NODEKIT_APISERVER_DIR=$DIR
 export NODEKIT_APISERVER_CA=$DIR/certs/apiserver.crt
+export NODEKIT_CLIENT_CA=$DIR/certs/client-ca.crt
 EOF
   mv "$DIR/env.tmp" "$DIR/env"
 }
@@ -196,12 +200,28 @@ if [[ ! -s $DIR/certs/apiserver.crt || ! -s $DIR/certs/apiserver.key ]]; then
     -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" -addext "basicConstraints=critical,CA:TRUE" \
     -keyout "$DIR/certs/apiserver.key" -out "$DIR/certs/apiserver.crt" 2>/dev/null
 fi
+# A client CA, which nodes trust with --client-ca-file, and the apiserver's
+# client certificate for its calls to nodes (logs, exec, attach,
+# port-forward): CN kube-apiserver-kubelet-client in system:masters, as
+# kubeadm makes it.
+C=$DIR/certs
+if [[ ! -s $C/client-ca.crt || ! -s $C/kubelet-client.crt || ! -s $C/kubelet-client.key ]]; then
+  openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=nodekit-client-ca" \
+    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
+    -keyout "$C/client-ca.key" -out "$C/client-ca.crt" 2>/dev/null
+  openssl req -newkey rsa:2048 -nodes -subj "/O=system:masters/CN=kube-apiserver-kubelet-client" \
+    -keyout "$C/kubelet-client.key" -out "$C/kubelet-client.csr" 2>/dev/null
+  printf 'extendedKeyUsage=clientAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n' > "$C/kubelet-client.ext"
+  openssl x509 -req -in "$C/kubelet-client.csr" -CA "$C/client-ca.crt" -CAkey "$C/client-ca.key" -CAcreateserial \
+    -days 3650 -extfile "$C/kubelet-client.ext" -out "$C/kubelet-client.crt" 2>/dev/null
+  rm -f "$C/kubelet-client.csr" "$C/kubelet-client.ext"
+fi
 for t in admin node; do [[ -s $DIR/$t.token ]] || openssl rand -hex 24 > "$DIR/$t.token"; done
 {
   echo "$(<"$DIR/admin.token"),nodekit-admin,nodekit-admin,system:masters"
   echo "$(<"$DIR/node.token"),system:node:$NODE_NAME,system:node:$NODE_NAME,system:nodes"
 } > "$DIR/tokens.csv"
-chmod 600 "$DIR"/*.token "$DIR/tokens.csv" "$DIR/sa.key" "$DIR/certs/apiserver.key"
+chmod 600 "$DIR"/*.token "$DIR/tokens.csv" "$DIR/sa.key" "$DIR/certs/apiserver.key" "$C/client-ca.key" "$C/kubelet-client.key"
 
 # ---------------------------------------------------------------- etcd
 if alive etcd && etcd_ready; then
@@ -236,6 +256,8 @@ start kube-apiserver "$KUBE_APISERVER_BIN" \
   --tls-cert-file="$DIR/certs/apiserver.crt" --tls-private-key-file="$DIR/certs/apiserver.key" \
   --cert-dir="$DIR/certs" \
   --token-auth-file="$DIR/tokens.csv" \
+  --client-ca-file="$DIR/certs/client-ca.crt" \
+  --kubelet-client-certificate="$DIR/certs/kubelet-client.crt" --kubelet-client-key="$DIR/certs/kubelet-client.key" \
   --authorization-mode=Node,RBAC \
   --enable-admission-plugins=NodeRestriction --disable-admission-plugins=ServiceAccount \
   --service-account-issuer=https://kubernetes.default.svc.cluster.local \

@@ -14,6 +14,13 @@
 #   keeps the static pod Running (curl on 127.0.0.1: kubectl has nothing to talk to);
 #   after the restart the Lease renewed, the Node Ready and a new pod Running; the Node
 #   deleted and registered again with a new UID.
+# And the node API (issue #16): the agent serves --port over TLS, trusting the apiserver's
+# kubelet-client certificate through --client-ca-file, with webhook authentication and
+# authorization (the v1beta1 defaults); through the apiserver, kubectl logs (-f,
+# --previous), kubectl exec (output, stdin, a terminal, exit codes), kubectl attach and
+# kubectl port-forward work; called directly, the node refuses anonymous requests, a
+# token the apiserver does not know, and exec by a user without nodes/proxy (the node's
+# own identity), and lets the admin in.
 # Ends with one PASS line with the time of each step; on a failure it says what was
 # expected and what kubectl showed, with the object's YAML and the agent log's tail.
 #
@@ -249,7 +256,7 @@ cleanup() {
   if agent_alive; then
     # The agent leaves its pods running when it stops: delete them first, let it kill them.
     rm -f "$DIR/manifests/"*
-    k -n "$NS" delete pod "$P-web" "$P-after-outage" --ignore-not-found --wait=false >/dev/null 2>&1
+    k -n "$NS" delete pod "$P-web" "$P-after-outage" "$P-cat" "$P-crash" --ignore-not-found --wait=false >/dev/null 2>&1
     local deadline=$((SECONDS + 40))
     while left=$(running_leftovers) && [[ -n $left ]] && ((SECONDS < deadline)) && agent_alive; do sleep 0.5; done
     [[ -z $left ]] || { log "cleanup: the agent did not stop its pods within 40s: $(echo "$left" | tr '\n' ' ')"; ((rc)) || rc=1; }
@@ -288,7 +295,7 @@ free_port() {
   done
   die "no free port on 127.0.0.1 after $i tries"
 }
-free_port API_PORT; free_port HEALTHZ_PORT; free_port STATIC_PORT; free_port WEB_PORT
+free_port API_PORT; free_port HEALTHZ_PORT; free_port STATIC_PORT; free_port WEB_PORT; free_port RO_PORT; free_port FWD_PORT
 
 step agent-start
 cat > "$DIR/manifests/static.yaml" <<EOF
@@ -310,7 +317,8 @@ AGENT_ARGS=(--runtime remote --container-runtime-endpoint "$NODEKIT_CRI_ENDPOINT
   --node-labels "$NODE_LABEL"
   --pod-manifest-path "$DIR/manifests" --file-check-frequency 1s --sync-frequency 3s
   --root-dir "$DIR/root" --pod-logs-dir "$DIR/logs" --cgroups-per-qos=false
-  --port "$API_PORT" --healthz-port "$HEALTHZ_PORT"
+  --address 127.0.0.1 --port "$API_PORT" --read-only-port "$RO_PORT" --healthz-port "$HEALTHZ_PORT"
+  --client-ca-file "$NODEKIT_CLIENT_CA"
   --node-status-update-frequency 2s --node-lease-duration-seconds 8)
 # Its own session (a ^C of this script reaches only the script, whose cleanup stops it);
 # the pid file is written by the shell that then execs the agent.
@@ -321,7 +329,7 @@ for _ in $(seq 1 50); do [[ -s $DIR/agent.pid ]] && break; sleep 0.1; done
 AGENT_PID=$(<"$DIR/agent.pid")
 healthz() { SEEN=$(curl -sS --max-time 2 "http://127.0.0.1:$HEALTHZ_PORT/healthz" 2>&1) && [[ $SEEN == ok ]]; }
 within 20 "the agent's /healthz on 127.0.0.1:$HEALTHZ_PORT to say ok" healthz
-log "agent pid $AGENT_PID: --port $API_PORT --healthz-port $HEALTHZ_PORT, log $DIR/agent.log"
+log "agent pid $AGENT_PID: --port $API_PORT (TLS) --read-only-port $RO_PORT --healthz-port $HEALTHZ_PORT, log $DIR/agent.log"
 
 # ---------------------------------------------------------------- node, lease
 step node-registered
@@ -422,6 +430,97 @@ within 30 "the ConfigMap's update (greeting 'hi') in the running pod's volume (-
   file_is "$VOLS/kubernetes.io~configmap/cfg/greeting" hi
 log "volumes under $VOLS: configmap and secret content, ConfigMap update seen"
 
+# ---------------------------------------------------------------- the node API (#16)
+step node-api-auth
+OBJ=()
+# code_of URL [curl args...]: the HTTP status of a direct call to the agent's --port.
+code_of() { curl -sk -o "$DIR/body" -w '%{http_code}' --max-time 5 "${@:2}" "https://127.0.0.1:$API_PORT$1"; }
+SEEN=$(code_of /pods) && [[ $SEEN == 401 ]] || fail "an anonymous GET /pods refused with 401 (anonymous-auth is off)"
+SEEN=$(code_of /pods -H "Authorization: Bearer not-a-token-the-apiserver-knows") && [[ $SEEN == 401 ]] ||
+  fail "a token the apiserver does not know refused with 401 (TokenReview)"
+SEEN=$(code_of "/exec/$NS/$P-web/web?command=/testbin&command=echo&output=1" -X POST \
+  -H "Authorization: Bearer $(<"$APIDIR/node.token")")
+[[ $SEEN == 403 ]] && grep -q "Forbidden (user=system:node:$NODE, verb=create, resource=nodes, subresource(s)=\[proxy\])" "$DIR/body" ||
+  { SEEN="$SEEN $(<"$DIR/body")"; fail "exec by the node's own identity (no nodes/proxy) refused with the kubelet's 403"; }
+SEEN=$(code_of /pods -H "Authorization: Bearer $(<"$APIDIR/admin.token")") && [[ $SEEN == 200 ]] ||
+  fail "the admin's token (system:masters: nodes/proxy allowed by SubjectAccessReview) gets /pods"
+log "direct calls: anonymous 401, unknown token 401, the node's identity 403 for exec, the admin 200"
+
+step kubectl-logs-exec
+OBJ=(-n "$NS" pod "$P-web")
+SEEN=$(k -n "$NS" logs "$P-web" 2>&1) && [[ $SEEN == *"listening on 127.0.0.1:$WEB_PORT"* ]] ||
+  fail "kubectl logs $P-web to show 'listening on 127.0.0.1:$WEB_PORT'"
+SEEN=$(k -n "$NS" logs "$P-web" --timestamps --tail=1 2>&1) && [[ $SEEN =~ ^20[0-9-]+T[0-9:.]+Z\ listening ]] ||
+  fail "kubectl logs --timestamps --tail=1: one line with its time"
+SEEN=$(k -n "$NS" exec "$P-web" -- /testbin echo hello from exec 2>&1) && [[ $SEEN == "hello from exec" ]] ||
+  fail "kubectl exec $P-web -- /testbin echo hello from exec"
+SEEN=$(echo "typed on stdin" | k -n "$NS" exec -i "$P-web" -- /testbin cat 2>&1) && [[ $SEEN == "typed on stdin" ]] ||
+  fail "kubectl exec -i (stdin through /testbin cat)"
+rc=0; SEEN=$(k -n "$NS" exec "$P-web" -- /testbin exit 3 2>&1) || rc=$?
+[[ $rc == 3 ]] || { SEEN="exit status $rc: $SEEN"; fail "kubectl exec -- /testbin exit 3 to exit 3"; }
+rc=0; SEEN=$(k -n "$NS" exec "$P-web" -- /no/such/binary 2>&1) || rc=$?
+((rc != 0)) && [[ $SEEN == *"no such file or directory"* || $SEEN == *"not found"* ]] ||
+  { SEEN="exit status $rc: $SEEN"; fail "kubectl exec of a missing binary to fail saying so"; }
+# A terminal: script(1) gives kubectl one, so -t is honoured.
+SEEN=$(script -qec "$KUBECTL --kubeconfig $NODEKIT_KUBECONFIG -n $NS exec -it $P-web -- /testbin tty" /dev/null 2>&1 | tr -d '\r') &&
+  [[ $SEEN == /dev/pts/* ]] || fail "kubectl exec -it -- /testbin tty to print a /dev/pts terminal"
+log "kubectl logs, exec (output, stdin, tty '$SEEN', exit code 3, missing binary) through the apiserver"
+
+step kubectl-port-forward
+k -n "$NS" port-forward --address 127.0.0.1 "pod/$P-web" "$FWD_PORT:$WEB_PORT" > "$DIR/port-forward.log" 2>&1 8>&- &
+FWD_PID=$!
+fwd_ok() { SEEN=$(curl -sS --max-time 2 "http://127.0.0.1:$FWD_PORT/readyz" 2>&1) && [[ $SEEN == *ok* ]]; }
+within 20 "curl through kubectl port-forward 127.0.0.1:$FWD_PORT -> $P-web:$WEB_PORT to answer /readyz" fwd_ok
+for _ in 1 2 3; do fwd_ok || fail "a second request through the same port-forward"; done
+kill "$FWD_PID" 2>/dev/null; wait "$FWD_PID" 2>/dev/null || true
+log "kubectl port-forward: 4 requests to $P-web:$WEB_PORT through 127.0.0.1:$FWD_PORT"
+
+step kubectl-attach-logs-f
+OBJ=(-n "$NS" pod "$P-cat")
+k create -f - >/dev/null <<EOP
+apiVersion: v1
+kind: Pod
+metadata: {name: $P-cat, namespace: $NS}
+spec:
+  nodeName: $NODE
+  hostNetwork: true
+  terminationGracePeriodSeconds: 2
+  containers:
+  - {name: cat, image: nodekit.local/testbin:1, imagePullPolicy: Never, args: [cat], stdin: true}
+EOP
+within 30 "pod $P-cat Running" running_ready "$P-cat"
+k -n "$NS" logs -f "$P-cat" > "$DIR/logs-f.out" 2>&1 8>&- &
+LOGS_PID=$!
+sleep 1
+# attach -i: what it sends reaches the process's stdin, what the process prints comes back.
+SEEN=$( (echo "hello through attach"; sleep 3) | timeout 20 "$KUBECTL" --kubeconfig "$NODEKIT_KUBECONFIG" -n "$NS" \
+  attach -i "$P-cat" -c cat 2>&1 8>&- || true)
+[[ $SEEN == *"hello through attach"* ]] || fail "kubectl attach -i $P-cat to echo what it sent"
+follow_ok() { SEEN=$(cat "$DIR/logs-f.out"); [[ $SEEN == *"hello through attach"* ]]; }
+within 10 "kubectl logs -f $P-cat (started before) to show the line written through attach" follow_ok
+kill "$LOGS_PID" 2>/dev/null; wait "$LOGS_PID" 2>/dev/null || true
+log "kubectl attach -i echoed a line; kubectl logs -f followed it"
+
+step kubectl-logs-previous
+OBJ=(-n "$NS" pod "$P-crash")
+k create -f - >/dev/null <<EOP
+apiVersion: v1
+kind: Pod
+metadata: {name: $P-crash, namespace: $NS}
+spec:
+  nodeName: $NODE
+  terminationGracePeriodSeconds: 2
+  hostNetwork: true
+  containers:
+  - {name: c, image: nodekit.local/testbin:1, imagePullPolicy: Never, args: [exit, "3"]}
+EOP
+restarted() { SEEN=$(jp -n "$NS" pod "$P-crash" '{.status.containerStatuses[0].restartCount}') && [[ ${SEEN:-0} -ge 1 ]]; }
+within 40 "pod $P-crash restarted at least once" restarted
+SEEN=$(k -n "$NS" logs --previous "$P-crash" 2>&1) && [[ $SEEN == "exiting with 3" ]] ||
+  fail "kubectl logs --previous $P-crash to show the previous instance's 'exiting with 3'"
+k -n "$NS" delete pod "$P-cat" "$P-crash" --wait=false >/dev/null
+log "kubectl logs --previous: '$SEEN'"
+
 step delete-pod
 OBJ=(-n "$NS" pod "$P-web")
 k -n "$NS" delete pod "$P-web" --wait=false >/dev/null
@@ -443,13 +542,13 @@ OUT_T0=$SECONDS
 if SEEN=$(k get --raw /readyz --request-timeout=3s 2>&1); then fail "kubectl unable to reach the killed kube-apiserver"; fi
 log "kube-apiserver (pid $API_PID) killed; etcd (pid $ETCD_PID) keeps running; kubectl: $(tail -1 <<<"$SEEN")"
 static_running() {
-  SEEN=$(curl -sS --max-time 2 "http://127.0.0.1:$API_PORT/pods" 2>&1 |
+  SEEN=$(curl -sS --max-time 2 "http://127.0.0.1:$RO_PORT/pods" 2>&1 |
          jq -r --arg n "$MIRROR" '.items[] | select(.metadata.name == $n) | .status.phase' 2>&1) && [[ $SEEN == Running ]]
 }
 polls=0
 while ((SECONDS - OUT_T0 < OUTAGE)); do
   healthz || fail "the agent's /healthz (127.0.0.1:$HEALTHZ_PORT) ok during the outage ($((SECONDS - OUT_T0))s in)"
-  static_running || fail "the agent's /pods (127.0.0.1:$API_PORT) to list $MIRROR Running during the outage ($((SECONDS - OUT_T0))s in)"
+  static_running || fail "the agent's read-only /pods (127.0.0.1:$RO_PORT) to list $MIRROR Running during the outage ($((SECONDS - OUT_T0))s in)"
   SEEN=$(curl -sS --max-time 2 "http://127.0.0.1:$STATIC_PORT/readyz" 2>&1) ||
     fail "the static pod serving on 127.0.0.1:$STATIC_PORT during the outage ($((SECONDS - OUT_T0))s in)"
   agent_alive || { SEEN="exited"; fail "the agent running during the outage"; }

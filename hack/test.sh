@@ -60,6 +60,10 @@ bash hack/e2e-kubectl.sh
 # nothing, and it cuts the inputs tried in 30s from about 100,000 to 5,000.
 log "fuzzing the manifest parser (-fuzztime ${FUZZTIME:-30s})"
 go test -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-30s}" ./podsource
+# The node API's request parsing (paths and queries of logs, exec, attach,
+# port-forward, run): a clear 4xx or a success, never a 5xx or a panic.
+log "fuzzing the node API's requests (-fuzztime ${FUZZTIME_API:-15s})"
+go test -run '^$' -fuzz '^FuzzRequests$' -fuzztime "${FUZZTIME_API:-15s}" ./server
 
 log "benchmarks (-benchtime ${BENCHTIME:-20x})"
 # -p 1: one package's benchmarks at a time, so they don't share the cores with

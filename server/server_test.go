@@ -37,10 +37,15 @@ const criLog = "2026-11-23T10:00:00.000000000Z stdout F one\n" +
 	"2026-11-23T10:00:09.000000000Z stdout F unfinish"
 
 func logsHandler(t *testing.T) *server.Handler {
-	dir := t.TempDir()
+	return mustNew(t, logsHandlerConfig(t, t.TempDir()))
+}
+
+// logsHandlerConfig serves the logs of default/web's container c (criLog,
+// and "old" for the previous instance) from files in dir.
+func logsHandlerConfig(t testing.TB, dir string) server.Config {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "0.log"), []byte(criLog), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "prev.log"), []byte("2026-11-23T09:00:00Z stdout F old\n"), 0o644))
-	return mustNew(t, server.Config{Clock: clocktesting.NewFakeClock(now),
+	return server.Config{Clock: clocktesting.NewFakeClock(now),
 		Logs: server.LogLocatorFunc(func(_ context.Context, ns, pod, c string, previous bool) (string, error) {
 			if ns != "default" || pod != "web" || c != "c" {
 				return "", errors.New("pod default/" + pod + " not found")
@@ -49,7 +54,7 @@ func logsHandler(t *testing.T) *server.Handler {
 				return filepath.Join(dir, "prev.log"), nil
 			}
 			return filepath.Join(dir, "0.log"), nil
-		})})
+		})}
 }
 
 func get(h http.Handler, url string) (int, string) {
