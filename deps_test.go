@@ -63,6 +63,9 @@ func TestPackageDependencies(t *testing.T) {
 		// podsource for the Dispatcher's updates (fsnotify and yaml come with it).
 		{"podsync", []string{"fieldpath", "podpath", "podsource", "resources", "cgroupmgr", "kubecontainer", "podstatus", "podworkers", "runtime"},
 			[]string{clientGo}, 43},
+		// k8s.io/kubelet's config/v1beta1 for IgnoredConfigFields: its component-base
+		// logging and tracing types bring pflag, klog, otel and client_golang (36).
+		{"kubeletflags", nil, []string{grpc, criAPI, containerd, clientGo}, 36},
 	} {
 		t.Run(tc.pkg, func(t *testing.T) {
 			out, err := exec.Command("go", "list", "-deps", "-f",
