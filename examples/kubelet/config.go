@@ -11,6 +11,8 @@ import (
 	kubeletconfig "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
+
+	"github.com/nodekit-dev/nodekit/kubeletflags"
 )
 
 // applyConfigFile reads a KubeletConfiguration (kubelet.config.k8s.io/v1beta1)
@@ -29,6 +31,7 @@ func applyConfigFile(fs *flag.FlagSet, cfg *config, sf *servingFlags, path strin
 		return fmt.Errorf("--config %s: apiVersion/kind: Unsupported value: %q/%q: want %s/KubeletConfiguration",
 			path, kc.APIVersion, kc.Kind, kubeletconfig.SchemeGroupVersion)
 	}
+	cfg.ignoredFields = kubeletflags.IgnoredConfigFields(&kc, implementedFields)
 	// Relative paths are the config file's, as in the kubelet.
 	for _, p := range []*string{&kc.StaticPodPath, &kc.Authentication.X509.ClientCAFile, &kc.TLSCertFile,
 		&kc.TLSPrivateKeyFile, &kc.PodLogsDir} {
@@ -70,6 +73,15 @@ func applyConfigFile(fs *flag.FlagSet, cfg *config, sf *servingFlags, path strin
 	}
 	return nil
 }
+
+// implementedFields are the KubeletConfiguration fields the agent acts on
+// (applyConfigFile and applyServingConfig); the rest are logged once.
+var implementedFields = []string{"staticPodPath", "staticPodURL", "containerRuntimeEndpoint", "imageServiceEndpoint",
+	"cgroupDriver", "cgroupRoot", "cgroupsPerQOS", "syncFrequency", "fileCheckFrequency", "port", "healthzPort",
+	"healthzBindAddress", "address", "readOnlyPort", "maxPods", "nodeStatusUpdateFrequency", "nodeLeaseDurationSeconds",
+	"kubeAPIQPS", "kubeAPIBurst", "kubeReserved", "systemReserved", "evictionHard", "registerWithTaints",
+	"enableDebuggingHandlers", "podLogsDir", "tlsCertFile", "tlsPrivateKeyFile", "tlsMinVersion", "tlsCipherSuites",
+	"authentication", "authorization"}
 
 // take sets *dst to v unless the flag was given or v is unset (zero).
 func take[T comparable](set map[string]bool, flagName string, dst *T, v T) {

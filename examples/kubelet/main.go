@@ -15,6 +15,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -27,6 +28,7 @@ import (
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/nodekit-dev/nodekit/kubeletflags"
 	"github.com/nodekit-dev/nodekit/nodestatus"
 	"github.com/nodekit-dev/nodekit/pleg"
 	"github.com/nodekit-dev/nodekit/resources"
@@ -46,6 +48,9 @@ type config struct {
 	cgroupsPerQOS, debugHandlers, fakeServesPorts                                     bool
 	serving                                                                           serving
 	verbosity                                                                         int
+	// ignored are the kubelet flags and config fields given that the agent
+	// accepts without effect, logged once at start.
+	ignoredFlags, ignoredFields []string
 }
 
 // gcPercent is the agent's GOGC unless the environment sets one: its live
@@ -58,12 +63,21 @@ func main() {
 		debug.SetGCPercent(gcPercent)
 	}
 	cfg, err := parseFlags(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0) // usage printed, as kubelet --help
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kubelet:", err)
 		os.Exit(2)
 	}
 	// logr's V(n) is slog's level -n: -v=4 shows V(4) and below.
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.Level(-cfg.verbosity)}))
+	if len(cfg.ignoredFlags) > 0 {
+		log.Info("kubelet flags accepted without effect in this agent", "flags", cfg.ignoredFlags)
+	}
+	if len(cfg.ignoredFields) > 0 {
+		log.Info("KubeletConfiguration fields accepted without effect in this agent", "fields", cfg.ignoredFields)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, cfg, log); err != nil && !errors.Is(err, context.Canceled) {
@@ -72,10 +86,38 @@ func main() {
 	}
 }
 
+// rawFlags are flag values that parseFlags turns into config fields.
+type rawFlags struct {
+	serving                        servingFlags
+	configFile, nodeLabels, taints string
+}
+
+// agentExtras are the agent's flags that the kubelet does not have.
+var agentExtras = []string{"fake-host-ports", "node-lease-duration-seconds", "pod-logs-dir", "relist-period", "runtime"}
+
 func parseFlags(args []string) (config, error) {
+	cfg := config{}
+	var raw rawFlags
+	fs := newFlagSet(&cfg, &raw)
+	// Every other kubelet flag is accepted, checked, and reported unused.
+	accepted := kubeletflags.AcceptRest(fs)
+	fs.SetOutput(io.Discard) // an error is one line, not it and 170 flags' usage
+	if err := fs.Parse(kubeletflags.NormalizeArgs(fs, args)); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(os.Stdout)
+			fs.PrintDefaults()
+		}
+		return cfg, err
+	}
+	cfg.ignoredFlags = accepted.Set()
+	return cfg, cfg.finish(fs, raw)
+}
+
+// newFlagSet registers the agent's flags: the kubelet's it implements and
+// its extras (agentExtras).
+func newFlagSet(cfg *config, raw *rawFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("kubelet", flag.ContinueOnError)
 	host, _ := os.Hostname()
-	cfg := config{}
 	fs.StringVar(&cfg.runtimeKind, "runtime", "auto", "container runtime: auto (containerd if it answers, else fake), remote, or fake")
 	fs.StringVar(&cfg.endpoint, "container-runtime-endpoint", runtime.DefaultRuntimeEndpoint, "CRI endpoint of the remote runtime")
 	fs.StringVar(&cfg.imageEndpoint, "image-service-endpoint", "", "CRI image service endpoint (default: the runtime endpoint)")
@@ -84,8 +126,7 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&cfg.relistPeriod, "relist-period", pleg.DefaultRelistPeriod, "PLEG relist period")
 	fs.DurationVar(&cfg.syncFrequency, "sync-frequency", time.Minute, "max period between syncs of each pod")
 	fs.DurationVar(&cfg.fileCheckFreq, "file-check-frequency", 20*time.Second, "how often the manifest directory is re-read")
-	var sf servingFlags
-	addServingFlags(fs, &cfg.serving, &sf)
+	addServingFlags(fs, &cfg.serving, &raw.serving)
 	fs.IntVar(&cfg.verbosity, "v", 0, "log verbosity (klog's -v: higher logs more)")
 	fs.StringVar(&cfg.hostIP, "node-ip", "127.0.0.1", "the node's IP, reported for host-network pods and probed there")
 	fs.StringVar(&cfg.manifestURL, "manifest-url", "", "URL polled for a Pod or PodList")
@@ -95,7 +136,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.maxPods, "max-pods", 110, "pods this node runs at most; more are rejected")
 	fs.StringVar(&cfg.rootDir, "root-dir", "/var/lib/kubelet", "directory for pod volumes")
 	fs.BoolVar(&cfg.debugHandlers, "enable-debugging-handlers", true, "serve /debug/pprof/ on --port")
-	configFile := fs.String("config", "", "a KubeletConfiguration file (kubelet.config.k8s.io/v1beta1); flags override it")
+	fs.StringVar(&raw.configFile, "config", "", "a KubeletConfiguration file (kubelet.config.k8s.io/v1beta1); flags override it")
 	fs.StringVar(&cfg.podLogsDir, "pod-logs-dir", runtime.DefaultPodLogsDir, "container log root")
 	fs.BoolVar(&cfg.fakeServesPorts, "fake-host-ports", true, "with the fake runtime, really serve the test image's HTTP on host-network ports")
 	fs.StringVar(&cfg.kubeconfig, "kubeconfig", "", "kubeconfig of the API server: joins the cluster (node, lease, API pods, mirror pods, events)")
@@ -103,66 +144,68 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.apiQPS, "kube-api-qps", 50, "requests per second to the API server")
 	fs.IntVar(&cfg.apiBurst, "kube-api-burst", 100, "burst of requests to the API server")
 	fs.IntVar(&cfg.leaseSeconds, "node-lease-duration-seconds", nodestatus.DefaultLeaseDurationSeconds, "duration of the node's lease")
-	nodeLabels := fs.String("node-labels", "", "labels to add when registering the node: key=value,...")
-	taints := fs.String("register-with-taints", "", "taints to register the node with: key=value:Effect,...")
+	fs.StringVar(&raw.nodeLabels, "node-labels", "", "labels to add when registering the node: key=value,...")
+	fs.StringVar(&raw.taints, "register-with-taints", "", "taints to register the node with: key=value:Effect,...")
 	fs.StringVar(&cfg.kubeReserved, "kube-reserved", "", "resources held back for Kubernetes daemons: cpu=200m,memory=500Mi,...")
 	fs.StringVar(&cfg.systemReserved, "system-reserved", "", "resources held back for the system: cpu=200m,memory=500Mi,...")
 	fs.StringVar(&cfg.evictionHard, "eviction-hard", "memory.available<100Mi,nodefs.available<10%", "hard eviction thresholds (allocatable subtracts them)")
-	if err := fs.Parse(args); err != nil {
-		return cfg, err
-	}
+	return fs
+}
+
+// finish checks the parsed flags and folds in the config file.
+func (cfg *config) finish(fs *flag.FlagSet, raw rawFlags) error {
 	if fs.NArg() > 0 {
-		return cfg, fmt.Errorf("unexpected arguments: %q", fs.Args())
+		return fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
 	var err error
-	if cfg.nodeLabels, err = nodestatus.ParseLabels(*nodeLabels); err != nil {
-		return cfg, err
+	if cfg.nodeLabels, err = nodestatus.ParseLabels(raw.nodeLabels); err != nil {
+		return err
 	}
-	if cfg.taints, err = nodestatus.ParseTaints(*taints); err != nil {
-		return cfg, err
+	if cfg.taints, err = nodestatus.ParseTaints(raw.taints); err != nil {
+		return err
 	}
-	if *configFile != "" {
-		if err := applyConfigFile(fs, &cfg, &sf, *configFile); err != nil {
-			return cfg, err
+	if raw.configFile != "" {
+		if err := applyConfigFile(fs, cfg, &raw.serving, raw.configFile); err != nil {
+			return err
 		}
 	}
-	if err := cfg.serving.finish(sf, cfg.rootDir); err != nil {
-		return cfg, err
+	if err := cfg.serving.finish(raw.serving, cfg.rootDir); err != nil {
+		return err
 	}
 	if !map[string]bool{"auto": true, "remote": true, "fake": true}[cfg.runtimeKind] {
-		return cfg, fmt.Errorf("--runtime: invalid value %q: want auto, remote or fake", cfg.runtimeKind)
+		return fmt.Errorf("--runtime: invalid value %q: want auto, remote or fake", cfg.runtimeKind)
 	}
 	for name, e := range map[string]string{"--container-runtime-endpoint": cfg.endpoint, "--image-service-endpoint": cfg.imageEndpoint} {
 		if _, err := runtime.ParseEndpoint(e); e != "" && err != nil {
-			return cfg, fmt.Errorf("%s: %w", name, err)
+			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
 	for name, d := range map[string]time.Duration{"--relist-period": cfg.relistPeriod, "--sync-frequency": cfg.syncFrequency,
 		"--file-check-frequency": cfg.fileCheckFreq, "--node-status-update-frequency": cfg.nodeStatusFreq} {
 		if d <= 0 {
-			return cfg, fmt.Errorf("%s: invalid value %s: must be positive", name, d)
+			return fmt.Errorf("%s: invalid value %s: must be positive", name, d)
 		}
 	}
 	for flag, v := range map[string]string{"--kube-reserved": cfg.kubeReserved, "--system-reserved": cfg.systemReserved} {
 		if _, err := resources.ParseResourceList(flag, v); err != nil {
-			return cfg, err
+			return err
 		}
 	}
 	if _, err := resources.ParseThresholds("--eviction-hard", cfg.evictionHard); err != nil {
-		return cfg, err
+		return err
 	}
 	if cfg.cgroupDriver != "cgroupfs" && cfg.cgroupDriver != "systemd" {
-		return cfg, fmt.Errorf("--cgroup-driver: invalid value %q: want cgroupfs or systemd", cfg.cgroupDriver)
+		return fmt.Errorf("--cgroup-driver: invalid value %q: want cgroupfs or systemd", cfg.cgroupDriver)
 	}
 	for name, v := range map[string][3]int{"--max-pods": {cfg.maxPods, 1, 1 << 20}, "-v": {cfg.verbosity, 0, 10},
 		"--node-lease-duration-seconds": {cfg.leaseSeconds, 1, 3600}, "--kube-api-qps": {cfg.apiQPS, 1, 1 << 20},
 		"--kube-api-burst": {cfg.apiBurst, 1, 1 << 20}} {
 		if v[0] < v[1] || v[0] > v[2] {
-			return cfg, fmt.Errorf("%s: invalid value %d: must be between %d and %d", name, v[0], v[1], v[2])
+			return fmt.Errorf("%s: invalid value %d: must be between %d and %d", name, v[0], v[1], v[2])
 		}
 	}
 	cfg.hostname = strings.ToLower(cfg.hostname)
-	return cfg, nil
+	return nil
 }
 
 func run(ctx context.Context, cfg config, slogger *slog.Logger) error {

@@ -19,6 +19,7 @@ import (
 	kubeletconfig "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
 
+	"github.com/nodekit-dev/nodekit/kubeletflags"
 	"github.com/nodekit-dev/nodekit/runtime"
 	"github.com/nodekit-dev/nodekit/server/serverauth"
 )
@@ -252,4 +253,41 @@ func podNamed(a *agent, name string) *v1.Pod {
 		}
 	}
 	return nil
+}
+
+// A kubeadm node's kubelet command line and config file work unchanged:
+// what the agent implements takes effect, the rest is accepted and listed
+// once; a bad value of an accepted flag and a flag the kubelet lacks fail.
+func TestAKubeletCommandLineWorksUnchanged(t *testing.T) {
+	fs := newFlagSet(&config{}, &rawFlags{})
+	assert.Equal(t, agentExtras, kubeletflags.Extra(fs), "the agent's only flags the kubelet does not have")
+	fields := map[string]bool{}
+	for _, f := range kubeletflags.ConfigFields() {
+		fields[f] = true
+	}
+	for _, f := range implementedFields {
+		assert.True(t, fields[f], "implementedFields names a KubeletConfiguration field: %s", f)
+	}
+
+	cfgFile := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(cfgFile, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"+
+		"authentication: {x509: {clientCAFile: /etc/kubernetes/pki/ca.crt}}\nrotateCertificates: true\n"+
+		"evictionSoft: {memory.available: 500Mi}\nstaticPodPath: /etc/kubernetes/manifests\nclusterDNS: [10.96.0.10]\n"), 0o644))
+	cfg, err := parseFlags([]string{"--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf",
+		"--config=" + cfgFile, "--container-runtime-endpoint=unix:///run/containerd/containerd.sock",
+		"--pod-infra-container-image=registry.k8s.io/pause:3.10", "--node-ip=10.0.0.5", "--v=2",
+		"--feature-gates=KubeletInUserNamespace=true", "--node-labels=a=b", "--register-with-taints=k=v:NoSchedule"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"bootstrap-kubeconfig", "feature-gates", "pod-infra-container-image"}, cfg.ignoredFlags)
+	assert.Equal(t, []string{"clusterDNS", "evictionSoft", "rotateCertificates"}, cfg.ignoredFields)
+	assert.Equal(t, "10.0.0.5", cfg.hostIP)
+	assert.Equal(t, 2, cfg.verbosity)
+	assert.Equal(t, "/etc/kubernetes/pki/ca.crt", cfg.serving.authn.X509.ClientCAFile)
+
+	_, err = parseFlags([]string{"--rotate-certificates=maybe"})
+	assert.ErrorContains(t, err, `invalid boolean value "maybe" for -rotate-certificates`)
+	_, err = parseFlags([]string{"--housekeeping_interval=10s"})
+	assert.NoError(t, err, "underscores are the kubelet's dashes")
+	_, err = parseFlags([]string{"--not-a-kubelet-flag"})
+	assert.ErrorContains(t, err, "flag provided but not defined: -not-a-kubelet-flag")
 }
