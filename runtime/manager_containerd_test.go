@@ -175,3 +175,15 @@ func TestSyncPodBadInputOnContainerd(t *testing.T) {
 	zero := int64(0)
 	require.NoError(t, m.KillPod(ctx, pod, runtime.PodFromStatus(status), &zero))
 }
+
+// TestSessionsOnContainerd: exec, attach, port-forward and run through
+// containerd's own streaming server, from the URLs the Manager returns.
+func TestSessionsOnContainerd(t *testing.T) {
+	cd := testenv.NeedContainerd(t)
+	client := cd.Dial(t)
+	m, err := runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, Streaming: client, PodLogsDir: t.TempDir()})
+	require.NoError(t, err)
+	uidCgroup := "sessions-" + rand.String(6)
+	t.Cleanup(func() { testenv.RemovePodCgroup(t, uidCgroup) })
+	checkSessions(t, m, runtime.SyncOptions{CgroupParent: testenv.CgroupParent(uidCgroup)})
+}

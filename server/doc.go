@@ -15,13 +15,27 @@
 //	                 tailLines, limitBytes, sinceSeconds, sinceTime,
 //	                 timestamps, follow, previous; CRI log files streamed,
 //	                 runtime-split (P) lines joined
+//	/exec/<namespace>/<pod>[/<uid>]/<container>?command=...&input=1&output=1&error=1&tty=1
+//	/attach/<namespace>/<pod>[/<uid>]/<container>?input=1&output=1&error=1
+//	/portForward/<namespace>/<pod>[/<uid>]
+//	                 sessions: an SPDY or WebSocket upgrade proxied to the
+//	                 runtime's CRI streaming server (containerd's), as the
+//	                 kubelet does; attach's tty is the container spec's
+//	/run/<namespace>/<pod>[/<uid>]/<container>?cmd=...
+//	                 POST: runs the command, answers its output
 //	/debug/pprof/    with EnableDebuggingHandlers
 //
 // Each part reads from a small interface (PodLister, LogLocator,
-// StatsProvider) or registry and is served only when given.
+// StatsProvider, Streamer) or registry and is served only when given.
 // SummaryProvider builds the summary from the runtime's CRI stats and the
-// pod cgroups. TLS, authentication and the streaming endpoints (exec,
-// attach, port-forward) come with the API-server mode.
+// pod cgroups; *runtime.Manager is a Streamer. Bad requests get a 4xx
+// naming what was wrong: 400 for a bad path or parameter, 404 for a pod or
+// container that is not there, 405 for a wrong method.
+//
+// The handler does not authenticate: serve it behind
+// server/serverauth's Filter on TLS, as the kubelet's port 10250, and a
+// read-only subset (no logs, sessions or debugging) without it, as its
+// port 10255.
 //
 //	h, err := server.New(server.Config{Pods: statuses, Metrics: registry,
 //		Checks: []server.Check{{Name: "pleg", Check: plegCheck}}})

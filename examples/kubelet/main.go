@@ -1,13 +1,22 @@
 // Command kubelet is nodekit's reference node agent: flags, a
 // KubeletConfiguration file and the wiring of nodekit's packages, nothing
-// else. It runs static pods in the kubelet's standalone mode (from
-// --pod-manifest-path and --manifest-url) on containerd or on an
-// in-process fake runtime: pod workers (podworkers) sync each pod through
-// podsync and the runtime manager, the PLEG and the prober wake them,
-// podstatus makes their statuses, and package server serves the kubelet's
-// API on 127.0.0.1 (--port, --healthz-port). Unlike the kubelet it only
-// touches sandboxes labelled nodekit.dev/node=<node name>, so agents can
-// share a runtime.
+// else. It runs static pods (--pod-manifest-path, --manifest-url) and, with
+// --kubeconfig, the API server's pods, on containerd or on an in-process
+// fake runtime: pod workers (podworkers) sync each pod through podsync and
+// the runtime manager, the PLEG and the prober wake them, podstatus makes
+// their statuses, and package server serves the kubelet's API: on
+// --address:--port over TLS behind server/serverauth (client certificates,
+// TokenReview, SubjectAccessReview), its read-only subset on
+// --read-only-port, /healthz on --healthz-bind-address:--healthz-port.
+//
+// It takes the kubelet v1.34's command line (kubeletflags): the flags it
+// implements behave as the kubelet's, the others are logged once as
+// accepted without effect. Defaults are KubeletConfiguration v1beta1's also
+// for flags (anonymous off, webhook authentication and authorization, no
+// read-only port), where the kubelet keeps legacy flag defaults (anonymous
+// on, AlwaysAllow, read-only 10255) when no --config is given: a deviation,
+// toward the secure side. Unlike the kubelet it only touches sandboxes
+// labelled nodekit.dev/node=<node name>, so agents can share a runtime.
 package main
 
 import (
