@@ -2,6 +2,7 @@ package fake
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -45,9 +46,18 @@ type Program struct {
 	// in containerd when runc cannot start the process.
 	StartError string
 
-	// Exec runs an ExecSync command. Nil answers every command with
-	// runc's "executable file not found".
+	// Exec runs an exec'd command, from ExecSync or a streaming Exec. Nil
+	// answers every command with runc's "executable file not found".
 	Exec func(cmd []string) ExecResult
+
+	// Stdin, if set, receives each line (without its end of line) that an
+	// attached client writes to the process, when the container's config
+	// has Stdin. It is called outside the Runtime's locks, one line at a
+	// time, and must not block.
+	Stdin func(p Proc, line string)
+	// StdinClosed, if set, is called once when the process's stdin closes:
+	// with StdinOnce, when the first attached client's input ends.
+	StdinClosed func(p Proc)
 
 	// Run, if set, is called (outside the Runtime's locks) once the
 	// container is running, for programs that do something real, such
@@ -57,18 +67,42 @@ type Program struct {
 	Run func(p Proc) (cleanup func())
 }
 
-// ExecResult is the outcome of an ExecSync command.
+// ExecResult is what an exec'd command does: print Stdout and Stderr, run
+// for Duration, exit with ExitCode; or, with Interactive, whatever that
+// function does with the process's streams.
 type ExecResult struct {
 	Stdout, Stderr []byte
 	ExitCode       int32
-	// Duration is how long the command runs on the injected clock; a
-	// negative Duration never ends by itself (only the exec timeout or the
-	// caller's context end it).
+	// Duration is how long the command runs on the injected clock (after
+	// Interactive, if set, has returned); a negative Duration never ends by
+	// itself (only the exec timeout, the caller's context or the client
+	// going away end it).
 	Duration time.Duration
+	// Interactive, if set, replaces Stdout, Stderr and ExitCode: it is the
+	// process, reading s.Stdin, writing s.Stdout and s.Stderr and returning
+	// the exit code. ExecSync gives it an empty Stdin and buffers; a
+	// streaming Exec the client's streams. It must return once Stdin is
+	// exhausted or fails (Runtime.Close ends a streaming client's input)
+	// and must not use the clock.
+	Interactive func(s ExecStreams) int32
 	// Err fails the exec, as when the binary does not exist. A gRPC status
 	// error is returned as-is; any other error is wrapped the way
 	// containerd reports a failed exec start.
 	Err error
+}
+
+// ExecStreams are an exec'd process's standard streams.
+type ExecStreams struct {
+	// Stdin is the client's input, an empty reader when there is none
+	// (ExecSync, or an exec without stdin).
+	Stdin io.Reader
+	// Stdout and Stderr go to the client and may be written concurrently.
+	// On a terminal (TTY) both are the terminal, as with runc: what is
+	// written to Stderr comes out on Stdout, "\n" as "\r\n", and input is
+	// echoed.
+	Stdout, Stderr io.Writer
+	// TTY reports whether the process runs on a terminal (exec -t).
+	TTY bool
 }
 
 // Forever is an ExecResult.Duration for commands that never end.
@@ -99,7 +133,8 @@ type Proc struct {
 	// Exit makes the container exit now with code, as if the process
 	// ended; it does nothing once the container has exited.
 	Exit func(code int32)
-	// Print appends a line to the container's output (and log file).
+	// Print appends a line to the container's output: its log file and
+	// attached clients.
 	Print func(s Stream, line string)
 	// Go runs f in a goroutine that Runtime.Close waits for; f must
 	// return once cleanup has been called.

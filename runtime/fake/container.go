@@ -26,19 +26,21 @@ type container struct {
 	logFile string // where lines are written; empty unless both dir and path are set
 	prog    Program
 
-	state      runtimeapi.ContainerState
-	createdAt  int64
-	startedAt  int64
-	finishedAt int64
-	exitCode   int32
-	reason     string
-	message    string
-	resources  *runtimeapi.ContainerResources
-	termSent   bool          // SIGTERM delivered once, as containerd does
-	exited     chan struct{} // closed when the process has exited
-	timer      stopper       // scripted exit
-	cleanup    func()        // from Program.Run
-	stats      *runtimeapi.ContainerStats
+	state       runtimeapi.ContainerState
+	createdAt   int64
+	startedAt   int64
+	finishedAt  int64
+	exitCode    int32
+	reason      string
+	message     string
+	resources   *runtimeapi.ContainerResources
+	termSent    bool          // SIGTERM delivered once, as containerd does
+	exited      chan struct{} // closed when the process has exited
+	timer       stopper       // scripted exit
+	cleanup     func()        // from Program.Run
+	attached    map[*attachment]struct{}
+	stdinClosed bool // with StdinOnce, after the first attach's input ended
+	stats       *runtimeapi.ContainerStats
 
 	status *runtimeapi.ContainerStatus
 	item   *runtimeapi.Container
@@ -268,7 +270,7 @@ func (r *Runtime) StartContainer(ctx context.Context, req *runtimeapi.StartConta
 	if p.Exits && p.ExitAfter <= 0 {
 		r.exitLocked(c, now, selfExit(p), &fx)
 	}
-	hostNet, podIP := c.sb.hostNetwork, c.sb.ip
+	proc := r.procLocked(c)
 	r.mu.Unlock()
 
 	if p.Exits && p.ExitAfter > 0 {
@@ -287,23 +289,28 @@ func (r *Runtime) StartContainer(ctx context.Context, req *runtimeapi.StartConta
 		}
 	}
 	if p.Run != nil && !(p.Exits && p.ExitAfter <= 0) {
-		r.runProgram(c, p, hostNet, podIP)
+		r.runProgram(c, p, proc)
 	}
 	return &runtimeapi.StartContainerResponse{}, nil
 }
 
-// runProgram calls Program.Run and keeps its cleanup until the exit.
-func (r *Runtime) runProgram(c *container, p Program, hostNet bool, podIP string) {
-	cleanup := p.Run(Proc{
+// procLocked returns c's Proc; mu must be held.
+func (r *Runtime) procLocked(c *container) Proc {
+	return Proc{
 		ContainerID: c.id,
-		HostNetwork: hostNet,
-		PodIP:       podIP,
+		HostNetwork: c.sb.hostNetwork,
+		PodIP:       c.sb.ip,
 		HostPorts:   r.hostPorts,
 		Clock:       r.clock,
 		Exit:        func(code int32) { r.exitContainer(c, exitStatus{code: code}) },
 		Print:       func(s Stream, line string) { r.printLine(c, s, line) },
 		Go:          func(f func()) { r.goBackground(f) },
-	})
+	}
+}
+
+// runProgram calls Program.Run and keeps its cleanup until the exit.
+func (r *Runtime) runProgram(c *container, p Program, proc Proc) {
+	cleanup := p.Run(proc)
 	if cleanup == nil {
 		return
 	}

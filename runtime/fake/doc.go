@@ -37,9 +37,24 @@
 // CreateContainer, by the Behavior registered for its image: exit by
 // itself after a while with some code, get OOM-killed, run until stopped,
 // handle or ignore SIGTERM, print lines (written to the CRI log file when
-// the sandbox has a log directory and the container a log path), answer
-// ExecSync commands. TestbinBehavior reproduces the project's test image
+// the sandbox has a log directory and the container a log path, and to
+// attached clients), read lines from attached clients, answer exec'd
+// commands. TestbinBehavior reproduces the project's test image
 // (TestbinImage) mode by mode; other images default to DefaultBehavior.
+//
+// # Streaming
+//
+// Exec, Attach and PortForward answer URLs on a streaming server of the
+// fake's own, k8s.io/cri-streaming as in containerd, listening on a
+// 127.0.0.1 port from the first such call until Close: clients such as
+// client-go's remotecommand and portforward get real SPDY or WebSocket
+// streams. An exec runs the Program's Exec with the client's streams
+// (ExecResult.Interactive reads stdin; a tty echoes input and prints
+// "\r\n"), and a non-zero exit code reaches the client as its exit code.
+// An attach gets what the container prints from then on, and feeds
+// Program.Stdin when the container has Stdin. A port forward really dials
+// the port: 127.0.0.1 for host-network sandboxes, the pod IP when it is a
+// loopback address (the default), and fails otherwise.
 //
 // # Time
 //

@@ -1,8 +1,8 @@
 package fake
 
 import (
+	"bytes"
 	"context"
-	"errors"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -15,8 +15,9 @@ import (
 const maxExecOutput = 16 << 20
 
 // ExecSync runs a command in a running container through its Program's
-// Exec. A command that runs longer than req.Timeout seconds (on the
-// injected clock) fails with codes.DeadlineExceeded, as in containerd.
+// Exec, without stdin or terminal. A command that runs longer than
+// req.Timeout seconds (on the injected clock) fails with
+// codes.DeadlineExceeded, as in containerd.
 func (r *Runtime) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest) (*runtimeapi.ExecSyncResponse, error) {
 	if err := r.enter(ctx, mExecSync); err != nil {
 		return nil, err
@@ -38,18 +39,18 @@ func (r *Runtime) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest)
 		return nil, status.Errorf(codes.Unknown, "failed to exec in container: container is in %s state",
 			runtimeapi.ContainerState_name[int32(state)])
 	}
-	if exec == nil {
-		exec = ExecNotFound
-	}
-	res := ExecResult{Err: errors.New("OCI runtime exec failed: exec failed: args must not be empty: unknown")}
-	if len(req.GetCmd()) > 0 {
-		res = exec(req.GetCmd())
-	}
+	res := startExec(exec, req.GetCmd())
 	if res.Err != nil {
 		if _, ok := status.FromError(res.Err); ok {
 			return nil, res.Err
 		}
 		return nil, status.Errorf(codes.Unknown, "failed to exec in container: failed to start exec %q: %v", newID(), res.Err)
+	}
+	if res.Interactive != nil {
+		// No stdin and no terminal, as ExecSync runs commands.
+		var stdout, stderr bytes.Buffer
+		res.ExitCode = res.run(execStreams(nil, &stdout, &stderr, false))
+		res.Stdout, res.Stderr = stdout.Bytes(), stderr.Bytes()
 	}
 	timeout := time.Duration(req.GetTimeout()) * time.Second
 	switch {
@@ -77,29 +78,4 @@ func capBytes(b []byte) []byte {
 		return b[:maxExecOutput]
 	}
 	return b
-}
-
-// Exec needs containerd's streaming server, which the fake does not have.
-func (r *Runtime) Exec(ctx context.Context, req *runtimeapi.ExecRequest) (*runtimeapi.ExecResponse, error) {
-	if err := r.enter(ctx, mExec); err != nil {
-		return nil, err
-	}
-	return nil, status.Error(codes.Unimplemented, "fake runtime has no streaming server: Exec is not implemented")
-}
-
-// Attach needs containerd's streaming server, which the fake does not have.
-func (r *Runtime) Attach(ctx context.Context, req *runtimeapi.AttachRequest) (*runtimeapi.AttachResponse, error) {
-	if err := r.enter(ctx, mAttach); err != nil {
-		return nil, err
-	}
-	return nil, status.Error(codes.Unimplemented, "fake runtime has no streaming server: Attach is not implemented")
-}
-
-// PortForward needs containerd's streaming server, which the fake does not
-// have.
-func (r *Runtime) PortForward(ctx context.Context, req *runtimeapi.PortForwardRequest) (*runtimeapi.PortForwardResponse, error) {
-	if err := r.enter(ctx, mPortForward); err != nil {
-		return nil, err
-	}
-	return nil, status.Error(codes.Unimplemented, "fake runtime has no streaming server: PortForward is not implemented")
 }

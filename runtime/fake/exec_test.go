@@ -27,6 +27,8 @@ func TestExecSync(t *testing.T) {
 		{name: "stderr", cmd: []string{"/testbin", "stderr", "bad", "thing"}, stderr: "bad thing\n"},
 		{name: "hostname", cmd: []string{"/testbin", "hostname"}, stdout: "pod-app\n"},
 		{name: "unknown mode", cmd: []string{"/testbin", "nope"}, stderr: "testbin: unknown mode \"nope\"\n", code: 2},
+		{name: "cat without stdin", cmd: []string{"/testbin", "cat"}},
+		{name: "tty without terminal", cmd: []string{"/testbin", "tty"}, stdout: "not a tty\n", code: 1},
 		{name: "not in PATH", cmd: []string{"sh", "-c", "true"}, errCode: codes.Unknown,
 			contains: `OCI runtime exec failed: exec failed: unable to start container process: exec: "sh": executable file not found in $PATH: unknown`},
 		{name: "empty", cmd: nil, errCode: codes.Unknown, contains: "args must not be empty"},
@@ -120,16 +122,4 @@ func TestExecSyncStates(t *testing.T) {
 	start(t, r, bb)
 	_, err = r.ExecSync(ctx, &runtimeapi.ExecSyncRequest{ContainerId: bb, Cmd: []string{"ls"}})
 	requireCode(t, err, codes.Unknown, "executable file not found")
-}
-
-func TestUnimplementedStreaming(t *testing.T) {
-	r, _ := newTest(t)
-	ctx := context.Background()
-	_, err := r.Exec(ctx, &runtimeapi.ExecRequest{})
-	requireCode(t, err, codes.Unimplemented, "")
-	_, err = r.Attach(ctx, &runtimeapi.AttachRequest{})
-	requireCode(t, err, codes.Unimplemented, "")
-	_, err = r.PortForward(ctx, &runtimeapi.PortForwardRequest{})
-	requireCode(t, err, codes.Unimplemented, "")
-	assert.Equal(t, 1, r.Calls("Exec"))
 }

@@ -36,6 +36,13 @@ func (r *Runtime) exitLocked(c *container, now time.Time, e exitStatus, fx *effe
 	if c.logFile != "" && len(e.stdout) > 0 {
 		writeLog(c.logFile, now, Stdout, e.stdout)
 	}
+	for a := range c.attached {
+		for _, l := range e.stdout {
+			a.push(Stdout, l)
+		}
+		a.end()
+	}
+	c.attached = nil
 	c.state = runtimeapi.ContainerState_CONTAINER_EXITED
 	c.finishedAt = nanos(now)
 	c.exitCode = e.code
@@ -75,13 +82,20 @@ func (r *Runtime) exitContainer(c *container, e exitStatus) {
 	fx.run()
 }
 
-// printLine appends a line to a running container's log.
+// printLine appends a line to a running container's log and sends it to
+// the attached clients.
 func (r *Runtime) printLine(c *container, s Stream, line string) {
 	now := r.clock.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if c.state == runtimeapi.ContainerState_CONTAINER_RUNNING && c.logFile != "" {
+	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		return
+	}
+	if c.logFile != "" {
 		writeLog(c.logFile, now, s, []string{line})
+	}
+	for a := range c.attached {
+		a.push(s, line)
 	}
 }
 

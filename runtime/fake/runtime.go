@@ -48,6 +48,12 @@ type Runtime struct {
 	containerList atomic.Pointer[[]*runtimeapi.Container]
 	imageList     atomic.Pointer[[]*runtimeapi.Image]
 
+	// The streaming server, started by the first Exec, Attach or
+	// PortForward and stopped by Close.
+	streamMu     sync.Mutex
+	stream       *streamServer
+	streamClosed bool
+
 	done      chan struct{} // closed by Close
 	closeOnce sync.Once
 	bgMu      sync.Mutex // guards bgClosed and wg.Add against Close's wg.Wait
@@ -157,8 +163,10 @@ func New(opts ...Option) *Runtime {
 }
 
 // Close stops all timers and host-port servers, ends event streams and
-// waits for the goroutines the Runtime started. Later calls return
-// codes.Unavailable. Close is idempotent.
+// streaming sessions (exec, attach, port-forward) and waits for the
+// goroutines the Runtime started. Later calls return codes.Unavailable.
+// Close is idempotent. A streaming client still opening its streams holds
+// Close up to the streaming server's 30s stream creation timeout.
 func (r *Runtime) Close() error {
 	r.closeOnce.Do(func() {
 		r.mu.Lock()
@@ -171,6 +179,7 @@ func (r *Runtime) Close() error {
 		close(r.done)
 		r.mu.Unlock()
 		fx.run()
+		r.stopStreams()
 
 		r.bgMu.Lock()
 		r.bgClosed = true
@@ -194,6 +203,19 @@ func (r *Runtime) goBackground(f func()) bool {
 		f()
 	}()
 	return true
+}
+
+// track counts the calling goroutine (a streaming session, started by the
+// streaming server's code) among those Close waits for, until untrack is
+// called. It reports false once Close has begun.
+func (r *Runtime) track() (untrack func(), ok bool) {
+	r.bgMu.Lock()
+	defer r.bgMu.Unlock()
+	if r.bgClosed {
+		return nil, false
+	}
+	r.wg.Add(1)
+	return r.wg.Done, true
 }
 
 // stopper is the part of clock.Timer the Runtime needs.

@@ -30,7 +30,8 @@ func (r *Runtime) Register(s *grpc.Server) {
 // then stops gracefully: calls still waiting (on latencies, stop grace
 // periods, exec timeouts, event streams) are cancelled first. A stale
 // socket file is replaced. Serve returns nil after a stop caused by ctx;
-// it does not Close the Runtime.
+// it does not Close the Runtime, so streaming sessions (exec, attach,
+// port-forward) and their server last until Close.
 func (r *Runtime) Serve(ctx context.Context, endpoint string) error {
 	lis, err := listen(endpoint)
 	if err != nil {

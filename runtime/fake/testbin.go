@@ -2,6 +2,7 @@ package fake
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +14,10 @@ import (
 // RemovableImage (entrypoint /testbin, cmd serve, env PORT=8080). Its doc
 // comment is the contract; keep the two in sync.
 const testbinPath = "/testbin"
+
+// ptsName is what testbin's tty mode prints on a terminal: the first pty
+// of the container's own devpts.
+const ptsName = "/dev/pts/0"
 
 // TestbinBehavior runs containers of the project's test image the way the
 // real binary does. The mode is the first argument after /testbin
@@ -29,11 +34,19 @@ const testbinPath = "/testbin"
 //	echo ARGS...  prints ARGS, exits 0
 //	stderr MSG... prints MSG to stderr, exits 0
 //	hostname      prints the hostname, exits 0
+//	cat           copies stdin to stdout until EOF, exits 0: with the
+//	              container's Stdin, prints each line an attached client
+//	              sends and exits 0 when stdin closes (StdinOnce);
+//	              without, exits 0 at once, like cat on /dev/null
+//	tty           prints "/dev/pts/0" and exits 0 on a terminal (the
+//	              container's Tty, exec -t); else prints "not a tty" and
+//	              exits 1, like coreutils tty
 //	anything else prints `testbin: unknown mode "X"` to stderr, exits 2
 //
 // Every mode except serve/grpc prints nothing on SIGTERM and exits 0.
-// ExecSync runs the same modes for commands starting with /testbin; any
-// other command fails like runc with "executable file not found".
+// ExecSync and streaming Exec run the same modes for commands starting
+// with /testbin (ExecSync without stdin or terminal); any other command
+// fails like runc with "executable file not found".
 func TestbinBehavior(cfg *runtimeapi.ContainerConfig) Program {
 	env := envOf(cfg)
 	exec := testbinExec(env, memoryLimit(cfg))
@@ -41,7 +54,7 @@ func TestbinBehavior(cfg *runtimeapi.ContainerConfig) Program {
 	if argv[0] != testbinPath {
 		return Program{StartError: startNotFound(argv[0]), Exec: exec}
 	}
-	p := testbinProgram(argv[1:], env, memoryLimit(cfg))
+	p := testbinProgram(argv[1:], env, memoryLimit(cfg), cfg)
 	p.Exec = exec
 	return p
 }
@@ -91,8 +104,9 @@ func testbinUsage(format string, a ...any) Program {
 	return Program{Exits: true, ExitCode: 2, Stderr: []string{fmt.Sprintf("testbin: "+format, a...)}}
 }
 
-// testbinProgram is the container process for testbin arguments args.
-func testbinProgram(args []string, env map[string]string, memLimit int64) Program {
+// testbinProgram is the container process for testbin arguments args;
+// cfg tells whether it has stdin and a terminal.
+func testbinProgram(args []string, env map[string]string, memLimit int64, cfg *runtimeapi.ContainerConfig) Program {
 	mode := "serve"
 	if len(args) > 0 {
 		mode, args = args[0], args[1:]
@@ -148,6 +162,19 @@ func testbinProgram(args []string, env map[string]string, memLimit int64) Progra
 		return Program{Exits: true, Stderr: []string{strings.Join(args, " ")}}
 	case "hostname":
 		return Program{Exits: true, Stdout: []string{env["HOSTNAME"]}}
+	case "cat":
+		if !cfg.GetStdin() {
+			return Program{Exits: true}
+		}
+		return Program{
+			Stdin:       func(p Proc, line string) { p.Print(Stdout, line) },
+			StdinClosed: func(p Proc) { p.Exit(0) },
+		}
+	case "tty":
+		if cfg.GetTty() {
+			return Program{Exits: true, Stdout: []string{ptsName}}
+		}
+		return Program{Exits: true, ExitCode: 1, Stdout: []string{"not a tty"}}
 	default:
 		return testbinUsage("unknown mode %q", mode)
 	}
@@ -204,6 +231,23 @@ func testbinExec(env map[string]string, memLimit int64) func(cmd []string) ExecR
 			return ExecResult{Stderr: []byte(strings.Join(args, " ") + "\n")}
 		case "hostname":
 			return ExecResult{Stdout: []byte(env["HOSTNAME"] + "\n")}
+		case "cat":
+			return ExecResult{Interactive: func(s ExecStreams) int32 {
+				if _, err := io.Copy(s.Stdout, s.Stdin); err != nil {
+					fmt.Fprintf(s.Stderr, "testbin: cat: %v\n", err)
+					return 1
+				}
+				return 0
+			}}
+		case "tty":
+			return ExecResult{Interactive: func(s ExecStreams) int32 {
+				if s.TTY {
+					fmt.Fprintln(s.Stdout, ptsName)
+					return 0
+				}
+				fmt.Fprintln(s.Stdout, "not a tty")
+				return 1
+			}}
 		default:
 			return usage("unknown mode %q", mode)
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -203,4 +204,41 @@ func TestTestbinArgv(t *testing.T) {
 	p := TestbinBehavior(&runtimeapi.ContainerConfig{Command: []string{"/testbin"}})
 	assert.NotNil(t, p.Run)
 	assert.False(t, p.Exits)
+}
+
+func TestTestbinTerminalModes(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		tty, stdin bool
+		state      runtimeapi.ContainerState
+		code       int32
+		log        string
+	}{
+		{"tty on a terminal", []string{"tty"}, true, false, runtimeapi.ContainerState_CONTAINER_EXITED, 0, "stdout F /dev/pts/0"},
+		{"tty without", []string{"tty"}, false, false, runtimeapi.ContainerState_CONTAINER_EXITED, 1, "stdout F not a tty"},
+		{"cat without stdin", []string{"cat"}, false, false, runtimeapi.ContainerState_CONTAINER_EXITED, 0, ""},
+		{"cat waits for stdin", []string{"cat"}, false, true, runtimeapi.ContainerState_CONTAINER_RUNNING, 0, ""},
+	}
+	r, _ := newTest(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := testbin("c", tt.args...)
+			cfg.Tty, cfg.Stdin, cfg.LogPath = tt.tty, tt.stdin, "c.log"
+			pc := podConfig(strings.ReplaceAll(tt.name, " ", "-"))
+			pc.LogDirectory = t.TempDir()
+			id := create(t, r, runPod(t, r, pc), pc, cfg)
+			start(t, r, id)
+			st := containerStatus(t, r, id)
+			assert.Equal(t, tt.state, st.State)
+			assert.Equal(t, tt.code, st.ExitCode)
+			logged := strings.Join(readLog(t, filepath.Join(pc.LogDirectory, "c.log")), "\n")
+			if tt.log == "" {
+				assert.Empty(t, logged)
+				return
+			}
+			assert.Contains(t, logged, tt.log)
+			assert.NotContains(t, logged, "\n", "one line")
+		})
+	}
 }

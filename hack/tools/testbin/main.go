@@ -63,6 +63,17 @@
 //	hostname
 //	    Prints the hostname to stdout.
 //
+//	cat
+//	    Copies stdin to stdout until end of input, then exits 0 (at once on
+//	    /dev/null, the stdin of a container without stdin). As a container's
+//	    process with stdin, it thus prints each line an attached client sends
+//	    and exits when stdin closes (stdinOnce). On a signal it exits 0.
+//
+//	tty
+//	    Prints the name of the terminal on stdin (such as /dev/pts/0) to
+//	    stdout and exits 0; if stdin is not a terminal, prints "not a tty" and
+//	    exits 1, like coreutils tty.
+//
 //	anything else
 //	    Prints `testbin: unknown mode "X"` to stderr and exits 2. Malformed
 //	    numeric arguments (sleep, exit, alloc) likewise print a message to
@@ -88,7 +99,7 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 // forever is the duration used for "sleep until a signal".
@@ -96,7 +107,7 @@ const forever = time.Duration(1<<63 - 1)
 
 // run executes one mode and returns the process exit status. Modes that exit
 // with a status chosen at runtime (serve's /exit) call os.Exit themselves.
-func run(args []string, stdout, stderr io.Writer) int {
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	mode := "serve"
 	if len(args) > 0 {
 		mode, args = args[0], args[1:]
@@ -162,9 +173,61 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stdout, h)
 		return 0
+	case "cat":
+		return cat(stdin, stdout, stderr)
+	case "tty":
+		name, ok := terminalName(stdin)
+		if !ok {
+			fmt.Fprintln(stdout, "not a tty")
+			return 1
+		}
+		fmt.Fprintln(stdout, name)
+		return 0
 	default:
 		return usage("unknown mode %q", mode)
 	}
+}
+
+// cat copies stdin to stdout until end of input or a signal.
+func cat(stdin io.Reader, stdout, stderr io.Writer) int {
+	sigs := notifyTerm()
+	defer signal.Stop(sigs)
+	done := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(stdout, stdin)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			fmt.Fprintf(stderr, "testbin: cat: %v\n", err)
+			return 1
+		}
+	case <-sigs:
+	}
+	return 0
+}
+
+// terminalName returns the name of the terminal r is, if it is one. With
+// the standard library only (this module stays small), a terminal is a
+// character device other than /dev/null, which is what a container
+// without stdin or terminal gets.
+func terminalName(r io.Reader) (string, bool) {
+	f, ok := r.(*os.File)
+	if !ok {
+		return "", false
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return "", false
+	}
+	if null, err := os.Stat(os.DevNull); err == nil && os.SameFile(fi, null) {
+		return "", false
+	}
+	if name, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", f.Fd())); err == nil {
+		return name, true
+	}
+	return f.Name(), true
 }
 
 var sink []byte

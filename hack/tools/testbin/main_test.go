@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -27,7 +29,7 @@ func TestRunInstantModes(t *testing.T) {
 		{args: []string{"bogus"}, code: 2, stderr: "testbin: unknown mode \"bogus\"\n"},
 	} {
 		var out, errb bytes.Buffer
-		code := run(tc.args, &out, &errb)
+		code := run(tc.args, strings.NewReader(""), &out, &errb)
 		if code != tc.code || out.String() != tc.stdout || errb.String() != tc.stderr {
 			t.Errorf("run(%q) = %d, stdout %q, stderr %q; want %d, %q, %q",
 				tc.args, code, out.String(), errb.String(), tc.code, tc.stdout, tc.stderr)
@@ -96,5 +98,50 @@ func TestUnhealthyAfter(t *testing.T) {
 	get(t, ts.URL, "/healthz/ok")
 	if code, _ := get(t, ts.URL, "/healthz"); code != 200 {
 		t.Errorf("healthz after /healthz/ok = %d, want 200", code)
+	}
+}
+
+func TestCat(t *testing.T) {
+	for _, tc := range []struct{ name, in string }{
+		{"lines", "a\nb\n"},
+		{"no final newline", "a\nb"},
+		{"empty", ""},
+	} {
+		var out, errb bytes.Buffer
+		if code := run([]string{"cat"}, strings.NewReader(tc.in), &out, &errb); code != 0 || out.String() != tc.in || errb.Len() > 0 {
+			t.Errorf("%s: cat = %d, stdout %q, stderr %q; want 0, %q, \"\"", tc.name, code, out.String(), errb.String(), tc.in)
+		}
+	}
+}
+
+func TestTTY(t *testing.T) {
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	for _, tc := range []struct {
+		name  string
+		stdin io.Reader
+	}{
+		{"pipe-like reader", strings.NewReader("x")},
+		{"/dev/null", null},
+	} {
+		var out bytes.Buffer
+		if code := run([]string{"tty"}, tc.stdin, &out, io.Discard); code != 1 || out.String() != "not a tty\n" {
+			t.Errorf("%s: tty = %d, %q; want 1, \"not a tty\\n\"", tc.name, code, out.String())
+		}
+	}
+
+	// The master side of a new pty is a terminal too, and needs no
+	// controlling terminal, which tests usually lack.
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil {
+		t.Skipf("no pty to test with: %v", err)
+	}
+	defer ptmx.Close()
+	var out bytes.Buffer
+	if code := run([]string{"tty"}, ptmx, &out, io.Discard); code != 0 || !strings.HasPrefix(out.String(), "/dev/") {
+		t.Errorf("tty on a pty = %d, %q; want 0, a /dev/ name", code, out.String())
 	}
 }
