@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,6 +29,7 @@ import (
 
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/runtime"
+	"github.com/nodekit-dev/nodekit/runtime/fake"
 )
 
 // sessionPod is a host-network pod with the test image serving HTTP on
@@ -82,7 +84,11 @@ func checkSessions(t *testing.T, m *runtime.Manager, syncOpts runtime.SyncOption
 	out, _, err = exec("web", []string{"/testbin", "cat"}, strings.NewReader("through stdin\n"), false)
 	require.NoError(t, err)
 	assert.Equal(t, "through stdin\n", out)
-	out, _, err = exec("web", []string{"/testbin", "tty"}, strings.NewReader(""), true)
+	// A terminal's stdin stays open, as kubectl exec -it's: an early EOF
+	// would hang the terminal up before the output is read.
+	ttyIn, ttyInW := io.Pipe()
+	out, _, err = exec("web", []string{"/testbin", "tty"}, ttyIn, true)
+	_ = ttyInW.Close()
 	require.NoError(t, err)
 	assert.Contains(t, out, "/dev/pts/", "a terminal")
 	_, _, err = exec("web", []string{"/testbin", "exit", "3"}, nil, false)
@@ -117,7 +123,7 @@ func checkSessions(t *testing.T, m *runtime.Manager, syncOpts runtime.SyncOption
 	// Port-forward to the web container's port.
 	u, err = m.GetPortForward(ctx, pod.UID, nil)
 	require.NoError(t, err)
-	assert.Equal(t, "ok", forwardGet(t, u.String(), port, "/readyz"))
+	assert.Equal(t, "ready", forwardGet(t, u.String(), port, "/readyz"))
 
 	// RunInContainer: stdout then stderr, and the exit as an error.
 	got, err := m.RunInContainer(ctx, pod.UID, "web", []string{"/testbin", "echo", "run"}, 5*time.Second)
@@ -141,7 +147,8 @@ func stream(ctx context.Context, t *testing.T, rawURL string, stdin io.Reader, t
 	require.NoError(t, err)
 	ex, err := remotecommand.NewSPDYExecutor(&rest.Config{Host: u.Scheme + "://" + u.Host}, "POST", u)
 	require.NoError(t, err)
-	var out, errOut bytes.Buffer
+	// Locked: a session cut off by ctx returns before client-go's copies end.
+	var out, errOut syncBuffer
 	opts := remotecommand.StreamOptions{Stdin: stdin, Stdout: &out, Tty: tty}
 	if !tty {
 		opts.Stderr = &errOut
@@ -195,4 +202,31 @@ func containerLogHas(ctx context.Context, t *testing.T, m *runtime.Manager, pod 
 	require.NoError(t, err)
 	b, err := os.ReadFile(path)
 	return err == nil && strings.Contains(string(b), text)
+}
+
+// TestSessionsOnFake: the same sessions through the fake runtime's
+// streaming server (k8s.io/cri-streaming, as containerd's), over real
+// gRPC and real SPDY on loopback.
+func TestSessionsOnFake(t *testing.T) {
+	_, client := startFake(t, fake.WithHostPorts(true))
+	m, err := runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, Streaming: client, PodLogsDir: t.TempDir()})
+	require.NoError(t, err)
+	checkSessions(t, m, runtime.SyncOptions{})
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
