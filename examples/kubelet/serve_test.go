@@ -1,18 +1,26 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/remotecommand"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -105,6 +113,18 @@ func TestServingPortsAsTheKubelet(t *testing.T) {
 			assert.Contains(t, body, tc.body)
 		})
 	}
+	// A session through the whole stack: TLS, the client certificate, the
+	// handler, the runtime manager, the fake runtime's streaming server.
+	u, err := url.Parse(api + "/exec/default/web-n1/c?command=/testbin&command=cat&input=1&output=1&error=1")
+	require.NoError(t, err)
+	ex, err := remotecommand.NewSPDYExecutor(&rest.Config{Host: api, TLSClientConfig: rest.TLSClientConfig{Insecure: true,
+		CertData: pemCert(t, cert), KeyData: pemKey(t, cert)}}, "POST", u)
+	require.NoError(t, err)
+	var out, errOut bytes.Buffer
+	require.NoError(t, ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: strings.NewReader("over TLS\n"),
+		Stdout: &out, Stderr: &errOut}))
+	assert.Equal(t, "over TLS\n", out.String())
+
 	var list v1.PodList
 	_, body := get(http.DefaultClient, readOnly+"/pods")
 	require.NoError(t, json.Unmarshal([]byte(body), &list))
@@ -127,4 +147,14 @@ func freePorts(t *testing.T, n int) []int {
 		l.Close()
 	}
 	return ports
+}
+
+func pemCert(t *testing.T, c tls.Certificate) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Certificate[0]})
+}
+
+func pemKey(t *testing.T, c tls.Certificate) []byte {
+	der, err := x509.MarshalPKCS8PrivateKey(c.PrivateKey)
+	require.NoError(t, err)
+	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
 }
