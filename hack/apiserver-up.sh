@@ -135,9 +135,10 @@ start() {
 stop_all() { NODEKIT_APISERVER_DIR=$DIR bash "$HACK/apiserver-down.sh" 9>&- >&2 || true; }
 
 # Settings that require a restart when they change.
-# kubelet-client=1: the apiserver calls kubelets with a client certificate (a
-# running apiserver without it is restarted).
-SETTINGS="kubelet-client=1 version=$K8S_VERSION api=$KUBE_APISERVER_BIN etcd=$ETCD_BIN ports=$API_PORT,$ETCD_PORT,$ETCD_PEER_PORT node=$NODE_NAME extra=${NODEKIT_APISERVER_EXTRA_ARGS:-}"
+# kubelet-client=2: the apiserver calls kubelets with a client certificate, at
+# their InternalIP first, as kubeadm sets it (a running apiserver without it is
+# restarted).
+SETTINGS="kubelet-client=2 version=$K8S_VERSION api=$KUBE_APISERVER_BIN etcd=$ETCD_BIN ports=$API_PORT,$ETCD_PORT,$ETCD_PEER_PORT node=$NODE_NAME extra=${NODEKIT_APISERVER_EXTRA_ARGS:-}"
 
 write_outputs() {
   local f user token
@@ -258,6 +259,7 @@ start kube-apiserver "$KUBE_APISERVER_BIN" \
   --token-auth-file="$DIR/tokens.csv" \
   --client-ca-file="$DIR/certs/client-ca.crt" \
   --kubelet-client-certificate="$DIR/certs/kubelet-client.crt" --kubelet-client-key="$DIR/certs/kubelet-client.key" \
+  --kubelet-preferred-address-types=InternalIP,ExternalIP,Hostname \
   --authorization-mode=Node,RBAC \
   --enable-admission-plugins=NodeRestriction --disable-admission-plugins=ServiceAccount \
   --service-account-issuer=https://kubernetes.default.svc.cluster.local \

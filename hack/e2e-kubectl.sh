@@ -463,13 +463,13 @@ rc=0; SEEN=$(k -n "$NS" exec "$P-web" -- /no/such/binary 2>&1) || rc=$?
   { SEEN="exit status $rc: $SEEN"; fail "kubectl exec of a missing binary to fail saying so"; }
 # A terminal: script(1) gives kubectl one, so -t is honoured.
 SEEN=$(script -qec "$KUBECTL --kubeconfig $NODEKIT_KUBECONFIG -n $NS exec -it $P-web -- /testbin tty" /dev/null 2>&1 | tr -d '\r') &&
-  [[ $SEEN == /dev/pts/* ]] || fail "kubectl exec -it -- /testbin tty to print a /dev/pts terminal"
-log "kubectl logs, exec (output, stdin, tty '$SEEN', exit code 3, missing binary) through the apiserver"
+  [[ $SEEN == *"/dev/pts/"* ]] || fail "kubectl exec -it -- /testbin tty to print a /dev/pts terminal"
+log "kubectl logs, exec (output, stdin, tty '${SEEN//[^[:print:]]/}', exit code 3, missing binary) through the apiserver"
 
 step kubectl-port-forward
 k -n "$NS" port-forward --address 127.0.0.1 "pod/$P-web" "$FWD_PORT:$WEB_PORT" > "$DIR/port-forward.log" 2>&1 8>&- &
 FWD_PID=$!
-fwd_ok() { SEEN=$(curl -sS --max-time 2 "http://127.0.0.1:$FWD_PORT/readyz" 2>&1) && [[ $SEEN == *ok* ]]; }
+fwd_ok() { SEEN=$(curl -sS --max-time 2 "http://127.0.0.1:$FWD_PORT/readyz" 2>&1) && [[ $SEEN == ready ]]; }
 within 20 "curl through kubectl port-forward 127.0.0.1:$FWD_PORT -> $P-web:$WEB_PORT to answer /readyz" fwd_ok
 for _ in 1 2 3; do fwd_ok || fail "a second request through the same port-forward"; done
 kill "$FWD_PID" 2>/dev/null; wait "$FWD_PID" 2>/dev/null || true
