@@ -33,9 +33,13 @@ declare -A call=(
   [nodestatus]='nodestatus.New'
   [mirrorpod]='mirrorpod.New'
   [podpath]='podpath.Join'
+  [fieldpath]='fieldpath.PodField'
+  [server/serverauth]='serverauth.New'
+  [kubeletflags]='kubeletflags.AcceptRest'
 )
 order=(statuscache resources kubecontainer pleg pleg/plegmetrics prober prober/probe podsource podsource/apiserver cgroupmgr
-  runtime runtime/fake runtime/runtimetest podstatus podstatus/apiclient podworkers podsync server volume volume/apiclient nodestatus mirrorpod podpath)
+  runtime runtime/fake runtime/runtimetest podstatus podstatus/apiclient podworkers podsync server volume volume/apiclient nodestatus mirrorpod podpath
+  fieldpath server/serverauth kubeletflags)
 [ $# -gt 0 ] && order=("$@")
 
 tmp=$(mktemp -d "$PWD/hack/_deps.XXXX")
