@@ -82,6 +82,9 @@ func TestContainerLogsQueryParameters(t *testing.T) {
 		{"?timestamps=true&tailLines=1", 200, "2026-11-23T10:00:08.000000000Z joined\n2026-11-23T10:00:09.000000000Z unfinish"},
 		{"?previous=true", 200, "old\n"},
 		{"?tailLines=x", 400, "tailLines: invalid value \"x\": must be an integer >= 0\n"},
+		{"?tailLines=99999999999999999999", 400, "tailLines: invalid value \"99999999999999999999\": must be an integer >= 0\n"},
+		{"?tailLines=-1", 400, "tailLines: invalid value \"-1\": must be an integer >= 0\n"},
+		{"?tailLines=9223372036854775807", 200, "one\ntwo\nsplit-joined\nunfinish"}, // huge: the whole file, read once
 		{"?limitBytes=0", 400, "limitBytes: invalid value \"0\": must be an integer >= 1\n"},
 		{"?follow=maybe", 400, "follow: invalid value \"maybe\": must be true or false\n"},
 		{"?sinceSeconds=1&sinceTime=2026-11-23T10:00:05Z", 400, "sinceSeconds and sinceTime: only one may be given\n"},
