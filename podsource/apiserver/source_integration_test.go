@@ -250,7 +250,7 @@ func TestSourceLifecycle(t *testing.T) {
 	assert.Equal(t, podsource.SourceAPI, got.Annotations[podsource.ConfigSourceAnnotation])
 	assert.Equal(t, "1", got.Annotations["nodekit/test"])
 	assert.NotContains(t, got.Annotations, podsource.ConfigHashAnnotation, "no static-pod defaults")
-	assert.NotEmpty(t, src.LastSyncResourceVersion())
+	waitCond(t, "the source's first sync version", func() bool { return src.LastSyncResourceVersion() != "" })
 
 	b := e.createPod(t, prefix+"-b", e.node)
 	_, i = rec.wait(t, i, podsource.ADD, b.Name)
@@ -553,8 +553,9 @@ func TestSourceWatchCutAndExpired(t *testing.T) {
 
 	// 1. Cut the watch and refuse requests for a while; changes made
 	// meanwhile arrive once the source is back, exactly once.
-	rvBefore := src.LastSyncResourceVersion()
-	require.NotEmpty(t, rvBefore)
+	// The reflector records the version once its initial list (or watch
+	// list) is done, which can be just after the first pod is delivered.
+	waitCond(t, "the source's first sync version", func() bool { return src.LastSyncResourceVersion() != "" })
 	nBefore := len(proxy.requests())
 	proxy.cut(true)
 	b := e.createPod(t, prefix+"-b", e.node)
