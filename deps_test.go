@@ -65,6 +65,9 @@ func TestPackageDependencies(t *testing.T) {
 		// podsource for the Dispatcher's updates (fsnotify and yaml come with it).
 		{"podsync", []string{"fieldpath", "podpath", "podsource", "resources", "cgroupmgr", "kubecontainer", "podstatus", "podworkers", "runtime"},
 			[]string{clientGo}, 43},
+		// CRI types for the runtime interfaces it declares (cri-api, grpc,
+		// protobuf); kubecontainer's labels, podpath's log layout.
+		{"gc", []string{"kubecontainer", "podpath"}, []string{prometheus, containerd, clientGo}, 24},
 		// k8s.io/kubelet's config/v1beta1 for IgnoredConfigFields: its component-base
 		// logging and tracing types bring pflag, klog, otel and client_golang (36).
 		{"kubeletflags", nil, []string{grpc, criAPI, containerd, clientGo}, 36},
