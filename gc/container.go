@@ -250,23 +250,31 @@ func (g *ContainerGC) collect(ctx context.Context, evictNonDeleted bool) (Contai
 		defer logs.Close()
 	}
 	victims := SelectContainers(g.policy, now, l.containers, removable)
-	var keepLogs map[string]bool
+	// The victims' log files, but for one another container still writes
+	// to (a restart count can repeat when a pod's history was lost).
+	var logFiles map[string]string
 	if logs != nil && len(victims) > 0 {
-		// A log file another container still writes to stays (a restart
-		// count can repeat when its history was lost).
-		doomed := make(map[string]bool, len(victims))
+		logFiles = make(map[string]string, len(victims))
 		for _, c := range victims {
-			doomed[c.ID] = true
+			logFiles[c.ID] = ""
 		}
-		keepLogs = map[string]bool{}
+		keep := map[string]bool{}
 		for _, c := range l.containers {
-			if rel, ok := logFile(l.raw[c.ID], c); ok && !doomed[c.ID] {
-				keepLogs[rel] = true
+			rel, ok := logFile(l.raw[c.ID], c)
+			if _, doomed := logFiles[c.ID]; doomed && ok {
+				logFiles[c.ID] = rel
+			} else if ok {
+				keep[rel] = true
+			}
+		}
+		for id, rel := range logFiles {
+			if keep[rel] {
+				logFiles[id] = ""
 			}
 		}
 	}
 	for _, c := range victims {
-		if err := g.removeContainer(ctx, l.raw[c.ID], c, logs, keepLogs); err != nil {
+		if err := g.removeContainer(ctx, l.raw[c.ID], c, logs, logFiles[c.ID]); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -329,9 +337,9 @@ func memo(f func(types.UID) bool) func(types.UID) bool {
 }
 
 // removeContainer is the kubelet's removeContainer: an unknown-state
-// container may still run and is stopped first; its log file is removed
-// (unless keepLogs has it), then the container.
-func (g *ContainerGC) removeContainer(ctx context.Context, raw *runtimeapi.Container, c Container, logs *os.Root, keepLogs map[string]bool) error {
+// container may still run and is stopped first; its log file (logFile,
+// relative to logs; "" for none) is removed, then the container.
+func (g *ContainerGC) removeContainer(ctx context.Context, raw *runtimeapi.Container, c Container, logs *os.Root, logFile string) error {
 	g.cfg.Log.V(4).Info("removing container", "containerID", c.ID, "podUID", c.PodUID, "container", c.Name)
 	if c.State == kc.ContainerStateUnknown {
 		grace := int64(v1.DefaultTerminationGracePeriodSeconds)
@@ -342,9 +350,9 @@ func (g *ContainerGC) removeContainer(ctx context.Context, raw *runtimeapi.Conta
 			return fmt.Errorf("stopping container %s (%s of pod %s), in unknown state, before removal: %w", c.ID, c.Name, c.PodUID, err)
 		}
 	}
-	if rel, ok := logFile(raw, c); ok && logs != nil && !keepLogs[rel] {
-		if err := logs.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			g.cfg.Log.Error(err, "removing a removed container's log", "path", filepath.Join(g.cfg.PodLogsDir, rel))
+	if logFile != "" {
+		if err := logs.Remove(logFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			g.cfg.Log.Error(err, "removing a removed container's log", "path", filepath.Join(g.cfg.PodLogsDir, logFile))
 		}
 	}
 	if err := g.cfg.Runtime.RemoveContainer(ctx, c.ID); err != nil {
