@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -415,4 +416,25 @@ func (c *Client) RuntimeStatus(ctx context.Context) (*kc.RuntimeStatus, error) {
 		out.Conditions = append(out.Conditions, kc.RuntimeCondition{Type: cond.Type, Status: cond.Status, Reason: cond.Reason, Message: cond.Message})
 	}
 	return out, nil
+}
+
+// SandboxImage is the runtime's sandbox (pause) image as its verbose
+// status reports it (containerd: info "config" → "sandboxImage"), for
+// image GC to keep; "" when the runtime does not say.
+func (c *Client) SandboxImage(ctx context.Context) (string, error) {
+	st, err := c.Status(ctx, true)
+	if err != nil {
+		return "", err
+	}
+	raw := st.GetInfo()["config"]
+	if raw == "" {
+		return "", nil
+	}
+	var cfg struct {
+		SandboxImage string `json:"sandboxImage"`
+	}
+	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
+		return "", fmt.Errorf("runtime status: config: %w", err)
+	}
+	return cfg.SandboxImage, nil
 }

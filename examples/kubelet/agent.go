@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
+	"github.com/nodekit-dev/nodekit/gc"
 	"github.com/nodekit-dev/nodekit/nodestatus"
 	"github.com/nodekit-dev/nodekit/pleg"
 	"github.com/nodekit-dev/nodekit/pleg/plegmetrics"
@@ -31,11 +32,10 @@ import (
 	"github.com/nodekit-dev/nodekit/volume"
 )
 
-// The kubelet's housekeeping and container GC periods; nodeLabel marks
+// The kubelet's housekeeping period; nodeLabel marks
 // this agent's sandboxes with its node name (see runtime's OwnPodsOnly).
 const (
 	housekeepingPeriod = 2 * time.Second
-	containerGCPeriod  = time.Minute
 	nodeLabel          = "nodekit.dev/node"
 )
 
@@ -62,6 +62,8 @@ type agent struct {
 	node        *nodestatus.Node // the Node's description, registered in cluster mode
 	cluster     *cluster         // nil: standalone
 	dispatcher  *podsync.Dispatcher
+	containerGC *gc.ContainerGC
+	imageGC     *gc.ImageGC
 }
 
 // newAgent wires the packages over a connected runtime client.
@@ -172,6 +174,9 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 	for _, s := range a.sources {
 		a.mux.Register(s.Name())
 	}
+	if err := a.newGC(ctx, client); err != nil {
+		return nil, nil, err
+	}
 	checks := []server.Check{{Name: "pleg", Check: func(context.Context) error { _, err := a.pleg.Healthy(); return err }},
 		{Name: "runtime", Check: client.CheckReady}}
 	// The kubelet's read-only port: no logs, no streams, no debugging.
@@ -185,7 +190,7 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 }
 
 // run drives the agent until ctx ends: source updates, lifecycle events
-// and probe results reach the pod workers; housekeeping and log GC tick.
+// and probe results reach the pod workers; housekeeping ticks; container and image GC run on their own.
 func (a *agent) run(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, src := range a.sources {
@@ -197,16 +202,15 @@ func (a *agent) run(ctx context.Context) {
 			}
 		}()
 	}
-	for _, run := range []func(context.Context) error{a.pleg.Run, a.prober.Run, a.workers.Run} {
+	for _, run := range []func(context.Context) error{a.pleg.Run, a.prober.Run, a.workers.Run, a.containerGC.Run, a.imageGC.Run} {
 		wg.Add(1)
 		go func() { defer wg.Done(); a.logError(run(ctx), "run") }()
 	}
 	if a.cluster != nil {
 		a.cluster.run(ctx, a, &wg)
 	}
-	housekeeping, gc := a.clock.NewTicker(housekeepingPeriod), a.clock.NewTicker(containerGCPeriod)
+	housekeeping := a.clock.NewTicker(housekeepingPeriod)
 	defer housekeeping.Stop()
-	defer gc.Stop()
 	for ctx.Err() == nil {
 		select {
 		case <-ctx.Done():
@@ -226,10 +230,6 @@ func (a *agent) run(ctx context.Context) {
 			if a.mux.AllSourcesReady() {
 				a.logError(a.syncer.Housekeeping(ctx, a.workers), "housekeeping")
 				a.statuses.RemoveOrphans(a.keptStatuses())
-			}
-		case <-gc.C(): // the log half of the kubelet's container GC
-			if a.mux.AllSourcesReady() {
-				a.logError(a.syncer.CleanupLogs(ctx, a.workers.Known()), "removing the logs of removed pods")
 			}
 		}
 	}

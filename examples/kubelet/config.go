@@ -65,6 +65,7 @@ func applyConfigFile(fs *flag.FlagSet, cfg *config, sf *servingFlags, path strin
 	}
 	take(set, "pod-logs-dir", &cfg.podLogsDir, kc.PodLogsDir)
 	applyServingConfig(set, &cfg.serving, sf, &kc)
+	applyGCConfig(set, &cfg.gc, &kc)
 	for name, b := range map[string]struct{ dst, v *bool }{"cgroups-per-qos": {&cfg.cgroupsPerQOS, kc.CgroupsPerQOS},
 		"enable-debugging-handlers": {&cfg.debugHandlers, kc.EnableDebuggingHandlers}} {
 		if !set[name] && b.v != nil {
@@ -81,7 +82,8 @@ var implementedFields = []string{"staticPodPath", "staticPodURL", "containerRunt
 	"healthzBindAddress", "address", "readOnlyPort", "maxPods", "nodeStatusUpdateFrequency", "nodeLeaseDurationSeconds",
 	"kubeAPIQPS", "kubeAPIBurst", "kubeReserved", "systemReserved", "evictionHard", "registerWithTaints",
 	"enableDebuggingHandlers", "podLogsDir", "tlsCertFile", "tlsPrivateKeyFile", "tlsMinVersion", "tlsCipherSuites",
-	"authentication", "authorization"}
+	"authentication", "authorization", "imageGCHighThresholdPercent", "imageGCLowThresholdPercent", "imageMinimumGCAge",
+	"imageMaximumGCAge"}
 
 // take sets *dst to v unless the flag was given or v is unset (zero).
 func take[T comparable](set map[string]bool, flagName string, dst *T, v T) {

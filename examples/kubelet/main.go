@@ -56,6 +56,7 @@ type config struct {
 	evictionHard                                                                      string // signal<quantity,...
 	cgroupsPerQOS, debugHandlers, fakeServesPorts                                     bool
 	serving                                                                           serving
+	gc                                                                                gcSettings
 	verbosity                                                                         int
 	// ignored are the kubelet flags and config fields given that the agent
 	// accepts without effect, logged once at start.
@@ -136,6 +137,7 @@ func newFlagSet(cfg *config, raw *rawFlags) *flag.FlagSet {
 	fs.DurationVar(&cfg.syncFrequency, "sync-frequency", time.Minute, "max period between syncs of each pod")
 	fs.DurationVar(&cfg.fileCheckFreq, "file-check-frequency", 20*time.Second, "how often the manifest directory is re-read")
 	addServingFlags(fs, &cfg.serving, &raw.serving)
+	addGCFlags(fs, &cfg.gc)
 	fs.IntVar(&cfg.verbosity, "v", 0, "log verbosity (klog's -v: higher logs more)")
 	fs.StringVar(&cfg.hostIP, "node-ip", "127.0.0.1", "the node's IP, reported for host-network pods and probed there")
 	fs.StringVar(&cfg.manifestURL, "manifest-url", "", "URL polled for a Pod or PodList")

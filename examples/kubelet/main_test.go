@@ -278,7 +278,7 @@ func TestAKubeletCommandLineWorksUnchanged(t *testing.T) {
 		"--pod-infra-container-image=registry.k8s.io/pause:3.10", "--node-ip=10.0.0.5", "--v=2",
 		"--feature-gates=KubeletInUserNamespace=true", "--node-labels=a=b", "--register-with-taints=k=v:NoSchedule"})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"bootstrap-kubeconfig", "feature-gates", "pod-infra-container-image"}, cfg.ignoredFlags)
+	assert.Equal(t, []string{"bootstrap-kubeconfig", "feature-gates"}, cfg.ignoredFlags)
 	assert.Equal(t, []string{"clusterDNS", "evictionSoft", "rotateCertificates"}, cfg.ignoredFields)
 	assert.Equal(t, "10.0.0.5", cfg.hostIP)
 	assert.Equal(t, 2, cfg.verbosity)
