@@ -187,3 +187,11 @@ func TestSessionsOnContainerd(t *testing.T) {
 	t.Cleanup(func() { testenv.RemovePodCgroup(t, uidCgroup) })
 	checkSessions(t, m, runtime.SyncOptions{CgroupParent: testenv.CgroupParent(uidCgroup)})
 }
+
+// TestSandboxImageOnContainerd: containerd says which pause image it uses.
+func TestSandboxImageOnContainerd(t *testing.T) {
+	client := testenv.NeedContainerd(t).Dial(t)
+	img, err := client.SandboxImage(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, pauseImage, img)
+}
