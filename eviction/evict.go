@@ -17,8 +17,9 @@ import (
 // reason and the pod event's reason.
 const Reason = "Evicted"
 
-// The kubelet's immediateEvictionGracePeriodSeconds: how long a pod evicted
-// for a hard threshold or its local storage gets to stop.
+// ImmediateGracePeriodSeconds is the kubelet's
+// immediateEvictionGracePeriodSeconds: how long a pod evicted for a hard
+// threshold or its local storage gets to stop.
 const ImmediateGracePeriodSeconds = 1
 
 // The signals a local-storage eviction is counted under (the kubelet's
