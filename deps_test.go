@@ -71,6 +71,8 @@ func TestPackageDependencies(t *testing.T) {
 		// k8s.io/kubelet's config/v1beta1 for IgnoredConfigFields: its component-base
 		// logging and tracing types bring pflag, klog, otel and client_golang (36).
 		{"kubeletflags", nil, []string{grpc, criAPI, containerd, clientGo}, 36},
+		// k8s.io/kubelet for the Summary API's types, golang.org/x/sys for statfs.
+		{"eviction", []string{"resources"}, light, 20},
 	} {
 		t.Run(tc.pkg, func(t *testing.T) {
 			out, err := exec.Command("go", "list", "-deps", "-f",

@@ -6,7 +6,6 @@ import (
 	goruntime "runtime"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/clock"
@@ -29,14 +28,15 @@ const (
 	MaxNamesPerImage = 5
 )
 
-// DefaultHardEviction is the part of the kubelet's default --eviction-hard
-// that allocatable subtracts: memory.available<100Mi, nodefs.available<10%.
+// DefaultHardEviction is the kubelet's default --eviction-hard
+// (resources.DefaultEvictionHard); allocatable subtracts its
+// memory.available<100Mi and nodefs.available<10%.
 func DefaultHardEviction() []resources.EvictionThreshold {
-	q := resource.MustParse("100Mi")
-	return []resources.EvictionThreshold{
-		{Signal: resources.SignalMemoryAvailable, Quantity: &q},
-		{Signal: resources.SignalNodeFsAvailable, Percentage: 0.1},
+	ts, err := resources.ParseThresholds("--eviction-hard", resources.DefaultEvictionHard)
+	if err != nil {
+		panic(err) // a constant
 	}
+	return ts
 }
 
 // Check is one reason the node may not be ready: nil when all is well,

@@ -63,8 +63,9 @@ func TestInitialNode(t *testing.T) {
 		q := s.Capacity[name]
 		assert.Equal(t, want, q.String(), "capacity %s", name)
 	}
-	// memory: 8Gi - 1Gi kube-reserved - 100Mi eviction - 1Gi hugepages; storage: 100Gi - 10%.
-	for name, want := range map[v1.ResourceName]string{"cpu": "4", "memory": "6044Mi", "pods": "110", "ephemeral-storage": "90Gi"} {
+	// memory: 8Gi - 1Gi kube-reserved - 100Mi eviction - 1Gi hugepages; storage: 100Gi - 10%, where 10% is
+	// the kubelet's float32 0.1 (0.10000000149...): 107374182400 - 10737418400 = 96636764000, not 90Gi.
+	for name, want := range map[v1.ResourceName]string{"cpu": "4", "memory": "6044Mi", "pods": "110", "ephemeral-storage": "96636764000"} {
 		q := s.Allocatable[name]
 		assert.Equal(t, want, q.String(), "allocatable %s", name)
 	}

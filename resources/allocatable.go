@@ -8,35 +8,25 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// Hard-eviction signals that reserve node resources, and what they reserve.
-const (
-	SignalMemoryAvailable = "memory.available"
-	SignalNodeFsAvailable = "nodefs.available"
-	SignalPIDAvailable    = "pid.available"
-)
-
 // ResourcePID is the kubelet's pseudo-resource for process IDs.
 const ResourcePID v1.ResourceName = "pid"
 
+// signalResource: the hard-eviction signals allocatable reserves, and what
+// they reserve (the kubelet's hardEvictionReservation: memory.available and
+// nodefs.available only).
 var signalResource = map[string]v1.ResourceName{
 	SignalMemoryAvailable: v1.ResourceMemory,
 	SignalNodeFsAvailable: v1.ResourceEphemeralStorage,
-	SignalPIDAvailable:    ResourcePID,
-}
-
-// EvictionThreshold is one hard eviction threshold: an absolute Quantity, or
-// a Percentage (0..1] of capacity when Quantity is nil.
-type EvictionThreshold struct {
-	Signal     string
-	Quantity   *resource.Quantity
-	Percentage float64
 }
 
 // AllocatableConfig is the node's capacity and what is held back from pods.
 type AllocatableConfig struct {
-	Capacity               v1.ResourceList
-	KubeReserved           v1.ResourceList // --kube-reserved
-	SystemReserved         v1.ResourceList // --system-reserved
+	Capacity       v1.ResourceList
+	KubeReserved   v1.ResourceList // --kube-reserved
+	SystemReserved v1.ResourceList // --system-reserved
+	// HardEvictionThresholds are the hard thresholds (ParseThresholds of
+	// --eviction-hard); those of memory.available and nodefs.available are
+	// held back, the other signals are not resources allocatable knows.
 	HardEvictionThresholds []EvictionThreshold
 }
 
@@ -91,25 +81,28 @@ func allocatable(cfg AllocatableConfig, withEviction bool) (v1.ResourceList, err
 
 func thresholdQuantity(i int, t EvictionThreshold, capacity v1.ResourceList) (*resource.Quantity, error) {
 	field := fmt.Sprintf("HardEvictionThresholds[%d]", i)
-	name, ok := signalResource[t.Signal]
-	if !ok {
+	if !IsEvictionSignal(t.Signal) {
 		return nil, fieldError(field+".Signal", fmt.Sprintf("%q", t.Signal), "unknown signal")
 	}
+	if t.Quantity != nil && t.Quantity.Sign() < 0 {
+		return nil, fieldError(field+".Quantity", t.Quantity.String(), "must not be negative")
+	}
+	if t.Quantity == nil && (t.Percentage < 0 || t.Percentage > 1 || math.IsNaN(t.Percentage)) {
+		return nil, fieldError(field+".Percentage", t.Percentage, "must be within [0, 1]")
+	}
+	name, ok := signalResource[t.Signal]
+	if !ok {
+		return nil, nil // imagefs.*, *.inodesFree, pid.available: eviction's, not allocatable's
+	}
 	if t.Quantity != nil {
-		if t.Quantity.Sign() < 0 {
-			return nil, fieldError(field+".Quantity", t.Quantity.String(), "must not be negative")
-		}
 		q := t.Quantity.DeepCopy()
 		return &q, nil
-	}
-	if t.Percentage < 0 || t.Percentage > 1 || math.IsNaN(t.Percentage) {
-		return nil, fieldError(field+".Percentage", t.Percentage, "must be within [0, 1]")
 	}
 	c, ok := capacity[name]
 	if !ok || t.Percentage == 0 {
 		return nil, nil
 	}
-	return resource.NewQuantity(int64(float64(c.Value())*t.Percentage), resource.BinarySI), nil
+	return resource.NewQuantity(t.Of(c.Value()), resource.BinarySI), nil
 }
 
 func fieldError(field string, value any, msg string) error {

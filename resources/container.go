@@ -17,9 +17,14 @@ const (
 // Annotation and priority class that make a pod node-critical.
 const (
 	configSourceAnnotation = "kubernetes.io/config.source"
+	configMirrorAnnotation = "kubernetes.io/config.mirror"
 	systemNodeCritical     = "system-node-critical"
-	systemCriticalPriority = 2 * 1000000000
 )
+
+// SystemCriticalPriority is the lowest priority of a critical pod
+// (scheduling.SystemCriticalPriority; system-cluster-critical has it,
+// system-node-critical 1000 more).
+const SystemCriticalPriority = 2 * 1000000000
 
 // Options tune ContainerResources; the zero value is the kubelet's default.
 type Options struct {
@@ -101,14 +106,24 @@ func OOMScoreAdj(pod *v1.Pod, c *v1.Container, memoryCapacity int64) int {
 	return int(adj)
 }
 
-// isNodeCritical mirrors kubelettypes.IsNodeCriticalPod: a critical pod
-// (static, or priority >= system-critical) in the system-node-critical class.
+// isNodeCritical mirrors kubelettypes.IsNodeCriticalPod: a critical pod in
+// the system-node-critical class.
 func isNodeCritical(pod *v1.Pod) bool {
-	if pod.Spec.PriorityClassName != systemNodeCritical {
-		return false
-	}
+	return pod.Spec.PriorityClassName == systemNodeCritical && IsCriticalPod(pod)
+}
+
+// IsCriticalPod is the kubelet's IsCriticalPod: a static pod (its
+// kubernetes.io/config.source is not "api"), a mirror pod
+// (kubernetes.io/config.mirror), or a pod whose priority is at least
+// SystemCriticalPriority (the system-node-critical and
+// system-cluster-critical classes). The eviction manager never evicts
+// one and admits one under any pressure.
+func IsCriticalPod(pod *v1.Pod) bool {
 	if src, ok := pod.Annotations[configSourceAnnotation]; ok && src != "api" {
 		return true
 	}
-	return pod.Spec.Priority != nil && *pod.Spec.Priority >= systemCriticalPriority
+	if _, ok := pod.Annotations[configMirrorAnnotation]; ok {
+		return true
+	}
+	return pod.Spec.Priority != nil && *pod.Spec.Priority >= SystemCriticalPriority
 }

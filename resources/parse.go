@@ -2,7 +2,6 @@ package resources
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -36,36 +35,78 @@ func ParseResourceList(flag, s string) (v1.ResourceList, error) {
 	return out, nil
 }
 
-// ParseThresholds parses --eviction-hard, "memory.available<100Mi,
-// nodefs.available<10%", keeping the signals allocatable subtracts.
+// ParseThresholds parses the kubelet's --eviction-hard and --eviction-soft
+// form, "memory.available<100Mi,nodefs.available<10%", with its rules:
+// every signal of EvictionSignals, the only operator "<", a positive
+// quantity or a percentage within [0%, 100%]; "0%" and "100%" are dropped
+// (the kubelet's way to switch a signal off); empty items are skipped and
+// a signal given twice keeps the last value (the flag is a map), at the
+// place of the first. flag names the flag in errors, which quote the bad
+// item and say what is wrong with it. The result holds all signals:
+// allocatable uses memory.available and nodefs.available of it, package
+// eviction all.
 func ParseThresholds(flag, s string) ([]EvictionThreshold, error) {
 	var out []EvictionThreshold
-	if strings.TrimSpace(s) == "" {
-		return out, nil
-	}
+	at := map[string]int{}
 	for _, part := range strings.Split(s, ",") {
-		sig, val, ok := strings.Cut(strings.TrimSpace(part), "<")
+		if part == "" {
+			continue
+		}
+		bad := func(format string, args ...any) error {
+			return fmt.Errorf("%s: Invalid value: %q: %s", flag, part, fmt.Sprintf(format, args...))
+		}
+		sig, val, ok := strings.Cut(part, "<")
 		if !ok {
-			return nil, fmt.Errorf("%s: Invalid value: %q: want signal<quantity or signal<percent%%", flag, part)
-		}
-		if _, known := signalResource[sig]; !known {
-			continue // imagefs.*, *.inodesFree: eviction's, not allocatable's
-		}
-		t := EvictionThreshold{Signal: sig}
-		if p, isPct := strings.CutSuffix(val, "%"); isPct {
-			f, err := strconv.ParseFloat(p, 64)
-			if err != nil || f < 0 || f > 100 {
-				return nil, fmt.Errorf("%s: Invalid value: %q: percentage must be within [0, 100]", flag, part)
+			if i := strings.IndexAny(part, "<>=!"); i >= 0 {
+				op := part[i:]
+				op = op[:len(op)-len(strings.TrimLeft(op, "<>=!"))]
+				return nil, bad("unsupported operator %q: the only operator is \"<\"", op)
 			}
-			t.Percentage = f / 100
-		} else {
-			q, err := resource.ParseQuantity(val)
-			if err != nil || q.Sign() < 0 {
-				return nil, fmt.Errorf("%s: Invalid value: %q: must be a non-negative quantity", flag, part)
-			}
-			t.Quantity = &q
+			return nil, bad("want signal<quantity or signal<percentage%%")
 		}
+		sig, val = strings.TrimSpace(sig), strings.TrimSpace(val)
+		if !IsEvictionSignal(sig) {
+			return nil, bad("unknown signal %q (known: %s)", sig, strings.Join(EvictionSignals, ", "))
+		}
+		if strings.HasPrefix(val, "=") {
+			return nil, bad("unsupported operator \"<=\": the only operator is \"<\"")
+		}
+		if val == "0%" || val == "100%" {
+			if i, dup := at[sig]; dup { // the last value wins: this one switches it off
+				out = append(out[:i], out[i+1:]...)
+				delete(at, sig)
+				for s, j := range at {
+					if j > i {
+						at[s] = j - 1
+					}
+				}
+			}
+			continue
+		}
+		q, pct, err := ParseThresholdValue(val)
+		if err != nil {
+			return nil, bad("%s", err.Error())
+		}
+		if q != nil && q.Sign() == 0 {
+			return nil, bad("quantity %s must be positive", val)
+		}
+		t := EvictionThreshold{Signal: sig, Quantity: q, Percentage: pct}
+		if i, dup := at[sig]; dup {
+			out[i] = t
+			continue
+		}
+		at[sig] = len(out)
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// FormatThresholds is the inverse of ParseThresholds:
+// "memory.available<100Mi,nodefs.available<10%".
+func FormatThresholds(ts []EvictionThreshold) string {
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = t.String()
+	}
+	return strings.Join(parts, ",")
 }
