@@ -36,10 +36,12 @@ declare -A call=(
   [fieldpath]='fieldpath.PodField'
   [server/serverauth]='serverauth.New'
   [kubeletflags]='kubeletflags.AcceptRest'
+  [gc]='gc.NewContainerGC'
+  [eviction]='eviction.New'
 )
 order=(statuscache resources kubecontainer pleg pleg/plegmetrics prober prober/probe podsource podsource/apiserver cgroupmgr
   runtime runtime/fake runtime/runtimetest podstatus podstatus/apiclient podworkers podsync server volume volume/apiclient nodestatus mirrorpod podpath
-  fieldpath server/serverauth kubeletflags)
+  fieldpath server/serverauth kubeletflags gc eviction)
 [ $# -gt 0 ] && order=("$@")
 
 tmp=$(mktemp -d "$PWD/hack/_deps.XXXX")
