@@ -1,17 +1,14 @@
 package runtime_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,12 +18,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/portforward"
-	"k8s.io/client-go/tools/remotecommand"
-	"k8s.io/client-go/transport/spdy"
 	clientexec "k8s.io/client-go/util/exec"
 
+	"github.com/nodekit-dev/nodekit/internal/streamtest"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/runtime"
 	"github.com/nodekit-dev/nodekit/runtime/fake"
@@ -143,45 +137,19 @@ func checkSessions(t *testing.T, m *runtime.Manager, syncOpts runtime.SyncOption
 
 // stream runs a session on a runtime's URL with client-go's SPDY client.
 func stream(ctx context.Context, t *testing.T, rawURL string, stdin io.Reader, tty bool) (string, string, error) {
-	u, err := url.Parse(rawURL)
+	s, err := streamtest.Stream(ctx, nil, rawURL, false, stdin, tty)
 	require.NoError(t, err)
-	ex, err := remotecommand.NewSPDYExecutor(&rest.Config{Host: u.Scheme + "://" + u.Host}, "POST", u)
-	require.NoError(t, err)
-	// Locked: a session cut off by ctx returns before client-go's copies end.
-	var out, errOut syncBuffer
-	opts := remotecommand.StreamOptions{Stdin: stdin, Stdout: &out, Tty: tty}
-	if !tty {
-		opts.Stderr = &errOut
-	}
-	err = ex.StreamWithContext(ctx, opts)
-	return out.String(), errOut.String(), err
+	return s.Stdout, s.Stderr, s.Err
 }
 
 // forwardGet GETs path through a port-forward to port and returns the body.
 func forwardGet(t *testing.T, rawURL string, port int, path string) string {
-	u, err := url.Parse(rawURL)
+	local, stop, err := streamtest.Forward(nil, rawURL, port)
 	require.NoError(t, err)
-	transport, upgrader, err := spdy.RoundTripperFor(&rest.Config{Host: u.Scheme + "://" + u.Host})
-	require.NoError(t, err)
-	dialer := spdy.NewDialer(upgrader, &http.Client{Transport: transport}, "POST", u)
-	stop, ready := make(chan struct{}), make(chan struct{})
-	fw, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{fmt.Sprintf("0:%d", port)}, stop, ready, io.Discard, io.Discard)
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- fw.ForwardPorts() }()
-	defer func() { close(stop); <-done }()
-	select {
-	case <-ready:
-	case err := <-done:
-		t.Fatalf("port-forward ended before it was ready: %v", err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("port-forward not ready after 20s")
-	}
-	ports, err := fw.GetPorts()
-	require.NoError(t, err)
+	defer func() { assert.NoError(t, stop()) }()
 	tr := &http.Transport{DisableKeepAlives: true}
 	defer tr.CloseIdleConnections()
-	resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Get(fmt.Sprintf("http://127.0.0.1:%d%s", ports[0].Local, path))
+	resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Get(fmt.Sprintf("http://127.0.0.1:%d%s", local, path))
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
@@ -212,21 +180,4 @@ func TestSessionsOnFake(t *testing.T) {
 	m, err := runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, Streaming: client, PodLogsDir: t.TempDir()})
 	require.NoError(t, err)
 	checkSessions(t, m, runtime.SyncOptions{})
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -89,29 +89,99 @@ func (h *Handler) findPod(t sessionTarget) (*v1.Pod, error) {
 // exec serves /exec/...: ?command=<arg> repeated, stdin/stdout/stderr/tty
 // =1 (at least one stream), proxied to the runtime's streaming server.
 func (h *Handler) exec(w http.ResponseWriter, r *http.Request) {
-	h.session(w, r, "/exec/", func(ctx context.Context, pod *v1.Pod, t sessionTarget, o kc.StreamOptions) (*url.URL, error) {
-		cmd := r.URL.Query()["command"]
-		if len(cmd) == 0 {
-			return nil, badRequest{errors.New("command: Required value: at least one command= parameter")}
+	h.openSession(w, r, "/exec/", true, func(r *http.Request) (sessionStart, error) {
+		o, err := streamOptions(r)
+		if err != nil {
+			return nil, err
 		}
-		return h.cfg.Streams.GetExec(ctx, pod.UID, t.container, cmd, o)
+		return func(ctx context.Context, pod *v1.Pod, t sessionTarget) (*url.URL, error) {
+			cmd := r.URL.Query()["command"]
+			if len(cmd) == 0 {
+				return nil, badRequest{errors.New("command: Required value: at least one command= parameter")}
+			}
+			return h.cfg.Streams.GetExec(ctx, pod.UID, t.container, cmd, o)
+		}, nil
 	})
 }
 
 // attach serves /attach/...: the terminal setting comes from the
 // container's spec, as in the kubelet.
 func (h *Handler) attach(w http.ResponseWriter, r *http.Request) {
-	h.session(w, r, "/attach/", func(ctx context.Context, pod *v1.Pod, t sessionTarget, o kc.StreamOptions) (*url.URL, error) {
-		c := findSpec(pod, t.container)
-		if c == nil {
-			return nil, fmt.Errorf("%w: pod %s/%s has no container %q", kc.ErrContainerNotFound, pod.Namespace, pod.Name, t.container)
+	h.openSession(w, r, "/attach/", true, func(r *http.Request) (sessionStart, error) {
+		o, err := streamOptions(r)
+		if err != nil {
+			return nil, err
 		}
-		o.TTY = c.TTY
-		if o.TTY {
-			o.Stderr = false
-		}
-		return h.cfg.Streams.GetAttach(ctx, pod.UID, t.container, o)
+		return func(ctx context.Context, pod *v1.Pod, t sessionTarget) (*url.URL, error) {
+			c := findSpec(pod, t.container)
+			if c == nil {
+				return nil, fmt.Errorf("%w: pod %s/%s has no container %q", kc.ErrContainerNotFound, pod.Namespace, pod.Name, t.container)
+			}
+			o.TTY = c.TTY
+			if o.TTY {
+				o.Stderr = false
+			}
+			return h.cfg.Streams.GetAttach(ctx, pod.UID, t.container, o)
+		}, nil
 	})
+}
+
+// portForward serves /portForward/<namespace>/<pod>[/<uid>]: SPDY clients
+// name the ports per stream, WebSocket ones with ?port=.
+func (h *Handler) portForward(w http.ResponseWriter, r *http.Request) {
+	h.openSession(w, r, "/portForward/", false, func(r *http.Request) (sessionStart, error) {
+		opts, err := portforward.NewV4Options(r)
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, pod *v1.Pod, _ sessionTarget) (*url.URL, error) {
+			return h.cfg.Streams.GetPortForward(ctx, pod.UID, opts.Ports)
+		}, nil
+	})
+}
+
+// sessionStart asks the runtime for a session's URL.
+type sessionStart func(ctx context.Context, pod *v1.Pod, t sessionTarget) (*url.URL, error)
+
+// openSession serves a session path: the method and the upgrade checked,
+// the path and the request's options parsed by parse (400), the pod found
+// (404), then the URL start gets is proxied.
+func (h *Handler) openSession(w http.ResponseWriter, r *http.Request, prefix string, withContainer bool,
+	parse func(*http.Request) (sessionStart, error)) {
+	if !allowMethod(w, r, http.MethodGet, http.MethodPost) || !upgrading(w, r) {
+		return
+	}
+	t, err := parseTarget(prefix, r.URL.Path, withContainer)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	start, err := parse(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	pod, err := h.findPod(t)
+	if err != nil {
+		writeSessionError(w, err)
+		return
+	}
+	u, err := start(r.Context(), pod, t)
+	if err != nil {
+		writeSessionError(w, err)
+		return
+	}
+	proxyStream(w, r, u)
+}
+
+// streamOptions are an exec's or attach's streams (input, output, error,
+// tty =1), by cri-streaming's parser, the kubelet's.
+func streamOptions(r *http.Request) (kc.StreamOptions, error) {
+	o, err := remotecommand.NewOptions(r)
+	if err != nil {
+		return kc.StreamOptions{}, err
+	}
+	return kc.StreamOptions{Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr, TTY: o.TTY}, nil
 }
 
 func findSpec(pod *v1.Pod, name string) *v1.Container {
@@ -124,63 +194,6 @@ func findSpec(pod *v1.Pod, name string) *v1.Container {
 		}
 	}
 	return nil
-}
-
-func (h *Handler) session(w http.ResponseWriter, r *http.Request, prefix string,
-	get func(context.Context, *v1.Pod, sessionTarget, kc.StreamOptions) (*url.URL, error)) {
-	if !allowMethod(w, r, http.MethodGet, http.MethodPost) || !upgrading(w, r) {
-		return
-	}
-	t, err := parseTarget(prefix, r.URL.Path, true)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	opts, err := remotecommand.NewOptions(r)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	pod, err := h.findPod(t)
-	if err != nil {
-		writeSessionError(w, err)
-		return
-	}
-	u, err := get(r.Context(), pod, t, kc.StreamOptions{Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr, TTY: opts.TTY})
-	if err != nil {
-		writeSessionError(w, err)
-		return
-	}
-	proxyStream(w, r, u)
-}
-
-// portForward serves /portForward/<namespace>/<pod>[/<uid>]: SPDY clients
-// name the ports per stream, WebSocket ones with ?ports=.
-func (h *Handler) portForward(w http.ResponseWriter, r *http.Request) {
-	if !allowMethod(w, r, http.MethodGet, http.MethodPost) || !upgrading(w, r) {
-		return
-	}
-	t, err := parseTarget("/portForward/", r.URL.Path, false)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	opts, err := portforward.NewV4Options(r)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	pod, err := h.findPod(t)
-	if err != nil {
-		writeSessionError(w, err)
-		return
-	}
-	u, err := h.cfg.Streams.GetPortForward(r.Context(), pod.UID, opts.Ports)
-	if err != nil {
-		writeSessionError(w, err)
-		return
-	}
-	proxyStream(w, r, u)
 }
 
 // run serves POST /run/...?cmd=<space-separated command>: the command's

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -21,16 +20,13 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/portforward"
-	"k8s.io/client-go/tools/remotecommand"
-	"k8s.io/client-go/transport/spdy"
 	clientexec "k8s.io/client-go/util/exec"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/cri-streaming/pkg/streaming"
 	remotecommandserver "k8s.io/cri-streaming/pkg/streaming/remotecommand"
 	utilexec "k8s.io/utils/exec"
 
+	"github.com/nodekit-dev/nodekit/internal/streamtest"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/server"
 )
@@ -194,27 +190,15 @@ func streamServer(t *testing.T, b *streamBackend) *httptest.Server {
 	return ts
 }
 
-func execute(t *testing.T, base, path string, stdin io.Reader, tty bool, websocket bool) (string, string, error) {
+// execute runs a session on the node API at base+path with client-go's
+// SPDY client, as the API server does toward a node.
+func execute(t *testing.T, base, path string, stdin io.Reader, tty bool) (string, string, error) {
 	t.Helper()
-	u, err := url.Parse(base + path)
-	require.NoError(t, err)
-	cfg := &rest.Config{Host: base}
-	var ex remotecommand.Executor
-	if websocket {
-		ex, err = remotecommand.NewWebSocketExecutor(cfg, "GET", u.String())
-	} else {
-		ex, err = remotecommand.NewSPDYExecutor(cfg, "POST", u)
-	}
-	require.NoError(t, err)
-	var out, errOut bytes.Buffer
-	opts := remotecommand.StreamOptions{Stdin: stdin, Stdout: &out, Tty: tty}
-	if !tty {
-		opts.Stderr = &errOut
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	err = ex.StreamWithContext(ctx, opts)
-	return out.String(), errOut.String(), err
+	s, err := streamtest.Stream(ctx, nil, base+path, false, stdin, tty)
+	require.NoError(t, err)
+	return s.Stdout, s.Stderr, s.Err
 }
 
 func TestExecAndAttachAreProxiedToTheRuntime(t *testing.T) {
@@ -222,32 +206,28 @@ func TestExecAndAttachAreProxiedToTheRuntime(t *testing.T) {
 	ts := streamServer(t, b)
 	// SPDY only, as for the kubelet: the API server translates kubectl's
 	// WebSocket (v5.channel.k8s.io) sessions to SPDY toward the node.
-	for _, ws := range []bool{false} {
-		t.Run(fmt.Sprintf("websocket=%v", ws), func(t *testing.T) {
-			out, errOut, err := execute(t, ts.URL, "/exec/default/web/c?command=echo&command=hello+world&output=1&error=1", nil, false, ws)
-			require.NoError(t, err)
-			assert.Equal(t, "hello world\n", out)
-			assert.Empty(t, errOut)
+	out, errOut, err := execute(t, ts.URL, "/exec/default/web/c?command=echo&command=hello+world&output=1&error=1", nil, false)
+	require.NoError(t, err)
+	assert.Equal(t, "hello world\n", out)
+	assert.Empty(t, errOut)
 
-			_, errOut, err = execute(t, ts.URL, "/exec/default/web/u1/c?command=stderr&command=oops&output=1&error=1", nil, false, ws)
-			require.NoError(t, err)
-			assert.Equal(t, "oops\n", errOut)
+	_, errOut, err = execute(t, ts.URL, "/exec/default/web/u1/c?command=stderr&command=oops&output=1&error=1", nil, false)
+	require.NoError(t, err)
+	assert.Equal(t, "oops\n", errOut)
 
-			out, _, err = execute(t, ts.URL, "/exec/default/web/c?command=cat&input=1&output=1&error=1", strings.NewReader("typed\n"), false, ws)
-			require.NoError(t, err)
-			assert.Equal(t, "typed\n", out)
+	out, _, err = execute(t, ts.URL, "/exec/default/web/c?command=cat&input=1&output=1&error=1", strings.NewReader("typed\n"), false)
+	require.NoError(t, err)
+	assert.Equal(t, "typed\n", out)
 
-			_, _, err = execute(t, ts.URL, "/exec/default/web/c?command=exit&command=3&output=1&error=1", nil, false, ws)
-			var exit clientexec.CodeExitError
-			require.ErrorAs(t, err, &exit, "the exit code reaches the client")
-			assert.Equal(t, 3, exit.Code)
+	_, _, err = execute(t, ts.URL, "/exec/default/web/c?command=exit&command=3&output=1&error=1", nil, false)
+	var exit clientexec.CodeExitError
+	require.ErrorAs(t, err, &exit, "the exit code reaches the client")
+	assert.Equal(t, 3, exit.Code)
 
-			// Attach takes the terminal setting from the container spec.
-			out, _, err = execute(t, ts.URL, "/attach/default/web/t?input=1&output=1&tty=1", strings.NewReader("in\n"), true, ws)
-			require.NoError(t, err)
-			assert.Equal(t, "attached to u1/t tty=true\nin\n", out)
-		})
-	}
+	// Attach takes the terminal setting from the container spec.
+	out, _, err = execute(t, ts.URL, "/attach/default/web/t?input=1&output=1&tty=1", strings.NewReader("in\n"), true)
+	require.NoError(t, err)
+	assert.Equal(t, "attached to u1/t tty=true\nin\n", out)
 	assert.Contains(t, b.calls, "exec u1/c [exit 3]")
 	assert.Contains(t, b.calls, "attach u1/t tty=true")
 }
@@ -255,27 +235,10 @@ func TestExecAndAttachAreProxiedToTheRuntime(t *testing.T) {
 func TestPortForwardIsProxiedToTheRuntime(t *testing.T) {
 	b := newStreamBackend(t)
 	ts := streamServer(t, b)
-	u, err := url.Parse(ts.URL + "/portForward/default/web")
+	local, stop, err := streamtest.Forward(nil, ts.URL+"/portForward/default/web", 8080)
 	require.NoError(t, err)
-	transport, upgrader, err := spdy.RoundTripperFor(&rest.Config{Host: ts.URL})
-	require.NoError(t, err)
-	dialer := spdy.NewDialer(upgrader, &http.Client{Transport: transport}, "POST", u)
-	stop, ready := make(chan struct{}), make(chan struct{})
-	fw, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{"0:8080"}, stop, ready, io.Discard, io.Discard)
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- fw.ForwardPorts() }()
-	defer func() { close(stop); require.NoError(t, <-done) }()
-	select {
-	case <-ready:
-	case err := <-done:
-		t.Fatalf("port-forward ended before it was ready: %v", err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("port-forward not ready after 20s")
-	}
-	ports, err := fw.GetPorts()
-	require.NoError(t, err)
-	c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(int(ports[0].Local))))
+	defer func() { require.NoError(t, stop()) }()
+	c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(local)))
 	require.NoError(t, err)
 	defer c.Close()
 	_, err = c.Write([]byte("ping"))

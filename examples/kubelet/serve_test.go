@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -10,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,12 +18,12 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/remotecommand"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/nodekit-dev/nodekit/internal/streamtest"
 	"github.com/nodekit-dev/nodekit/server/serverauth/serverauthtest"
 )
 
@@ -115,15 +113,12 @@ func TestServingPortsAsTheKubelet(t *testing.T) {
 	}
 	// A session through the whole stack: TLS, the client certificate, the
 	// handler, the runtime manager, the fake runtime's streaming server.
-	u, err := url.Parse(api + "/exec/default/web-n1/c?command=/testbin&command=cat&input=1&output=1&error=1")
+	session, err := streamtest.Stream(ctx, &rest.Config{Host: api, TLSClientConfig: rest.TLSClientConfig{Insecure: true,
+		CertData: pemCert(t, cert), KeyData: pemKey(t, cert)}}, api+"/exec/default/web-n1/c?command=/testbin&command=cat&input=1&output=1&error=1",
+		false, strings.NewReader("over TLS\n"), false)
 	require.NoError(t, err)
-	ex, err := remotecommand.NewSPDYExecutor(&rest.Config{Host: api, TLSClientConfig: rest.TLSClientConfig{Insecure: true,
-		CertData: pemCert(t, cert), KeyData: pemKey(t, cert)}}, "POST", u)
-	require.NoError(t, err)
-	var out, errOut bytes.Buffer
-	require.NoError(t, ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: strings.NewReader("over TLS\n"),
-		Stdout: &out, Stderr: &errOut}))
-	assert.Equal(t, "over TLS\n", out.String())
+	require.NoError(t, session.Err)
+	assert.Equal(t, "over TLS\n", session.Stdout)
 
 	var list v1.PodList
 	_, body := get(http.DefaultClient, readOnly+"/pods")

@@ -2,8 +2,6 @@ package fake
 
 import (
 	"context"
-	"io"
-	"net/http"
 	"net/url"
 	"os"
 	"strconv"
@@ -11,10 +9,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/portforward"
-	"k8s.io/client-go/transport/spdy"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/nodekit-dev/nodekit/internal/streamtest"
 )
 
 func TestStreamingPortForward(t *testing.T) {
@@ -32,32 +29,15 @@ func TestStreamingPortForward(t *testing.T) {
 	u, err := url.Parse(resp.Url)
 	require.NoError(t, err)
 	require.Equal(t, "127.0.0.1", u.Hostname())
-	transport, upgrader, err := spdy.RoundTripperFor(&rest.Config{})
+	local, stop, err := streamtest.Forward(nil, resp.Url, mustAtoi(t, port))
 	require.NoError(t, err)
-	dialer := spdy.NewDialer(upgrader, &http.Client{Transport: transport}, "POST", u)
-	stop, ready := make(chan struct{}), make(chan struct{})
-	fw, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{"0:" + port}, stop, ready, io.Discard, io.Discard)
-	require.NoError(t, err)
-	forwarded := make(chan error, 1)
-	go func() { forwarded <- fw.ForwardPorts() }()
-	defer func() {
-		close(stop)
-		require.NoError(t, <-forwarded)
-	}()
-	select {
-	case <-ready:
-	case err := <-forwarded:
-		t.Fatalf("port forward ended: %v", err)
-	}
-	ports, err := fw.GetPorts()
-	require.NoError(t, err)
-	require.Len(t, ports, 1)
+	defer func() { require.NoError(t, stop()) }()
 
 	node, err := os.Hostname()
 	require.NoError(t, err)
-	local := "http://127.0.0.1:" + strconv.Itoa(int(ports[0].Local))
+	base := "http://127.0.0.1:" + strconv.Itoa(local)
 	for range 2 { // a connection each
-		code, body := httpGet(t, local+"/")
+		code, body := httpGet(t, base+"/")
 		assert.Equal(t, 200, code)
 		assert.Equal(t, "hello from "+node, body)
 	}
@@ -103,4 +83,10 @@ func TestForwardAddr(t *testing.T) {
 			assert.Equal(t, tt.want, got)
 		})
 	}
+}
+
+func mustAtoi(t *testing.T, s string) int {
+	n, err := strconv.Atoi(s)
+	require.NoError(t, err)
+	return n
 }

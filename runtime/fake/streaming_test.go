@@ -1,25 +1,23 @@
 package fake
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
 	"net/url"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
-	kuberemotecommand "k8s.io/apimachinery/pkg/util/remotecommand"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
 	clientexec "k8s.io/client-go/util/exec"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/nodekit-dev/nodekit/internal/streamtest"
 )
 
 // criClient serves r over gRPC, the way users reach the streaming calls.
@@ -38,19 +36,14 @@ func criClient(t *testing.T, r *Runtime) runtimeapi.RuntimeServiceClient {
 // translates it to SPDY for the kubelet and the runtime).
 var protocols = []string{"spdy", "websocket"}
 
-// executor connects a remotecommand client to a streaming URL.
+// executor connects a remotecommand client to a streaming URL on loopback.
 func executor(t *testing.T, proto, rawURL string) remotecommand.Executor {
 	t.Helper()
 	u, err := url.Parse(rawURL)
 	require.NoError(t, err)
 	require.Equal(t, "127.0.0.1", u.Hostname(), "streaming server on loopback")
 	require.NotEqual(t, "0", u.Port())
-	var ex remotecommand.Executor
-	if proto == "websocket" {
-		ex, err = remotecommand.NewWebSocketExecutorForProtocols(&rest.Config{}, "GET", rawURL, kuberemotecommand.StreamProtocolV4Name)
-	} else {
-		ex, err = remotecommand.NewSPDYExecutor(&rest.Config{}, "POST", u)
-	}
+	ex, err := streamtest.Executor(nil, rawURL, proto == "websocket")
 	require.NoError(t, err)
 	return ex
 }
@@ -61,35 +54,13 @@ type session struct {
 	err            error
 }
 
-// syncBuffer is a bytes.Buffer for client-go's copy goroutines, which
-// may still write after a cancelled stream returned.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // stream runs an exec or attach session from its URL; stdin may be nil.
 func stream(ctx context.Context, t *testing.T, proto, rawURL string, stdin io.Reader, tty bool) session {
 	t.Helper()
-	var out, errb syncBuffer
-	opts := remotecommand.StreamOptions{Stdin: stdin, Stdout: &out, Tty: tty}
-	if !tty {
-		opts.Stderr = &errb
-	}
-	err := executor(t, proto, rawURL).StreamWithContext(ctx, opts)
-	return session{stdout: out.String(), stderr: errb.String(), err: err}
+	executor(t, proto, rawURL) // the URL's checks
+	s, err := streamtest.Stream(ctx, nil, rawURL, proto == "websocket", stdin, tty)
+	require.NoError(t, err)
+	return session{stdout: s.Stdout, stderr: s.Stderr, err: s.Err}
 }
 
 func execURL(t *testing.T, rs runtimeapi.RuntimeServiceClient, id string, cmd []string, stdin, tty bool) string {
@@ -307,7 +278,7 @@ func TestStreamingCloseEndsExecReadingStdin(t *testing.T) {
 	u := execURL(t, rs, id, []string{"/testbin", "cat"}, true, false)
 	stdin, typing := io.Pipe()
 	defer typing.Close()
-	var out syncBuffer
+	var out streamtest.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- executor(t, "spdy", u).StreamWithContext(context.Background(),
