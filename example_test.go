@@ -42,7 +42,7 @@ func Example() {
 	}
 	status, _ = mgr.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
 	fmt.Println(status.FindContainerStatusByName("c").State)
-	_, err = mgr.TerminatePod(ctx, pod)
+	_, err = mgr.TerminatePod(ctx, pod, nil)
 	fmt.Println(err)
 	// Output:
 	// running

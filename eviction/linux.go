@@ -18,24 +18,23 @@ import (
 )
 
 // RuntimeFilesystems are where the runtime keeps images and containers'
-// writable layers: the mountpoints of CRI ImageFsInfo's first
-// image_filesystems and container_filesystems entries. Containers empty:
-// with the images.
+// writable layers. Containers empty: with the images.
 type RuntimeFilesystems struct {
 	Images, Containers string
 }
 
-// RuntimeFsInfo gives the runtime's filesystems; the caller turns its CRI
-// client's ImageFsInfo into it.
+// RuntimeFsInfo gives the mountpoints of the runtime's filesystems (CRI
+// ImageFsInfo's first image and container filesystems; containers ""
+// when they are with the images). *runtime.Client implements it.
 type RuntimeFsInfo interface {
-	RuntimeFilesystems(ctx context.Context) (RuntimeFilesystems, error)
+	FilesystemMountpoints(ctx context.Context) (images, containers string, err error)
 }
 
 // RuntimeFsInfoFunc adapts a function to a RuntimeFsInfo.
-type RuntimeFsInfoFunc func(ctx context.Context) (RuntimeFilesystems, error)
+type RuntimeFsInfoFunc func(ctx context.Context) (images, containers string, err error)
 
-// RuntimeFilesystems calls f.
-func (f RuntimeFsInfoFunc) RuntimeFilesystems(ctx context.Context) (RuntimeFilesystems, error) {
+// FilesystemMountpoints calls f.
+func (f RuntimeFsInfoFunc) FilesystemMountpoints(ctx context.Context) (images, containers string, err error) {
 	return f(ctx)
 }
 
@@ -156,7 +155,7 @@ func (l *LinuxSignals) Signals(ctx context.Context) (Observations, error) {
 	}
 	fs(l.cfg.RootDir, SignalNodeFsAvailable, SignalNodeFsInodesFree)
 	if l.cfg.Runtime != nil {
-		rfs, err := l.cfg.Runtime.RuntimeFilesystems(ctx)
+		rfs, err := l.runtimeFs(ctx)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", SignalImageFsAvailable, err))
 		} else if rfs.Images != "" {
@@ -200,7 +199,8 @@ func (l *LinuxSignals) runtimeFs(ctx context.Context) (RuntimeFilesystems, error
 	if l.cfg.Runtime == nil {
 		return RuntimeFilesystems{}, nil
 	}
-	return l.cfg.Runtime.RuntimeFilesystems(ctx)
+	images, containers, err := l.cfg.Runtime.FilesystemMountpoints(ctx)
+	return RuntimeFilesystems{Images: images, Containers: containers}, err
 }
 
 func differentDevices(a, b string) (bool, error) {

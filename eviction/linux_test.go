@@ -17,8 +17,8 @@ import (
 
 // This machine's /proc, cgroup mount and root filesystem (read only).
 func TestLinuxSignalsOnThisMachine(t *testing.T) {
-	l, err := NewLinuxSignals(LinuxConfig{RootDir: "/", Runtime: RuntimeFsInfoFunc(func(context.Context) (RuntimeFilesystems, error) {
-		return RuntimeFilesystems{Images: os.TempDir()}, nil
+	l, err := NewLinuxSignals(LinuxConfig{RootDir: "/", Runtime: RuntimeFsInfoFunc(func(context.Context) (string, string, error) {
+		return os.TempDir(), "", nil
 	})})
 	require.NoError(t, err)
 	obs, err := l.Signals(context.Background())
@@ -137,8 +137,8 @@ func TestLinuxSignalsCgroupV2(t *testing.T) {
 func TestLinuxSignalsErrorsKeepWhatWasRead(t *testing.T) {
 	root := fakeTree(t, procFiles)
 	l, err := NewLinuxSignals(LinuxConfig{RootDir: filepath.Join(root, "nope"), CgroupMount: filepath.Join(root, "cg"), CgroupVersion: 1,
-		ProcRoot: filepath.Join(root, "proc"), Runtime: RuntimeFsInfoFunc(func(context.Context) (RuntimeFilesystems, error) {
-			return RuntimeFilesystems{}, errors.New("runtime down")
+		ProcRoot: filepath.Join(root, "proc"), Runtime: RuntimeFsInfoFunc(func(context.Context) (string, string, error) {
+			return "", "", errors.New("runtime down")
 		})})
 	require.NoError(t, err)
 	obs, err := l.Signals(context.Background())

@@ -201,6 +201,12 @@ func (m *Manager) PIDPressure() bool { return hasCondition(m.Conditions(), v1.No
 // Admit is Admit(pod, m.Conditions()).
 func (m *Manager) Admit(pod *v1.Pod) AdmitResult { return Admit(pod, m.Conditions()) }
 
+// AdmitPod is Admit as a podsync.PodAdmitFunc.
+func (m *Manager) AdmitPod(pod *v1.Pod) (admit bool, reason, message string) {
+	r := m.Admit(pod)
+	return r.Admit, r.Reason, r.Message
+}
+
 // Synchronize is one pass of the kubelet's eviction manager: observe,
 // update the conditions, evict the pods over their local storage limits,
 // and, if a threshold is met past its grace period with fresh stats,

@@ -335,6 +335,8 @@ func TestObservationsFromSummary(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []v1.NodeConditionType{v1.NodePIDPressure}, m.Conditions())
 	assert.Equal(t, AdmitResult{Reason: "Evicted", Message: "The node had condition: [PIDPressure]. "}, m.Admit(mkPod("x", nil, nil)))
+	ok, reason, message := m.AdmitPod(mkPod("x", nil, nil))
+	assert.Equal(t, []any{false, "Evicted", "The node had condition: [PIDPressure]. "}, []any{ok, reason, message})
 }
 
 func TestNewChecksConfig(t *testing.T) {

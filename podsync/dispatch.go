@@ -2,13 +2,16 @@ package podsync
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodekit-dev/nodekit/podsource"
 	"github.com/nodekit-dev/nodekit/podworkers"
+	"github.com/nodekit-dev/nodekit/resources"
 )
 
 // DefaultMaxPods is the kubelet's --max-pods.
@@ -29,14 +32,39 @@ type MirrorSplitter interface {
 	Split(pods []*v1.Pod, removed bool) []*v1.Pod
 }
 
+// PodAdmitFunc is one of the kubelet's admission handlers, asked about
+// each new pod: a refusal gives a one-word reason and a message
+// (eviction's (*Manager).AdmitPod is one).
+type PodAdmitFunc func(pod *v1.Pod) (admit bool, reason, message string)
+
+// DispatchStatuses is the status manager's part a Dispatcher uses;
+// *podstatus.Manager implements it.
+type DispatchStatuses interface {
+	SetPodStatus(pod *v1.Pod, status v1.PodStatus) bool
+	RemovePod(uid types.UID)
+}
+
+// EventRecorder records a refused pod's event; client-go's
+// record.EventRecorder implements it.
+type EventRecorder interface {
+	Eventf(object apiruntime.Object, eventtype, reason, messageFmt string, args ...any)
+}
+
+// The kubelet's reason for a pod refused because the node has --max-pods.
+const ReasonOutOfPods = "OutOfpods"
+
 // DispatchConfig configures a Dispatcher.
 type DispatchConfig struct {
 	Workers DispatchWorkers
 	// Prober gets each admitted pod's probes.
 	Prober interface{ AddPod(pod *v1.Pod) }
-	// Statuses forgets an API pod's final status once its source says it
-	// is gone.
-	Statuses interface{ RemovePod(uid types.UID) }
+	// Statuses gets a refused pod's status, and forgets an API pod's final
+	// status once its source says it is gone.
+	Statuses DispatchStatuses
+	// Admit are asked, in order, about each new pod after MaxPods.
+	Admit []PodAdmitFunc
+	// Recorder, if set, gets a refused pod's Warning event.
+	Recorder EventRecorder
 	// Mirrors, in cluster mode; nil takes nothing out.
 	Mirrors MirrorSplitter
 	// MaxPods is the most pods admitted (default 110).
@@ -46,9 +74,12 @@ type DispatchConfig struct {
 
 // Dispatcher hands the pod sources' updates to the pod workers, as the
 // kubelet's HandlePodAdditions, Updates and Removes do: a new pod is
-// admitted unless the node has MaxPods already (the kubelet's OutOfpods),
-// a known one updated, a removed or deleted one killed (once), and a
-// removed pod the workers have forgotten loses its status.
+// admitted unless the node has MaxPods already (the kubelet's OutOfpods)
+// or an Admit handler refuses it; a refused pod is not run, and its status
+// is the kubelet's rejectPod's (Failed, the reason, "Pod was rejected: "
+// and the message). A known pod is updated, a removed or deleted one
+// killed (once), and a removed pod the workers have forgotten loses its
+// status.
 type Dispatcher struct{ cfg DispatchConfig }
 
 // NewDispatcher checks cfg and fills in the defaults.
@@ -72,8 +103,8 @@ func (d *Dispatcher) Dispatch(u podsource.PodUpdate) {
 		state, known := d.cfg.Workers.State(pod.UID)
 		switch {
 		case (u.Op == podsource.ADD || u.Op == podsource.SET) && !known:
-			if len(d.cfg.Workers.Pods()) >= d.cfg.MaxPods {
-				d.cfg.Log.Info("pod rejected: node has reached --max-pods", "pod", podName(pod), "maxPods", d.cfg.MaxPods)
+			if ok, reason, message := d.admit(pod); !ok {
+				d.reject(pod, reason, message)
 				continue
 			}
 			d.cfg.Log.Info("pod added", "pod", podName(pod), "uid", pod.UID, "source", u.Source)
@@ -88,4 +119,28 @@ func (d *Dispatcher) Dispatch(u podsource.PodUpdate) {
 			d.cfg.Workers.UpdatePod(podworkers.Update{Type: podworkers.SyncPodKill, Pod: pod})
 		}
 	}
+}
+
+// admit asks MaxPods, then each Admit handler, about a new pod.
+func (d *Dispatcher) admit(pod *v1.Pod) (ok bool, reason, message string) {
+	if used := len(d.cfg.Workers.Pods()); used >= d.cfg.MaxPods {
+		return false, ReasonOutOfPods, fmt.Sprintf("Node didn't have enough resource: pods, requested: 1, used: %d, capacity: %d",
+			used, d.cfg.MaxPods)
+	}
+	for _, admit := range d.cfg.Admit {
+		if ok, reason, message := admit(pod); !ok {
+			return false, reason, message
+		}
+	}
+	return true, "", ""
+}
+
+// reject is the kubelet's rejectPod: a Warning event and a Failed status.
+func (d *Dispatcher) reject(pod *v1.Pod, reason, message string) {
+	d.cfg.Log.Info("pod rejected", "pod", podName(pod), "reason", reason, "message", message)
+	if d.cfg.Recorder != nil {
+		d.cfg.Recorder.Eventf(pod, v1.EventTypeWarning, reason, "%s", message)
+	}
+	d.cfg.Statuses.SetPodStatus(pod, v1.PodStatus{QOSClass: resources.PodQOSClass(pod), Phase: v1.PodFailed,
+		Reason: reason, Message: "Pod was rejected: " + message})
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodekit-dev/nodekit/podsource"
@@ -37,7 +38,18 @@ func (w *dispatchWorkers) UpdatePod(u podworkers.Update) {
 	}
 }
 
-type recorded struct{ probed, removed []string }
+type recorded struct {
+	probed, removed, statuses, events []string
+}
+
+func (r *recorded) SetPodStatus(p *v1.Pod, s v1.PodStatus) bool {
+	r.statuses = append(r.statuses, fmt.Sprintf("%s %s %s %s %q", p.Name, s.QOSClass, s.Phase, s.Reason, s.Message))
+	return true
+}
+
+func (r *recorded) Eventf(_ apiruntime.Object, typ, reason, format string, args ...any) {
+	r.events = append(r.events, fmt.Sprintf("%s %s %s", typ, reason, fmt.Sprintf(format, args...)))
+}
 
 func (r *recorded) AddPod(p *v1.Pod)        { r.probed = append(r.probed, p.Name) }
 func (r *recorded) RemovePod(uid types.UID) { r.removed = append(r.removed, string(uid)) }
@@ -66,11 +78,19 @@ func TestDispatch(t *testing.T) {
 		updates       []string
 		probed        []string
 		statusRemoved []string
+		statuses      []string // set for refused pods
+		events        []string
 	}{
 		{name: "new pods are admitted and probed", update: podsource.PodUpdate{Op: podsource.ADD, Pods: []*v1.Pod{pod("a", false), pod("b", false)}},
 			updates: []string{"SyncPodCreate a", "SyncPodCreate b"}, probed: []string{"a", "b"}},
 		{name: "the third pod exceeds max-pods", states: map[types.UID]podworkers.State{"x": podworkers.Syncing, "y": podworkers.Syncing},
-			update: podsource.PodUpdate{Op: podsource.SET, Pods: []*v1.Pod{pod("c", false)}}},
+			update: podsource.PodUpdate{Op: podsource.SET, Pods: []*v1.Pod{pod("c", false)}},
+			statuses: []string{`c BestEffort Failed OutOfpods "Pod was rejected: Node didn't have enough resource: pods, requested: 1, used: 2, capacity: 2"`},
+			events:   []string{"Warning OutOfpods Node didn't have enough resource: pods, requested: 1, used: 2, capacity: 2"}},
+		{name: "an admission handler refuses a pod, the next is asked no more", update: podsource.PodUpdate{Op: podsource.ADD,
+			Pods: []*v1.Pod{pod("a", false), pod("refused", false)}}, updates: []string{"SyncPodCreate a"}, probed: []string{"a"},
+			statuses: []string{`refused BestEffort Failed Evicted "Pod was rejected: The node had condition: [DiskPressure]. "`},
+			events:   []string{"Warning Evicted The node had condition: [DiskPressure]. "}},
 		{name: "mirror pods are not run", update: podsource.PodUpdate{Op: podsource.ADD, Pods: []*v1.Pod{pod("m", true)}}},
 		{name: "a known pod is updated", states: map[types.UID]podworkers.State{"a": podworkers.Syncing},
 			update: podsource.PodUpdate{Op: podsource.UPDATE, Pods: []*v1.Pod{pod("a", false)}}, updates: []string{"SyncPodUpdate a"}},
@@ -88,12 +108,23 @@ func TestDispatch(t *testing.T) {
 				w.states[k] = v
 			}
 			r := &recorded{}
-			d, err := podsync.NewDispatcher(podsync.DispatchConfig{Workers: w, Prober: r, Statuses: r, Mirrors: r, MaxPods: 2})
+			asked := 0
+			admit := []podsync.PodAdmitFunc{
+				func(p *v1.Pod) (bool, string, string) {
+					return p.Name != "refused", "Evicted", "The node had condition: [DiskPressure]. "
+				},
+				func(*v1.Pod) (bool, string, string) { asked++; return true, "", "" },
+			}
+			d, err := podsync.NewDispatcher(podsync.DispatchConfig{Workers: w, Prober: r, Statuses: r, Mirrors: r, MaxPods: 2,
+				Admit: admit, Recorder: r})
 			require.NoError(t, err)
 			d.Dispatch(tc.update)
 			assert.Equal(t, tc.updates, w.updates)
 			assert.Equal(t, tc.probed, r.probed)
 			assert.Equal(t, tc.statusRemoved, r.removed)
+			assert.Equal(t, tc.statuses, r.statuses)
+			assert.Equal(t, tc.events, r.events)
+			assert.Equal(t, len(tc.probed), asked, "every handler is asked about an admitted pod, none after a refusal")
 		})
 	}
 	_, err := podsync.NewDispatcher(podsync.DispatchConfig{})

@@ -23,7 +23,7 @@ import (
 type Runtime interface {
 	SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus, opts runtime.SyncOptions) *runtime.SyncResult
 	GetPodStatus(ctx context.Context, uid types.UID, name, namespace string) (*kc.PodStatus, error)
-	TerminatePod(ctx context.Context, pod *v1.Pod) (*kc.PodStatus, error)
+	TerminatePod(ctx context.Context, pod *v1.Pod, gracePeriodOverride *int64) (*kc.PodStatus, error)
 	GetPods(ctx context.Context, all bool) ([]*kc.Pod, error)
 	CleanupPodLogs(ctx context.Context, active func(types.UID) bool) ([]types.UID, error)
 }
@@ -113,7 +113,9 @@ var _ podworkers.Syncer = (*Syncer)(nil)
 // TerminatePod: probes stop, the pod is killed and removed from the
 // runtime with its logs, then its volumes and cgroup go, and the caches
 // forget it. For a RuntimeOnly pod (an orphan) there are no volumes or
-// cgroup of a spec to remove; CleanupCgroups removes its cgroup.
+// cgroup of a spec to remove; CleanupCgroups removes its cgroup. With
+// KillOptions (an eviction) the containers get its grace period, and the
+// final status, edited by its Status, stays published.
 func (s *Syncer) Sync(ctx context.Context, w podworkers.Work) error {
 	if w.Type == podworkers.TerminatePod {
 		return s.terminate(ctx, w)
@@ -158,13 +160,18 @@ func (s *Syncer) Sync(ctx context.Context, w podworkers.Work) error {
 			status = st
 		}
 	}
-	s.publish(pod, status)
+	s.publish(pod, status, nil)
 	return res.Err()
 }
 
-func (s *Syncer) publish(pod *v1.Pod, st *kc.PodStatus) {
+// publish generates the pod's status from st and hands it to the status
+// manager, edited by edit if set (an eviction's final status).
+func (s *Syncer) publish(pod *v1.Pod, st *kc.PodStatus, edit func(*v1.PodStatus)) {
 	status := podstatus.Generate(podstatus.Input{Pod: pod, Runtime: st, Reasons: s.cfg.Reasons.Get(pod.UID),
 		Probes: s.cfg.Prober, RuntimeName: s.cfg.RuntimeName, HostIPs: s.cfg.HostIPs})
+	if edit != nil {
+		edit(&status)
+	}
 	if s.cfg.Statuses.SetPodStatus(pod, status) {
 		s.cfg.Log.Info("pod status", "pod", podName(pod), "phase", status.Phase, "containers", podstatus.Summarize(status))
 	}
@@ -183,7 +190,11 @@ func changed(res *runtime.SyncResult) bool {
 func (s *Syncer) terminate(ctx context.Context, w podworkers.Work) error {
 	pod := w.Pod
 	s.cfg.Prober.RemovePod(pod.UID)
-	final, err := s.cfg.Runtime.TerminatePod(ctx, pod)
+	var grace *int64
+	if w.KillOptions != nil {
+		grace = w.KillOptions.GracePeriodSecondsOverride
+	}
+	final, err := s.cfg.Runtime.TerminatePod(ctx, pod, grace)
 	if err != nil {
 		s.cfg.Log.Error(err, "terminating pod", "pod", podName(pod))
 		return err
@@ -199,12 +210,17 @@ func (s *Syncer) terminate(ctx context.Context, w podworkers.Work) error {
 		}
 	}
 	s.cfg.Cache.Delete(pod.UID)
-	if isAPIPod(pod) && !w.RuntimeOnly {
+	switch {
+	case w.KillOptions != nil:
+		// Evicted: the pod stays (Terminated) with its final status
+		// (Failed, Evicted) until its source removes it.
+		s.publish(pod, final, w.KillOptions.Status)
+	case isAPIPod(pod) && !w.RuntimeOnly:
 		// The status manager writes the final status (the containers as
 		// killed), then deletes the API object; the caller calls
 		// Statuses.RemovePod once the API source says the pod is gone.
-		s.publish(pod, final)
-	} else {
+		s.publish(pod, final, nil)
+	default:
 		s.cfg.Statuses.RemovePod(pod.UID)
 	}
 	s.cfg.Reasons.Remove(pod.UID)

@@ -169,3 +169,29 @@ func TestAPIPodFinalStatusShowsKilledContainers(t *testing.T) {
 	}
 	assert.Equal(t, want, status.Phase)
 }
+
+func TestEvictedPodKeepsItsFinalStatus(t *testing.T) {
+	e := newEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "default", UID: "u-api",
+		Annotations: map[string]string{"kubernetes.io/config.source": "api"}},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: testImage, Args: []string{"sleep"}}}}}
+	require.NoError(t, e.syncer.Sync(ctx, podworkers.Work{Type: podworkers.SyncPod, Pod: pod}))
+	zero := int64(0)
+	evicted := func(s *v1.PodStatus) { s.Phase, s.Reason, s.Message = v1.PodFailed, "Evicted", "The node was low on resource: memory." }
+	require.NoError(t, e.syncer.Sync(ctx, podworkers.Work{Type: podworkers.TerminatePod, Pod: pod,
+		KillOptions: &podworkers.KillPodOptions{GracePeriodSecondsOverride: &zero, Status: evicted}}))
+
+	status, ok := e.statuses.PodStatus(pod.UID)
+	require.True(t, ok)
+	assert.Equal(t, v1.PodFailed, status.Phase)
+	assert.Equal(t, "Evicted", status.Reason)
+	assert.Equal(t, "The node was low on resource: memory.", status.Message)
+	require.Len(t, status.ContainerStatuses, 1)
+	require.NotNil(t, status.ContainerStatuses[0].State.Terminated)
+	assert.Equal(t, int32(137), status.ContainerStatuses[0].State.Terminated.ExitCode, "the override: killed at once, not stopped")
+	pods, err := e.mgr.GetPods(ctx, true)
+	require.NoError(t, err)
+	assert.Empty(t, pods, "removed from the runtime")
+}

@@ -25,13 +25,23 @@
 //     it is forgotten without a TerminatePod.
 //  6. SyncPodKill with RuntimeOnly terminates a pod only the runtime
 //     knows (an orphan found by housekeeping).
+//  7. SyncPodKill with KillOptions is a kill the node decides while the
+//     pod's source still has it (an eviction; KillPodNow sends it and
+//     waits): the TerminatePod carries the options (grace period, final
+//     status), and the pod then stays Terminated, never started again
+//     and no longer among Pods, until a plain SyncPodKill (its source's
+//     removal) forgets it. A Terminated pod blocks no new version.
 //
 // Use:
 //
 //	workers, _ := podworkers.New(podworkers.Config{Syncer: podworkers.SyncerFunc(
 //		func(ctx context.Context, w podworkers.Work) error {
 //			if w.Type == podworkers.TerminatePod {
-//				_, err := mgr.TerminatePod(ctx, w.Pod)
+//				var grace *int64
+//				if w.KillOptions != nil {
+//					grace = w.KillOptions.GracePeriodSecondsOverride
+//				}
+//				_, err := mgr.TerminatePod(ctx, w.Pod, grace)
 //				return err
 //			}
 //			return mgr.SyncPod(ctx, w.Pod, w.Status, runtime.SyncOptions{}).Err()

@@ -20,6 +20,10 @@ const (
 	// Terminating: the pod is being killed and removed; a failed try is
 	// retried after the back-off until it succeeds and the pod is forgotten.
 	Terminating
+	// Terminated: the pod was killed on the node's own decision (an
+	// eviction: SyncPodKill with KillOptions) while its source still has
+	// it. It is never started again; its source's removal forgets it.
+	Terminated
 )
 
 func (s State) String() string {
@@ -30,6 +34,8 @@ func (s State) String() string {
 		return "Syncing"
 	case Terminating:
 		return "Terminating"
+	case Terminated:
+		return "Terminated"
 	}
 	return "Unknown"
 }
@@ -43,6 +49,8 @@ type podState struct {
 	busyWith    WorkType  // which
 	wantSync    bool      // a sync is asked for
 	wantKill    bool      // a termination is due
+	kill        *KillPodOptions // the node's kill (eviction): the pod stays Terminated after
+	removed     bool            // its source removed it: forgotten once terminated
 	due         time.Time // next resync or retry (zero: none)
 	lastSync    time.Time // when the last Work ended
 }
@@ -75,7 +83,7 @@ func (m *machine) update(u Update) (wake []types.UID, created bool) {
 			m.pods[uid] = st
 			return []types.UID{uid}, true
 		}
-		if st == nil || st.state == Terminating {
+		if st == nil || st.state == Terminating || st.state == Terminated {
 			return nil, false
 		}
 		st.pod = u.Pod
@@ -92,14 +100,22 @@ func (m *machine) update(u Update) (wake []types.UID, created bool) {
 		case st == nil && u.RuntimeOnly:
 			m.pods[uid] = &podState{pod: u.Pod, runtimeOnly: true, state: Terminating, wantKill: true}
 			return []types.UID{uid}, true
-		case st == nil, st.state == Terminating:
+		case st == nil:
 			return nil, false
-		case st.state == Waiting:
+		case st.state == Terminating:
+			st.removed = st.removed || u.KillOptions == nil
+			return nil, false
+		case st.state == Terminated && u.KillOptions == nil:
+			delete(m.pods, uid) // its source let it go
+			return []types.UID{uid}, false
+		case st.state == Terminated:
+			return nil, false
+		case st.state == Waiting && u.KillOptions == nil:
 			// Never started: nothing of it to kill.
 			delete(m.pods, uid)
 			return append([]types.UID{uid}, m.release(u.Pod)...), false
 		}
-		st.state, st.wantSync, st.wantKill, st.due = Terminating, false, true, time.Time{}
+		st.state, st.wantSync, st.wantKill, st.due, st.kill = Terminating, false, true, time.Time{}, u.KillOptions
 		if u.Pod != nil {
 			st.pod = u.Pod // the deleted pod: its deletion grace period applies
 		}
@@ -112,7 +128,7 @@ func (m *machine) update(u Update) (wake []types.UID, created bool) {
 // volumes at once).
 func (m *machine) blocked(pod *v1.Pod, uid types.UID) bool {
 	for other, st := range m.pods {
-		if other != uid && st.state != Waiting && st.pod.Name == pod.Name && st.pod.Namespace == pod.Namespace {
+		if other != uid && (st.state == Syncing || st.state == Terminating) && st.pod.Name == pod.Name && st.pod.Namespace == pod.Namespace {
 			return true
 		}
 	}
@@ -142,7 +158,7 @@ func (m *machine) next(uid types.UID) (w Work, ok, forgotten bool) {
 		return Work{}, false, false
 	case st.state == Terminating && st.wantKill:
 		st.wantKill = false
-		w = Work{Type: TerminatePod, Pod: st.pod, RuntimeOnly: st.runtimeOnly}
+		w = Work{Type: TerminatePod, Pod: st.pod, RuntimeOnly: st.runtimeOnly, KillOptions: st.kill}
 	case st.state == Syncing && st.wantSync:
 		st.wantSync = false
 		w = Work{Type: SyncPod, Pod: st.pod}
@@ -164,6 +180,9 @@ func (m *machine) done(uid types.UID, now time.Time, err error) (wake []types.UI
 	}
 	st.busy, st.lastSync = false, now
 	switch {
+	case st.busyWith == TerminatePod && err == nil && st.kill != nil && !st.removed:
+		st.state = Terminated
+		return m.release(st.pod), false
 	case st.busyWith == TerminatePod && err == nil:
 		delete(m.pods, uid)
 		return m.release(st.pod), true

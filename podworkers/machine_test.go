@@ -27,7 +27,7 @@ var testPods = map[string]*v1.Pod{
 // TestMachine runs scripts of events against the state machine. Each line
 // is an event and what it must give:
 //
-//	create|update|sync|kill|orphan <pod>  -> the pods woken
+//	create|update|sync|kill|orphan|evict <pod>  -> the pods woken
 //	next <pod>                            -> the Work taken, or "none"
 //	done <pod> <time> ok|err              -> the pods woken
 //	tick <time>                           -> the pods woken
@@ -120,6 +120,56 @@ func TestMachine(t *testing.T) {
 		state x           -> gone
 		sync x            ->
 		kill x            ->`,
+	}, {"an evicted pod stays Terminated while its source has it, until the source removes it", `
+		create a          -> a
+		next a            -> SyncPod newer-than never
+		done a 1s ok      -> a
+		evict a           -> a
+		state a           -> Terminating
+		next a            -> TerminatePod newer-than 1s evicted
+		evict a           ->
+		update a          ->
+		done a 2s ok      ->
+		state a           -> Terminated
+		next a            -> none
+		update a          ->
+		create a          ->
+		sync a            ->
+		evict a           ->
+		tick 500s         ->
+		state a           -> Terminated
+		kill a            -> a
+		state a           -> gone
+		next a            -> none`,
+	}, {"an evicted pod does not block a new version; a failed eviction is retried", `
+		create a          -> a
+		create a2         -> a2
+		next a            -> SyncPod newer-than never
+		evict a           -> a
+		done a 1s ok      -> a
+		next a            -> TerminatePod newer-than 1s evicted
+		done a 2s err     -> a
+		state a2          -> Waiting
+		tick 12s          -> a
+		next a            -> TerminatePod newer-than 2s evicted
+		done a 13s ok     -> a2
+		state a           -> Terminated
+		next a2           -> SyncPod newer-than never`,
+	}, {"a pod its source removes while it is being evicted is forgotten once terminated", `
+		create a          -> a
+		evict a           -> a
+		kill a            ->
+		next a            -> TerminatePod newer-than never evicted
+		done a 1s ok      ->
+		state a           -> gone`,
+	}, {"a waiting pod that is evicted is terminated, not just forgotten", `
+		create a          -> a
+		create a2         -> a2
+		evict a2          -> a2
+		next a2           -> TerminatePod newer-than never evicted
+		done a2 1s ok     ->
+		state a2          -> Terminated
+		state a           -> Syncing`,
 	}, {"pods do not wait for each other", `
 		create a          -> a
 		create b          -> b
@@ -139,10 +189,14 @@ func TestMachine(t *testing.T) {
 				pod := testPods[f[1]]
 				var got string
 				switch f[0] {
-				case "create", "update", "sync", "kill", "orphan":
+				case "create", "update", "sync", "kill", "orphan", "evict":
 					typ := map[string]UpdateType{"create": SyncPodCreate, "update": SyncPodUpdate, "sync": SyncPodSync,
-						"kill": SyncPodKill, "orphan": SyncPodKill}[f[0]]
-					wake, _ := m.update(Update{Type: typ, Pod: pod, RuntimeOnly: f[0] == "orphan"})
+						"kill": SyncPodKill, "orphan": SyncPodKill, "evict": SyncPodKill}[f[0]]
+					u := Update{Type: typ, Pod: pod, RuntimeOnly: f[0] == "orphan"}
+					if f[0] == "evict" {
+						u.KillOptions = &KillPodOptions{}
+					}
+					wake, _ := m.update(u)
 					got = uids(wake)
 				case "next":
 					w, ok, _ := m.next(pod.UID)
@@ -155,6 +209,9 @@ func TestMachine(t *testing.T) {
 						got = fmt.Sprintf("%s newer-than %s", w.Type, since)
 						if w.RuntimeOnly {
 							got += " runtime-only"
+						}
+						if w.KillOptions != nil {
+							got += " evicted"
 						}
 					}
 				case "done":

@@ -54,6 +54,21 @@ type Update struct {
 	// RuntimeOnly, with SyncPodKill, is a pod only the runtime knows (an
 	// orphan): Pod carries just its name, namespace and UID.
 	RuntimeOnly bool
+	// KillOptions, with SyncPodKill, is a kill the node decided (an
+	// eviction) while the pod's source still has it: the pod ends
+	// Terminated, not forgotten. KillPodNow sends it and waits.
+	KillOptions *KillPodOptions
+}
+
+// KillPodOptions are the kubelet's for a kill the node decides: the grace
+// period and the final status of an eviction.
+type KillPodOptions struct {
+	// GracePeriodSecondsOverride, if set, replaces every container's grace
+	// period.
+	GracePeriodSecondsOverride *int64
+	// Status, if set, edits the final status the Syncer publishes (phase
+	// Failed, reason Evicted: eviction's Eviction.UpdateStatus).
+	Status func(*v1.PodStatus)
 }
 
 // WorkType is what the Syncer is asked to do.
@@ -80,6 +95,8 @@ type Work struct {
 	// RuntimeOnly: Pod carries only the name, namespace and UID of a pod
 	// only the runtime knows.
 	RuntimeOnly bool
+	// KillOptions, with TerminatePod, is the node's kill (an eviction).
+	KillOptions *KillPodOptions
 	// Status is the runtime's status of the pod from the status cache, newer
 	// than the end of the pod's previous Work (NewerThan).
 	Status    *kc.PodStatus
@@ -135,6 +152,7 @@ type Workers struct {
 	m       *machine
 	ctx     context.Context // set by Run; workers start once it is
 	wake    map[types.UID]chan struct{}
+	waiters map[types.UID][]chan struct{} // KillPodNow callers, until the pod is terminated
 	running sync.WaitGroup
 }
 
@@ -165,7 +183,7 @@ func New(cfg Config) (*Workers, error) {
 		cfg.Jitter = func(d time.Duration) time.Duration { return wait.Jitter(d, DefaultJitterFactor) }
 	}
 	return &Workers{cfg: cfg, m: newMachine(cfg.ResyncInterval, cfg.BackOffPeriod, cfg.Jitter),
-		wake: map[types.UID]chan struct{}{}}, nil
+		wake: map[types.UID]chan struct{}{}, waiters: map[types.UID][]chan struct{}{}}, nil
 }
 
 // UpdatePod tells the workers what happened to a pod. It never blocks.
@@ -184,6 +202,51 @@ func (w *Workers) UpdatePod(u Update) {
 		w.wake[u.Pod.UID] = make(chan struct{}, 1)
 		w.startLocked(u.Pod.UID)
 	}
+	w.notifyLocked(u.Pod.UID)
+}
+
+// KillPodNow kills pod on the node's own decision (an eviction) and waits
+// until it is terminated, as the kubelet's killPodNow: for at most its
+// grace period and half again, and never less than 10 s. The pod stays
+// Terminated, not started again, until its source removes it. A pod the
+// workers do not have, or have terminated, returns at once.
+func (w *Workers) KillPodNow(ctx context.Context, pod *v1.Pod, opts KillPodOptions) error {
+	grace := int64(0)
+	switch {
+	case opts.GracePeriodSecondsOverride != nil:
+		grace = *opts.GracePeriodSecondsOverride
+	case pod.Spec.TerminationGracePeriodSeconds != nil:
+		grace = *pod.Spec.TerminationGracePeriodSeconds
+	}
+	timeout := max(grace+grace/2, killPodNowMinTimeout)
+	w.mu.Lock()
+	done := make(chan struct{})
+	w.waiters[pod.UID] = append(w.waiters[pod.UID], done)
+	w.mu.Unlock()
+	w.UpdatePod(Update{Type: SyncPodKill, Pod: pod, KillOptions: &opts}) // notifies when there is nothing to wait for
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-w.cfg.Clock.After(time.Duration(timeout) * time.Second):
+		return fmt.Errorf("pod %s was not terminated within %ds", klogRef(pod), timeout)
+	}
+}
+
+// killPodNowMinTimeout is the kubelet's shortest wait in killPodNow, in seconds.
+const killPodNowMinTimeout = 10
+
+// notifyLocked releases the KillPodNow callers of a pod that is
+// terminated, or that the workers do not have.
+func (w *Workers) notifyLocked(uid types.UID) {
+	if st := w.m.pods[uid]; st != nil && st.state != Terminated {
+		return
+	}
+	for _, ch := range w.waiters[uid] {
+		close(ch)
+	}
+	delete(w.waiters, uid)
 }
 
 // Sync asks for a sync of the pod uid, if the workers have it syncing:
@@ -249,21 +312,23 @@ func (w *Workers) State(uid types.UID) (s State, ok bool) {
 }
 
 // Pods returns the pods that are wanted: syncing, or waiting for an older
-// version to go. The pods are shared: do not modify them.
+// version to go (the kubelet's active pods). The pods are shared: do not
+// modify them.
 func (w *Workers) Pods() []*v1.Pod {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	out := make([]*v1.Pod, 0, len(w.m.pods))
 	for _, st := range w.m.pods {
-		if st.state != Terminating {
+		if st.state == Syncing || st.state == Waiting {
 			out = append(out, st.pod)
 		}
 	}
 	return out
 }
 
-// Known returns the UIDs of every pod the workers have, terminating ones
-// included: what a clean-up of runtime pods, cgroups or logs must spare.
+// Known returns the UIDs of every pod the workers have, terminating and
+// terminated ones included: what a clean-up of runtime pods, cgroups or
+// logs must spare, and whose statuses are kept.
 func (w *Workers) Known() map[types.UID]bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -327,6 +392,7 @@ func (w *Workers) work(ctx context.Context, uid types.UID, wake chan struct{}) {
 		if forgotten {
 			w.forgetLocked(uid, wake)
 		}
+		w.notifyLocked(uid)
 		w.mu.Unlock()
 		if w.cfg.OnDone != nil {
 			w.cfg.OnDone(work, now.Sub(began), err)

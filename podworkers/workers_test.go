@@ -182,3 +182,77 @@ func names(pods []*v1.Pod) []string {
 	}
 	return out
 }
+
+func TestKillPodNowWaitsForTheTermination(t *testing.T) {
+	e := newEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { defer close(ran); e.w.Run(ctx) }()
+	defer func() { cancel(); <-ran }()
+	e.w.UpdatePod(podworkers.Update{Type: podworkers.SyncPodCreate, Pod: pod("a", "web")})
+	e.expect(podworkers.SyncPod, "a")
+
+	// The first try fails; KillPodNow returns only once a retry succeeds.
+	e.mu.Lock()
+	e.failNext["a"] = 1
+	e.mu.Unlock()
+	ten := int64(10) // KillPodNow waits 15 s
+	status := func(s *v1.PodStatus) { s.Phase = v1.PodFailed }
+	killed := make(chan error, 1)
+	go func() {
+		killed <- e.w.KillPodNow(ctx, pod("a", "web"), podworkers.KillPodOptions{GracePeriodSecondsOverride: &ten, Status: status})
+	}()
+	w := e.expect(podworkers.TerminatePod, "a")
+	require.NotNil(t, w.KillOptions)
+	assert.Equal(t, int64(10), *w.KillOptions.GracePeriodSecondsOverride)
+	assert.Empty(t, killed, "not terminated yet")
+	e.clock.Step(10 * time.Second) // the back-off
+	e.w.Tick()
+	e.expect(podworkers.TerminatePod, "a")
+	require.NoError(t, <-killed)
+
+	state, ok := e.w.State("a")
+	require.True(t, ok, "kept while its source has it")
+	assert.Equal(t, podworkers.Terminated, state)
+	assert.Empty(t, e.w.Pods(), "not active")
+	assert.Equal(t, map[types.UID]bool{"a": true}, e.w.Known(), "its status is kept")
+	require.NoError(t, e.w.KillPodNow(ctx, pod("a", "web"), podworkers.KillPodOptions{}), "already terminated")
+	require.NoError(t, e.w.KillPodNow(ctx, pod("b", "db"), podworkers.KillPodOptions{}), "unknown: nothing to wait for")
+
+	// Updates from its source do not start it again; its removal forgets it.
+	e.w.UpdatePod(podworkers.Update{Type: podworkers.SyncPodUpdate, Pod: pod("a", "web")})
+	e.w.UpdatePod(podworkers.Update{Type: podworkers.SyncPodCreate, Pod: pod("a", "web")})
+	e.w.UpdatePod(podworkers.Update{Type: podworkers.SyncPodKill, Pod: pod("a", "web")})
+	_, ok = e.w.State("a")
+	assert.False(t, ok)
+	assert.Empty(t, e.calls, "no call beyond those expected")
+}
+
+func TestKillPodNowGivesUpAfterTheKubeletsTimeout(t *testing.T) {
+	e := newEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { defer close(ran); e.w.Run(ctx) }()
+	defer func() { cancel(); <-ran }()
+	e.w.UpdatePod(podworkers.Update{Type: podworkers.SyncPodCreate, Pod: pod("a", "web")})
+	e.expect(podworkers.SyncPod, "a")
+	e.mu.Lock()
+	e.failNext["a"] = 100
+	e.mu.Unlock()
+	grace := int64(30)
+	killed := make(chan error, 1)
+	go func() {
+		killed <- e.w.KillPodNow(ctx, pod("a", "web"), podworkers.KillPodOptions{GracePeriodSecondsOverride: &grace})
+	}()
+	e.expect(podworkers.TerminatePod, "a")
+	require.Eventually(t, func() bool { return e.clock.HasWaiters() }, 10*time.Second, time.Millisecond)
+	e.clock.Step(44 * time.Second)
+	assert.Empty(t, killed, "30 s and half again is 45 s")
+	e.clock.Step(time.Second)
+	select {
+	case err := <-killed:
+		require.EqualError(t, err, "pod ns/web was not terminated within 45s")
+	case <-time.After(10 * time.Second):
+		t.Fatal("KillPodNow did not time out")
+	}
+}

@@ -63,7 +63,7 @@ func TestSyncPodRecordsTheKubeletsEvents(t *testing.T) {
 	e.sync(pod, nil)
 	assert.Contains(t, rec.take(), "ev spec.containers{crash} Warning BackOff: Back-off restarting failed container crash in pod ev_default(uid-ev)")
 
-	_, err = m.TerminatePod(e.ctx, pod)
+	_, err = m.TerminatePod(e.ctx, pod, nil)
 	require.NoError(t, err)
 	assert.Contains(t, rec.take(), "ev spec.containers{web} Normal Killing: Stopping container web")
 }

@@ -33,7 +33,7 @@ func Example() {
 
 	status, _ = mgr.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
 	fmt.Println(len(status.RunningContainers()), "running")
-	final, err := mgr.TerminatePod(ctx, pod)
+	final, err := mgr.TerminatePod(ctx, pod, nil)
 	fmt.Println(final.FindContainerStatusByName("c").State, err)
 	pods, _ := mgr.GetPods(ctx, true)
 	fmt.Println(len(pods), "pods left")

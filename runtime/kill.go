@@ -15,7 +15,8 @@ import (
 )
 
 // TerminatePod kills the pod and removes it from the runtime, its logs
-// included: KillPod with the pod's own grace periods, then RemovePod. For a
+// included: KillPod with the pod's own grace periods, or
+// gracePeriodOverride (an eviction's) if set, then RemovePod. For a
 // pod only the runtime still knows (an orphan), pass a pod that carries just
 // its name, namespace and UID: with no containers in its spec, each
 // container's grace period is the one recorded on it when it was created.
@@ -23,7 +24,7 @@ import (
 // the final status an API pod reports (its containers terminated, with
 // their exit codes). An error leaves what could not be removed; calling it
 // again goes on.
-func (m *Manager) TerminatePod(ctx context.Context, pod *v1.Pod) (*kc.PodStatus, error) {
+func (m *Manager) TerminatePod(ctx context.Context, pod *v1.Pod, gracePeriodOverride *int64) (*kc.PodStatus, error) {
 	st, err := m.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
 	if err != nil {
 		return nil, err
@@ -32,7 +33,7 @@ func (m *Manager) TerminatePod(ctx context.Context, pod *v1.Pod) (*kc.PodStatus,
 	if len(pod.Spec.Containers) == 0 {
 		spec = nil
 	}
-	if err := m.KillPod(ctx, spec, PodFromStatus(st), nil); err != nil {
+	if err := m.KillPod(ctx, spec, PodFromStatus(st), gracePeriodOverride); err != nil {
 		return nil, err
 	}
 	if st, err = m.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace); err != nil {

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -194,4 +195,16 @@ func TestSandboxImageOnContainerd(t *testing.T) {
 	img, err := client.SandboxImage(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, pauseImage, img)
+}
+
+// TestFilesystemMountpointsOnContainerd: containerd 1.6 keeps images
+// in its overlayfs snapshotter's directory and lists no container
+// filesystem apart.
+func TestFilesystemMountpointsOnContainerd(t *testing.T) {
+	client := testenv.NeedContainerd(t).Dial(t)
+	images, containers, err := client.FilesystemMountpoints(context.Background())
+	require.NoError(t, err)
+	assert.True(t, strings.HasSuffix(images, "io.containerd.snapshotter.v1.overlayfs"), "images in %q", images)
+	assert.DirExists(t, images)
+	assert.Empty(t, containers)
 }

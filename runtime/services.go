@@ -369,6 +369,24 @@ func (c *Client) ImageFsInfo(ctx context.Context) (*runtimeapi.ImageFsInfoRespon
 	return c.is.ImageFsInfo(ctx, &runtimeapi.ImageFsInfoRequest{})
 }
 
+// FilesystemMountpoints returns where the runtime keeps images and
+// containers' writable layers: the mountpoints of ImageFsInfo's first
+// image and container filesystems (containers "" when the runtime lists
+// none apart, as containerd 1.x).
+func (c *Client) FilesystemMountpoints(ctx context.Context) (images, containers string, err error) {
+	info, err := c.ImageFsInfo(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	if fs := info.GetImageFilesystems(); len(fs) > 0 {
+		images = fs[0].GetFsId().GetMountpoint()
+	}
+	if fs := info.GetContainerFilesystems(); len(fs) > 0 {
+		containers = fs[0].GetFsId().GetMountpoint()
+	}
+	return images, containers, nil
+}
+
 func ceilSeconds(d time.Duration) int64 {
 	if d <= 0 {
 		return 0

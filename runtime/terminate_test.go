@@ -35,7 +35,7 @@ func TestTerminatePodKillsAndRemovesSpecAndOrphan(t *testing.T) {
 			require.NoError(t, err)
 			require.DirExists(t, logs)
 
-			final, err := e.m.TerminatePod(e.ctx, tc.asSeen(pod))
+			final, err := e.m.TerminatePod(e.ctx, tc.asSeen(pod), nil)
 			require.NoError(t, err)
 			require.Len(t, final.ContainerStatuses, 1, "the final status: killed, not yet removed")
 			assert.Equal(t, kc.ContainerStateExited, final.ContainerStatuses[0].State)
@@ -46,7 +46,7 @@ func TestTerminatePodKillsAndRemovesSpecAndOrphan(t *testing.T) {
 			_, err = os.Stat(logs)
 			assert.True(t, os.IsNotExist(err), "log directory %s removed: %v", filepath.Base(logs), err)
 			// Again: nothing left to do, no error.
-			_, err = e.m.TerminatePod(e.ctx, tc.asSeen(pod))
+			_, err = e.m.TerminatePod(e.ctx, tc.asSeen(pod), nil)
 			require.NoError(t, err)
 		})
 	}

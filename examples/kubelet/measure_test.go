@@ -372,7 +372,7 @@ func bareRuntimeStarts(t *testing.T, endpoint string, ports []int) ([]time.Durat
 			// closed" as the shim goes; the container is gone after.
 			var err error
 			for attempt := 0; attempt < 5; attempt++ {
-				if _, err = mgr.TerminatePod(ctx, pod); err == nil {
+				if _, err = mgr.TerminatePod(ctx, pod, nil); err == nil {
 					break
 				}
 				time.Sleep(time.Second)
