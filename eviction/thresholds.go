@@ -167,12 +167,10 @@ func DefaultThresholds() []Threshold {
 	return ts
 }
 
-// ParseFlags turns the kubelet's eviction flags into thresholds as its
-// ParseThresholdConfig does: hard ones (with the defaults when Hard is
-// nil), soft ones with their grace periods, minimum reclaims on every
-// threshold of their signal, and the allocatable copies of the hard
-// memory.available thresholds. Errors name the flag and the bad item.
-func ParseFlags(f Flags) ([]Threshold, error) {
+// HardThresholds are the hard thresholds in effect: Hard, or the
+// default when it is not set, merged with the default under MergeDefaults.
+// Node allocatable subtracts their memory.available.
+func (f Flags) HardThresholds() ([]resources.EvictionThreshold, error) {
 	hard := resources.DefaultEvictionHard
 	if f.Hard != nil {
 		hard = *f.Hard
@@ -189,7 +187,16 @@ func ParseFlags(f Flags) ([]Threshold, error) {
 			}
 		}
 	}
-	hardTs, err := resources.ParseThresholds("--eviction-hard", hard)
+	return resources.ParseThresholds("--eviction-hard", hard)
+}
+
+// ParseFlags turns the kubelet's eviction flags into thresholds as its
+// ParseThresholdConfig does: hard ones (with the defaults when Hard is
+// nil), soft ones with their grace periods, minimum reclaims on every
+// threshold of their signal, and the allocatable copies of the hard
+// memory.available thresholds. Errors name the flag and the bad item.
+func ParseFlags(f Flags) ([]Threshold, error) {
+	hardTs, err := f.HardThresholds()
 	if err != nil {
 		return nil, err
 	}

@@ -326,6 +326,15 @@ func (w *Workers) Pods() []*v1.Pod {
 	return out
 }
 
+// IsTerminated reports whether the workers are done with the pod: it is
+// Terminated, or they do not have it (never told, or forgotten). It is the
+// eviction manager's "cleaned up": a termination removes the containers,
+// volumes and cgroup before it ends.
+func (w *Workers) IsTerminated(pod *v1.Pod) bool {
+	s, ok := w.State(pod.UID)
+	return !ok || s == Terminated
+}
+
 // Known returns the UIDs of every pod the workers have, terminating and
 // terminated ones included: what a clean-up of runtime pods, cgroups or
 // logs must spare, and whose statuses are kept.

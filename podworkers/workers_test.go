@@ -191,6 +191,7 @@ func TestKillPodNowWaitsForTheTermination(t *testing.T) {
 	defer func() { cancel(); <-ran }()
 	e.w.UpdatePod(podworkers.Update{Type: podworkers.SyncPodCreate, Pod: pod("a", "web")})
 	e.expect(podworkers.SyncPod, "a")
+	assert.False(t, e.w.IsTerminated(pod("a", "web")))
 
 	// The first try fails; KillPodNow returns only once a retry succeeds.
 	e.mu.Lock()
@@ -214,6 +215,7 @@ func TestKillPodNowWaitsForTheTermination(t *testing.T) {
 	state, ok := e.w.State("a")
 	require.True(t, ok, "kept while its source has it")
 	assert.Equal(t, podworkers.Terminated, state)
+	assert.True(t, e.w.IsTerminated(pod("a", "web")))
 	assert.Empty(t, e.w.Pods(), "not active")
 	assert.Equal(t, map[types.UID]bool{"a": true}, e.w.Known(), "its status is kept")
 	require.NoError(t, e.w.KillPodNow(ctx, pod("a", "web"), podworkers.KillPodOptions{}), "already terminated")

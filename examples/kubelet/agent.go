@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
+	"github.com/nodekit-dev/nodekit/eviction"
 	"github.com/nodekit-dev/nodekit/gc"
 	"github.com/nodekit-dev/nodekit/nodestatus"
 	"github.com/nodekit-dev/nodekit/pleg"
@@ -64,6 +65,7 @@ type agent struct {
 	dispatcher  *podsync.Dispatcher
 	containerGC *gc.ContainerGC
 	imageGC     *gc.ImageGC
+	eviction    *eviction.Manager
 }
 
 // newAgent wires the packages over a connected runtime client.
@@ -108,9 +110,6 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 		Metrics: plegMetrics, Log: log.WithName("pleg")}); err != nil {
 		return nil, nil, err
 	}
-	if a.node, err = describeNode(ctx, cfg, client, a.runtimeName, a.pleg, nodeRecorder); err != nil {
-		return nil, nil, err
-	}
 	if a.prober, err = prober.New(prober.Config{Statuses: a.cache, Exec: client, HostIP: cfg.hostIP, Clock: clk, Recorder: recorder,
 		Metrics: proberMetrics, Log: log.WithName("prober")}); err != nil {
 		return nil, nil, err
@@ -143,15 +142,24 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 		ResyncInterval: cfg.syncFrequency, Log: log.WithName("podworkers")}); err != nil {
 		return nil, nil, err
 	}
+	a.mux = podsource.NewMux(podsource.MuxConfig{Clock: clk, Log: log.WithName("podsource"), Metrics: srcMetrics})
+	if err := a.newGC(ctx, client); err != nil {
+		return nil, nil, err
+	}
+	if err := a.newEviction(client); err != nil {
+		return nil, nil, err
+	}
+	if a.node, err = describeNode(ctx, cfg, client, a.runtimeName, a.pleg, a.eviction, nodeRecorder); err != nil {
+		return nil, nil, err
+	}
 	dispatch := podsync.DispatchConfig{Workers: a.workers, Prober: a.prober, Statuses: a.statuses, MaxPods: cfg.maxPods,
-		Log: log.WithName("pods")}
-	if a.cluster != nil { // no typed nil in the interface
-		dispatch.Mirrors = a.cluster.mirrors
+		Admit: []podsync.PodAdmitFunc{a.eviction.AdmitPod}, Log: log.WithName("pods")}
+	if a.cluster != nil { // no typed nils in the interfaces
+		dispatch.Mirrors, dispatch.Recorder = a.cluster.mirrors, a.cluster.recorder
 	}
 	if a.dispatcher, err = podsync.NewDispatcher(dispatch); err != nil {
 		return nil, nil, err
 	}
-	a.mux = podsource.NewMux(podsource.MuxConfig{Clock: clk, Log: log.WithName("podsource"), Metrics: srcMetrics})
 	file, err := podsource.NewFileSource(podsource.FileConfig{Path: cfg.manifestPath, NodeName: cfg.hostname,
 		CheckPeriod: cfg.fileCheckFreq, Clock: clk, Log: log.WithName("file"), Metrics: srcMetrics}, a.mux)
 	if err != nil {
@@ -174,9 +182,6 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 	for _, s := range a.sources {
 		a.mux.Register(s.Name())
 	}
-	if err := a.newGC(ctx, client); err != nil {
-		return nil, nil, err
-	}
 	checks := []server.Check{{Name: "pleg", Check: func(context.Context) error { _, err := a.pleg.Healthy(); return err }},
 		{Name: "runtime", Check: client.CheckReady}}
 	// The kubelet's read-only port: no logs, no streams, no debugging.
@@ -190,7 +195,8 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 }
 
 // run drives the agent until ctx ends: source updates, lifecycle events
-// and probe results reach the pod workers; housekeeping ticks; container and image GC run on their own.
+// and probe results reach the pod workers; housekeeping ticks; container
+// and image GC and the eviction manager run on their own.
 func (a *agent) run(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, src := range a.sources {
@@ -202,7 +208,8 @@ func (a *agent) run(ctx context.Context) {
 			}
 		}()
 	}
-	for _, run := range []func(context.Context) error{a.pleg.Run, a.prober.Run, a.workers.Run, a.containerGC.Run, a.imageGC.Run} {
+	for _, run := range []func(context.Context) error{a.pleg.Run, a.prober.Run, a.workers.Run, a.containerGC.Run, a.imageGC.Run,
+		a.eviction.Run} {
 		wg.Add(1)
 		go func() { defer wg.Done(); a.logError(run(ctx), "run") }()
 	}

@@ -56,7 +56,6 @@ func applyConfigFile(fs *flag.FlagSet, cfg *config, sf *servingFlags, path strin
 	take(set, "kube-api-burst", &cfg.apiBurst, int(kc.KubeAPIBurst))
 	take(set, "kube-reserved", &cfg.kubeReserved, joinMap(kc.KubeReserved, "="))
 	take(set, "system-reserved", &cfg.systemReserved, joinMap(kc.SystemReserved, "="))
-	take(set, "eviction-hard", &cfg.evictionHard, joinMap(kc.EvictionHard, "<"))
 	if !set["register-with-taints"] && len(kc.RegisterWithTaints) > 0 {
 		cfg.taints = kc.RegisterWithTaints
 	}
@@ -66,6 +65,7 @@ func applyConfigFile(fs *flag.FlagSet, cfg *config, sf *servingFlags, path strin
 	take(set, "pod-logs-dir", &cfg.podLogsDir, kc.PodLogsDir)
 	applyServingConfig(set, &cfg.serving, sf, &kc)
 	applyGCConfig(set, &cfg.gc, &kc)
+	applyEvictionConfig(set, &cfg.eviction, &kc)
 	for name, b := range map[string]struct{ dst, v *bool }{"cgroups-per-qos": {&cfg.cgroupsPerQOS, kc.CgroupsPerQOS},
 		"enable-debugging-handlers": {&cfg.debugHandlers, kc.EnableDebuggingHandlers}} {
 		if !set[name] && b.v != nil {
@@ -83,7 +83,8 @@ var implementedFields = []string{"staticPodPath", "staticPodURL", "containerRunt
 	"kubeAPIQPS", "kubeAPIBurst", "kubeReserved", "systemReserved", "evictionHard", "registerWithTaints",
 	"enableDebuggingHandlers", "podLogsDir", "tlsCertFile", "tlsPrivateKeyFile", "tlsMinVersion", "tlsCipherSuites",
 	"authentication", "authorization", "imageGCHighThresholdPercent", "imageGCLowThresholdPercent", "imageMinimumGCAge",
-	"imageMaximumGCAge"}
+	"imageMaximumGCAge", "evictionSoft", "evictionSoftGracePeriod", "evictionMinimumReclaim", "evictionMaxPodGracePeriod",
+	"evictionPressureTransitionPeriod", "mergeDefaultEvictionSettings", "localStorageCapacityIsolation"}
 
 // take sets *dst to v unless the flag was given or v is unset (zero).
 func take[T comparable](set map[string]bool, flagName string, dst *T, v T) {

@@ -53,10 +53,10 @@ type config struct {
 	nodeLabels                                                                        map[string]string
 	taints                                                                            []v1.Taint
 	kubeReserved, systemReserved                                                      string // name=quantity,...
-	evictionHard                                                                      string // signal<quantity,...
 	cgroupsPerQOS, debugHandlers, fakeServesPorts                                     bool
 	serving                                                                           serving
 	gc                                                                                gcSettings
+	eviction                                                                          evictionSettings
 	verbosity                                                                         int
 	// ignored are the kubelet flags and config fields given that the agent
 	// accepts without effect, logged once at start.
@@ -138,6 +138,7 @@ func newFlagSet(cfg *config, raw *rawFlags) *flag.FlagSet {
 	fs.DurationVar(&cfg.fileCheckFreq, "file-check-frequency", 20*time.Second, "how often the manifest directory is re-read")
 	addServingFlags(fs, &cfg.serving, &raw.serving)
 	addGCFlags(fs, &cfg.gc)
+	addEvictionFlags(fs, &cfg.eviction)
 	fs.IntVar(&cfg.verbosity, "v", 0, "log verbosity (klog's -v: higher logs more)")
 	fs.StringVar(&cfg.hostIP, "node-ip", "127.0.0.1", "the node's IP, reported for host-network pods and probed there")
 	fs.StringVar(&cfg.manifestURL, "manifest-url", "", "URL polled for a Pod or PodList")
@@ -159,7 +160,6 @@ func newFlagSet(cfg *config, raw *rawFlags) *flag.FlagSet {
 	fs.StringVar(&raw.taints, "register-with-taints", "", "taints to register the node with: key=value:Effect,...")
 	fs.StringVar(&cfg.kubeReserved, "kube-reserved", "", "resources held back for Kubernetes daemons: cpu=200m,memory=500Mi,...")
 	fs.StringVar(&cfg.systemReserved, "system-reserved", "", "resources held back for the system: cpu=200m,memory=500Mi,...")
-	fs.StringVar(&cfg.evictionHard, "eviction-hard", "memory.available<100Mi,nodefs.available<10%", "hard eviction thresholds (allocatable subtracts them)")
 	return fs
 }
 
@@ -202,7 +202,7 @@ func (cfg *config) finish(fs *flag.FlagSet, raw rawFlags) error {
 			return err
 		}
 	}
-	if _, err := resources.ParseThresholds("--eviction-hard", cfg.evictionHard); err != nil {
+	if err := cfg.eviction.finish(); err != nil {
 		return err
 	}
 	if cfg.cgroupDriver != "cgroupfs" && cfg.cgroupDriver != "systemd" {

@@ -19,6 +19,7 @@ import (
 	kubeletconfig "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
 
+	"github.com/nodekit-dev/nodekit/eviction"
 	"github.com/nodekit-dev/nodekit/kubeletflags"
 	"github.com/nodekit-dev/nodekit/runtime"
 	"github.com/nodekit-dev/nodekit/server/serverauth"
@@ -40,6 +41,9 @@ func TestParseFlagsRejectsBadInput(t *testing.T) {
 		`--address: Invalid value: "localhost": must be an IP address`:          {"--address", "localhost"},
 		"--read-only-port: invalid value 70000":                                 {"--read-only-port", "70000"},
 		"-v: invalid value 11":                                                  {"-v", "11"},
+		"--eviction-soft-grace-period: Required value":                          {"--eviction-soft", "memory.available<1Gi"},
+		`--eviction-minimum-reclaim: Invalid value: "memory.available"`:         {"--eviction-minimum-reclaim", "memory.available"},
+		"--eviction-pressure-transition-period: invalid value -1s":              {"--eviction-pressure-transition-period", "-1s"},
 	} {
 		_, err := parseFlags(want)
 		require.Error(t, err, want)
@@ -56,7 +60,8 @@ func TestParseFlagsRejectsBadInput(t *testing.T) {
 	assert.Equal(t, 20, cfg.maxPods)
 	assert.Equal(t, 11248, cfg.serving.healthz)
 	assert.Equal(t, "cpu=100m,memory=1Gi", cfg.kubeReserved, "maps from the file in the flags' form")
-	assert.Equal(t, "memory.available<200Mi", cfg.evictionHard)
+	require.NotNil(t, cfg.eviction.flags.Hard)
+	assert.Equal(t, "memory.available<200Mi", *cfg.eviction.flags.Hard)
 	assert.Equal(t, "systemd", cfg.cgroupDriver)
 	require.NoError(t, os.WriteFile(cfgFile, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nstaticPodPaht: /x\n"), 0o644))
 	_, err = parseFlags([]string{"--config", cfgFile})
@@ -272,14 +277,14 @@ func TestAKubeletCommandLineWorksUnchanged(t *testing.T) {
 	cfgFile := filepath.Join(t.TempDir(), "config.yaml")
 	require.NoError(t, os.WriteFile(cfgFile, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"+
 		"authentication: {x509: {clientCAFile: /etc/kubernetes/pki/ca.crt}}\nrotateCertificates: true\n"+
-		"evictionSoft: {memory.available: 500Mi}\nstaticPodPath: /etc/kubernetes/manifests\nclusterDNS: [10.96.0.10]\n"), 0o644))
+		"serializeImagePulls: false\nstaticPodPath: /etc/kubernetes/manifests\nclusterDNS: [10.96.0.10]\n"), 0o644))
 	cfg, err := parseFlags([]string{"--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf",
 		"--config=" + cfgFile, "--container-runtime-endpoint=unix:///run/containerd/containerd.sock",
 		"--pod-infra-container-image=registry.k8s.io/pause:3.10", "--node-ip=10.0.0.5", "--v=2",
 		"--feature-gates=KubeletInUserNamespace=true", "--node-labels=a=b", "--register-with-taints=k=v:NoSchedule"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"bootstrap-kubeconfig", "feature-gates"}, cfg.ignoredFlags)
-	assert.Equal(t, []string{"clusterDNS", "evictionSoft", "rotateCertificates"}, cfg.ignoredFields)
+	assert.Equal(t, []string{"clusterDNS", "rotateCertificates", "serializeImagePulls"}, cfg.ignoredFields)
 	assert.Equal(t, "10.0.0.5", cfg.hostIP)
 	assert.Equal(t, 2, cfg.verbosity)
 	assert.Equal(t, "/etc/kubernetes/pki/ca.crt", cfg.serving.authn.X509.ClientCAFile)
@@ -290,4 +295,41 @@ func TestAKubeletCommandLineWorksUnchanged(t *testing.T) {
 	assert.NoError(t, err, "underscores are the kubelet's dashes")
 	_, err = parseFlags([]string{"--not-a-kubelet-flag"})
 	assert.ErrorContains(t, err, "flag provided but not defined: -not-a-kubelet-flag")
+}
+
+// TestEvictionSettings: the kubelet's defaults, its replace-not-merge rule
+// for --eviction-hard, and the config file's fields under the flags.
+func TestEvictionSettings(t *testing.T) {
+	signals := func(ts []eviction.Threshold) []string {
+		var out []string
+		for _, th := range ts {
+			out = append(out, th.String())
+		}
+		return out
+	}
+	cfg, err := parseFlags(nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"memory.available<100Mi", "nodefs.available<10%", "nodefs.inodesFree<5%", "imagefs.available<15%",
+		"imagefs.inodesFree<5%", "allocatableMemory.available<100Mi"}, signals(cfg.eviction.thresholds))
+	assert.Equal(t, 5*time.Minute, cfg.eviction.transition)
+
+	cfg, err = parseFlags([]string{"--eviction-hard=nodefs.available<1Gi"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"nodefs.available<1Gi"}, signals(cfg.eviction.thresholds), "set, it replaces the default")
+
+	cfgFile := filepath.Join(t.TempDir(), "kubelet.yaml")
+	require.NoError(t, os.WriteFile(cfgFile, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"+
+		"evictionHard: {nodefs.available: 20%}\nmergeDefaultEvictionSettings: true\n"+
+		"evictionSoft: {memory.available: 1Gi}\nevictionSoftGracePeriod: {memory.available: 1m30s}\n"+
+		"evictionMinimumReclaim: {nodefs.available: 500Mi}\nevictionMaxPodGracePeriod: 60\n"+
+		"evictionPressureTransitionPeriod: 30s\nlocalStorageCapacityIsolation: false\n"), 0o644))
+	cfg, err = parseFlags([]string{"--config", cfgFile, "--eviction-max-pod-grace-period=10"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"nodefs.available<20% (minimum reclaim 500Mi)", "memory.available<100Mi", "nodefs.inodesFree<5%",
+		"imagefs.available<15%", "imagefs.inodesFree<5%", "memory.available<1Gi (grace period 1m30s)",
+		"allocatableMemory.available<100Mi"}, signals(cfg.eviction.thresholds))
+	assert.Equal(t, 10, cfg.eviction.maxPodGrace, "the flag wins")
+	assert.Equal(t, 30*time.Second, cfg.eviction.transition)
+	assert.Equal(t, ptr.To(false), cfg.eviction.localStorage)
+	assert.Empty(t, cfg.ignoredFields)
 }

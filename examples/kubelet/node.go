@@ -17,7 +17,7 @@ import (
 // machine and the flags, in both modes: the downward API reports
 // allocatable for unset limits; in cluster mode it is also the Node.
 func describeNode(ctx context.Context, cfg config, client *runtime.Client, runtimeName string, p pleg.PLEG,
-	recorder nodestatus.EventRecorder) (*nodestatus.Node, error) {
+	pressure nodestatus.Pressure, recorder nodestatus.EventRecorder) (*nodestatus.Node, error) {
 	if err := os.MkdirAll(cfg.rootDir, 0o750); err != nil {
 		return nil, fmt.Errorf("--root-dir: %w", err)
 	}
@@ -31,9 +31,9 @@ func describeNode(ctx context.Context, cfg config, client *runtime.Client, runti
 	}
 	kubeReserved, _ := resources.ParseResourceList("--kube-reserved", cfg.kubeReserved) // checked by parseFlags
 	systemReserved, _ := resources.ParseResourceList("--system-reserved", cfg.systemReserved)
-	eviction, _ := resources.ParseThresholds("--eviction-hard", cfg.evictionHard)
+	eviction, _ := cfg.eviction.flags.HardThresholds() // checked by parseFlags
 	return nodestatus.New(nodestatus.Config{NodeName: cfg.hostname, NodeIP: cfg.hostIP, Labels: cfg.nodeLabels,
-		KubeReserved: kubeReserved, SystemReserved: systemReserved, HardEviction: eviction, Recorder: recorder,
+		KubeReserved: kubeReserved, SystemReserved: systemReserved, HardEviction: eviction, Pressure: pressure, Recorder: recorder,
 		Taints: cfg.taints, MaxPods: cfg.maxPods, Port: int32(cfg.serving.port), Machine: mi, ContainerRuntimeVersion: version,
 		Images: client, ReadyChecks: []nodestatus.Check{nodestatus.RuntimeCheck(client.RuntimeStatus),
 			nodestatus.NetworkCheck(client.RuntimeStatus), nodestatus.PLEGCheck(p.Healthy)}})
