@@ -84,7 +84,7 @@ func TestDispatch(t *testing.T) {
 		{name: "new pods are admitted and probed", update: podsource.PodUpdate{Op: podsource.ADD, Pods: []*v1.Pod{pod("a", false), pod("b", false)}},
 			updates: []string{"SyncPodCreate a", "SyncPodCreate b"}, probed: []string{"a", "b"}},
 		{name: "the third pod exceeds max-pods", states: map[types.UID]podworkers.State{"x": podworkers.Syncing, "y": podworkers.Syncing},
-			update: podsource.PodUpdate{Op: podsource.SET, Pods: []*v1.Pod{pod("c", false)}},
+			update:   podsource.PodUpdate{Op: podsource.SET, Pods: []*v1.Pod{pod("c", false)}},
 			statuses: []string{`c BestEffort Failed OutOfpods "Pod was rejected: Node didn't have enough resource: pods, requested: 1, used: 2, capacity: 2"`},
 			events:   []string{"Warning OutOfpods Node didn't have enough resource: pods, requested: 1, used: 2, capacity: 2"}},
 		{name: "an admission handler refuses a pod, the next is asked no more", update: podsource.PodUpdate{Op: podsource.ADD,

@@ -179,7 +179,9 @@ func TestEvictedPodKeepsItsFinalStatus(t *testing.T) {
 		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: testImage, Args: []string{"sleep"}}}}}
 	require.NoError(t, e.syncer.Sync(ctx, podworkers.Work{Type: podworkers.SyncPod, Pod: pod}))
 	zero := int64(0)
-	evicted := func(s *v1.PodStatus) { s.Phase, s.Reason, s.Message = v1.PodFailed, "Evicted", "The node was low on resource: memory." }
+	evicted := func(s *v1.PodStatus) {
+		s.Phase, s.Reason, s.Message = v1.PodFailed, "Evicted", "The node was low on resource: memory."
+	}
 	require.NoError(t, e.syncer.Sync(ctx, podworkers.Work{Type: podworkers.TerminatePod, Pod: pod,
 		KillOptions: &podworkers.KillPodOptions{GracePeriodSecondsOverride: &zero, Status: evicted}}))
 

@@ -45,14 +45,14 @@ type podState struct {
 	pod         *v1.Pod
 	runtimeOnly bool
 	state       State
-	busy        bool      // a Work is being run
-	busyWith    WorkType  // which
-	wantSync    bool      // a sync is asked for
-	wantKill    bool      // a termination is due
+	busy        bool            // a Work is being run
+	busyWith    WorkType        // which
+	wantSync    bool            // a sync is asked for
+	wantKill    bool            // a termination is due
 	kill        *KillPodOptions // the node's kill (eviction): the pod stays Terminated after
 	removed     bool            // its source removed it: forgotten once terminated
-	due         time.Time // next resync or retry (zero: none)
-	lastSync    time.Time // when the last Work ended
+	due         time.Time       // next resync or retry (zero: none)
+	lastSync    time.Time       // when the last Work ended
 }
 
 // machine is the pod workers' state machine: pure, without goroutines,
