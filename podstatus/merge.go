@@ -24,6 +24,8 @@ func ownedByKubelet(t v1.PodConditionType) bool {
 //
 //   - conditions not owned by the kubelet are the API's; the kubelet's keep
 //     the API's LastTransitionTime while their status is the same;
+//     DisruptionTarget, shared with other writers, is the kubelet's only
+//     as the pod moves to a terminal phase (an eviction);
 //   - StartTime, once in the API, stays;
 //   - a terminal phase never changes, as in the Manager;
 //   - a container that cannot restart, once terminated, stays so (where the
@@ -42,8 +44,19 @@ func mergeStatus(pod *v1.Pod, api, status *v1.PodStatus, deleted bool, now metav
 			out.Conditions = append(out.Conditions, c)
 		}
 	}
+	toTerminal := !terminal(api.Phase) && terminal(status.Phase)
 	for _, c := range status.Conditions {
-		if !ownedByKubelet(c.Type) {
+		switch {
+		case c.Type == v1.DisruptionTarget && toTerminal:
+			// Shared with other writers: the kubelet's (an eviction's)
+			// is sent only with the move to a terminal phase.
+			if prev := find(out.Conditions, c.Type); prev != nil {
+				*prev = c
+			} else {
+				out.Conditions = append(out.Conditions, c)
+			}
+			continue
+		case !ownedByKubelet(c.Type):
 			continue
 		}
 		if prev := find(api.Conditions, c.Type); prev != nil && prev.Status == c.Status {

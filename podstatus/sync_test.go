@@ -156,6 +156,34 @@ func TestSyncerMergesWithTheAPIStatus(t *testing.T) {
 				require.Len(t, got.Conditions, 4)
 				assert.Equal(t, v1.PodConditionType("example.com/gate"), got.Conditions[0].Type)
 			}},
+		{"an eviction's DisruptionTarget goes with the move to a terminal phase", apiPod("u1", "web"),
+			v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{{Type: v1.DisruptionTarget, Status: "False", Reason: "Other"}}},
+			func() v1.PodStatus {
+				s := withPhase(statusOf(false), v1.PodFailed)
+				s.Conditions = append(s.Conditions, v1.PodCondition{Type: v1.DisruptionTarget, Status: "True", Reason: "TerminationByKubelet"})
+				return s
+			}(),
+			func(t *testing.T, got v1.PodStatus) {
+				var reasons []string
+				for _, c := range got.Conditions {
+					if c.Type == v1.DisruptionTarget {
+						reasons = append(reasons, string(c.Status)+" "+c.Reason)
+					}
+				}
+				assert.Equal(t, []string{"True TerminationByKubelet"}, reasons, "replaced, once")
+			}},
+		{"once terminal, the API's DisruptionTarget stays", apiPod("u1", "web"),
+			v1.PodStatus{Phase: v1.PodFailed, Conditions: []v1.PodCondition{{Type: v1.DisruptionTarget, Status: "True", Reason: "EvictionByEvictionAPI"}}},
+			func() v1.PodStatus {
+				s := withPhase(statusOf(false), v1.PodFailed)
+				s.Conditions = append(s.Conditions, v1.PodCondition{Type: v1.DisruptionTarget, Status: "True", Reason: "TerminationByKubelet"})
+				return s
+			}(),
+			func(t *testing.T, got v1.PodStatus) {
+				assert.Equal(t, v1.PodConditionType(v1.DisruptionTarget), got.Conditions[0].Type)
+				assert.Equal(t, "EvictionByEvictionAPI", got.Conditions[0].Reason)
+				assert.Len(t, got.Conditions, 4)
+			}},
 		{"under Never, a terminated container stays terminated", never,
 			v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{running("web", true), exited("db", 1)}},
 			v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{running("web", true), waiting("db", "ContainerCreating")}},
