@@ -41,7 +41,8 @@ func TestPackageDependencies(t *testing.T) {
 		{"podstatus", []string{"kubecontainer", "resources"}, light, 19},
 		{"podworkers", []string{"kubecontainer"}, light, 19},
 		{"fieldpath", nil, light, 18},
-		{"volume", []string{"fieldpath", "kubecontainer", "podpath"}, light, 20},
+		// k8s.io/kubelet for the Summary API's VolumeStats (PodVolumeStats).
+		{"volume", []string{"fieldpath", "internal/fsstats", "kubecontainer", "podpath"}, light, 21},
 		{"podpath", nil, light, 4},
 		{"prober/probe", nil, []string{criAPI, prometheus, containerd, clientGo}, 6},
 		{"pleg/plegmetrics", []string{"kubecontainer", "pleg"}, []string{grpc, criAPI, containerd, clientGo}, 28},
