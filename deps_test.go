@@ -57,7 +57,7 @@ func TestPackageDependencies(t *testing.T) {
 		{"runtime/fake", nil, []string{containerd, clientGo}, 14},
 		// cri-streaming's option parsers, apimachinery's upgrade-aware proxy
 		// (spdystream, go-flowrate) for the streaming paths.
-		{"server", []string{"podpath", "resources", "cgroupmgr", "kubecontainer"}, []string{clientGo}, 46},
+		{"server", []string{"internal/fsstats", "podpath", "resources", "cgroupmgr", "kubecontainer"}, []string{clientGo}, 46},
 		// k8s.io/apiserver's delegating authn/authz: heavy, hence a package apart.
 		{"server/serverauth", nil, []string{criAPI, containerd}, 83},
 		{"nodestatus", []string{"internal/fsstats", "kubecontainer", "resources"}, []string{grpc, criAPI, prometheus, containerd}, 48},
