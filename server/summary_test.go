@@ -18,10 +18,18 @@ import (
 
 	"github.com/nodekit-dev/nodekit/internal/fsstats"
 	"github.com/nodekit-dev/nodekit/podpath"
+	"github.com/nodekit-dev/nodekit/runtime"
 	"github.com/nodekit-dev/nodekit/server"
+	"github.com/nodekit-dev/nodekit/volume"
 )
 
 const kib, mib = 1 << 10, 1 << 20
+
+// The implementations the doc comments name.
+var (
+	_ server.VolumeStatsProvider = (*volume.Manager)(nil)
+	_ server.ImageFsInfoProvider = (*runtime.Client)(nil)
+)
 
 // volumeStats is a VolumeStatsProvider: fixed stats by pod UID.
 type volumeStats map[types.UID][]statsapi.VolumeStats
