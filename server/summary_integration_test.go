@@ -10,11 +10,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/nodekit-dev/nodekit/internal/testenv"
 	"github.com/nodekit-dev/nodekit/podpath"
 	"github.com/nodekit-dev/nodekit/server"
 	"github.com/nodekit-dev/nodekit/volume"
@@ -24,11 +24,8 @@ import (
 // (root only: build tag integration, run by hack/test.sh), where every
 // figure is exact: a file takes its pages, directories and symlinks none.
 func TestSummaryStorageOnTmpfs(t *testing.T) {
-	require.Equal(t, 0, os.Geteuid(), "mounting tmpfs needs root: run through hack/test.sh")
 	mnt := filepath.Join(t.TempDir(), "mnt")
-	require.NoError(t, os.Mkdir(mnt, 0o755))
-	require.NoError(t, unix.Mount("tmpfs", mnt, "tmpfs", 0, "size=8m"))
-	t.Cleanup(func() { assert.NoError(t, unix.Unmount(mnt, 0)) })
+	testenv.MountTmpfs(t, mnt, 8*mib)
 	layout := podpath.Layout{RootDir: filepath.Join(mnt, "root"), PodLogsDir: filepath.Join(mnt, "logs")}
 	vols, err := volume.New(volume.Config{Layout: layout, Plugins: []volume.Plugin{volume.EmptyDir{}, volume.DownwardAPI{}}})
 	require.NoError(t, err)

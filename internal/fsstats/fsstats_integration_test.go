@@ -5,32 +5,21 @@ package fsstats_test
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
 
 	"github.com/nodekit-dev/nodekit/internal/fsstats"
+	"github.com/nodekit-dev/nodekit/internal/testenv"
 )
-
-// mountTmpfs mounts a tmpfs of size bytes on dir, unmounted when the test
-// ends (root only: build tag integration, run by hack/test.sh).
-func mountTmpfs(t *testing.T, dir string, size int) {
-	t.Helper()
-	require.Equal(t, 0, os.Geteuid(), "mounting tmpfs needs root: run through hack/test.sh")
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	require.NoError(t, unix.Mount("tmpfs", dir, "tmpfs", 0, "size="+strconv.Itoa(size)))
-	t.Cleanup(func() { assert.NoError(t, unix.Unmount(dir, 0)) })
-}
 
 // On a tmpfs the figures are exact: a file takes whole pages, directories
 // and short symlinks none.
 func TestUsageOnTmpfs(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "mnt")
-	mountTmpfs(t, root, 8*MiB)
-	mountTmpfs(t, filepath.Join(root, "inner"), MiB) // a mount below: not entered
+	testenv.MountTmpfs(t, root, 8*MiB)
+	testenv.MountTmpfs(t, filepath.Join(root, "inner"), MiB) // a mount below: not entered
 	build(t, root, "", entry{path: "big", size: MiB}, entry{path: "sub/small", size: 1}, entry{path: "link", link: "big"},
 		entry{path: "again", hard: "big"}, entry{path: "inner/hidden", size: 512 * KiB})
 	page := uint64(os.Getpagesize())
