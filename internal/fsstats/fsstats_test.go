@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -134,4 +135,27 @@ func TestStatfs(t *testing.T) {
 	_, err = fsstats.Statfs(filepath.Join(dir, "missing"))
 	assert.ErrorIs(t, err, fs.ErrNotExist)
 	assert.ErrorContains(t, err, "statfs "+dir)
+}
+
+// A volume of 1,000 small files in 100 directories: what measuring an
+// emptyDir costs each summary.
+func BenchmarkDiskUsage(b *testing.B) {
+	root := b.TempDir()
+	for d := range 100 {
+		dir := filepath.Join(root, strconv.Itoa(d))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		for f := range 10 {
+			if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(f)), []byte("data"), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if u, err := fsstats.DiskUsage(root); err != nil || u.Inodes != 1101 {
+			b.Fatal(u, err)
+		}
+	}
 }
