@@ -41,7 +41,8 @@ func TestPackageDependencies(t *testing.T) {
 		{"podstatus", []string{"kubecontainer", "resources"}, light, 19},
 		{"podworkers", []string{"kubecontainer"}, light, 19},
 		{"fieldpath", nil, light, 18},
-		{"volume", []string{"fieldpath", "kubecontainer", "podpath"}, light, 20},
+		// k8s.io/kubelet for the Summary API's VolumeStats (PodVolumeStats).
+		{"volume", []string{"fieldpath", "internal/fsstats", "kubecontainer", "podpath"}, light, 21},
 		{"podpath", nil, light, 4},
 		{"prober/probe", nil, []string{criAPI, prometheus, containerd, clientGo}, 6},
 		{"pleg/plegmetrics", []string{"kubecontainer", "pleg"}, []string{grpc, criAPI, containerd, clientGo}, 28},
@@ -56,10 +57,10 @@ func TestPackageDependencies(t *testing.T) {
 		{"runtime/fake", nil, []string{containerd, clientGo}, 14},
 		// cri-streaming's option parsers, apimachinery's upgrade-aware proxy
 		// (spdystream, go-flowrate) for the streaming paths.
-		{"server", []string{"podpath", "resources", "cgroupmgr", "kubecontainer"}, []string{clientGo}, 46},
+		{"server", []string{"internal/fsstats", "podpath", "resources", "cgroupmgr", "kubecontainer"}, []string{clientGo}, 46},
 		// k8s.io/apiserver's delegating authn/authz: heavy, hence a package apart.
 		{"server/serverauth", nil, []string{criAPI, containerd}, 83},
-		{"nodestatus", []string{"kubecontainer", "resources"}, []string{grpc, criAPI, prometheus, containerd}, 48},
+		{"nodestatus", []string{"internal/fsstats", "kubecontainer", "resources"}, []string{grpc, criAPI, prometheus, containerd}, 48},
 		{"mirrorpod", nil, []string{grpc, criAPI, prometheus, containerd}, 46},
 		{"volume/apiclient", nil, []string{grpc, criAPI, prometheus, containerd}, 46},
 		// podsource for the Dispatcher's updates (fsnotify and yaml come with it).
@@ -67,12 +68,13 @@ func TestPackageDependencies(t *testing.T) {
 			[]string{clientGo}, 43},
 		// CRI types for the runtime interfaces it declares (cri-api, grpc,
 		// protobuf); kubecontainer's labels, podpath's log layout.
-		{"gc", []string{"kubecontainer", "podpath"}, []string{prometheus, containerd, clientGo}, 24},
+		{"gc", []string{"internal/fsstats", "kubecontainer", "podpath"}, []string{prometheus, containerd, clientGo}, 24},
 		// k8s.io/kubelet's config/v1beta1 for IgnoredConfigFields: its component-base
 		// logging and tracing types bring pflag, klog, otel and client_golang (36).
 		{"kubeletflags", nil, []string{grpc, criAPI, containerd, clientGo}, 36},
-		// k8s.io/kubelet for the Summary API's types, golang.org/x/sys for statfs.
-		{"eviction", []string{"resources"}, light, 20},
+		// k8s.io/kubelet for the Summary API's types, golang.org/x/sys for statfs;
+		// internal/fsstats, nodekit's one statfs reader.
+		{"eviction", []string{"internal/fsstats", "resources"}, light, 20},
 	} {
 		t.Run(tc.pkg, func(t *testing.T) {
 			out, err := exec.Command("go", "list", "-deps", "-f",

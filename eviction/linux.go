@@ -15,6 +15,8 @@ import (
 
 	"golang.org/x/sys/unix"
 	"k8s.io/utils/clock"
+
+	"github.com/nodekit-dev/nodekit/internal/fsstats"
 )
 
 // RuntimeFilesystems are where the runtime keeps images and containers'
@@ -144,14 +146,13 @@ func (l *LinuxSignals) Signals(ctx context.Context) (Observations, error) {
 		}
 	}
 	fs := func(dir, bytesSignal, inodesSignal string) {
-		var st unix.Statfs_t
-		if err := unix.Statfs(dir, &st); err != nil {
-			errs = append(errs, fmt.Errorf("%s: statfs %s: %w", bytesSignal, dir, err))
+		st, err := fsstats.Statfs(dir)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", bytesSignal, err))
 			return
 		}
-		bsize := int64(st.Bsize)
-		out[bytesSignal] = Observation{int64(st.Bavail) * bsize, int64(st.Blocks) * bsize, now}
-		out[inodesSignal] = Observation{int64(st.Ffree), int64(st.Files), now}
+		out[bytesSignal] = Observation{int64(st.Available), int64(st.Capacity), now}
+		out[inodesSignal] = Observation{int64(st.InodesFree), int64(st.Inodes), now}
 	}
 	fs(l.cfg.RootDir, SignalNodeFsAvailable, SignalNodeFsInodesFree)
 	if l.cfg.Runtime != nil {

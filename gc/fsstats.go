@@ -1,5 +1,11 @@
 package gc
 
+import (
+	"errors"
+
+	"github.com/nodekit-dev/nodekit/internal/fsstats"
+)
+
 // FsStats gives the capacity and available bytes of the filesystem
 // mounted at (or holding) path. CRI's ImageFsInfo reports only the bytes
 // images use and where their filesystem is; the kubelet asks cAdvisor for
@@ -18,3 +24,11 @@ func (f FsStatsFunc) FsStats(path string) (capacity, available uint64, err error
 // available those an unprivileged user may take (f_bavail), as df and
 // cAdvisor count them. It fails on systems other than Linux.
 var Statfs FsStats = FsStatsFunc(statfs)
+
+func statfs(path string) (capacity, available uint64, err error) {
+	if path == "" {
+		return 0, 0, errors.New("statfs: no path (the runtime reports no image filesystem mountpoint)")
+	}
+	fs, err := fsstats.Statfs(path)
+	return fs.Capacity, fs.Available, err
+}

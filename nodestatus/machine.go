@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/sys/unix"
+	"github.com/nodekit-dev/nodekit/internal/fsstats"
 )
 
 // MachineInfo is what the node status reports about the machine: the
@@ -61,11 +61,11 @@ func ReadMachineInfo(paths MachinePaths) (MachineInfo, error) {
 		return mi, err
 	}
 	mi.MemoryCapacity = mem
-	var st unix.Statfs_t
-	if err := unix.Statfs(p.RootDir, &st); err != nil {
-		return mi, fmt.Errorf("nodestatus: RootDir %q: %w", p.RootDir, err)
+	fs, err := fsstats.Statfs(p.RootDir)
+	if err != nil {
+		return mi, fmt.Errorf("nodestatus: RootDir: %w", err)
 	}
-	mi.RootfsCapacity = int64(st.Blocks) * st.Bsize
+	mi.RootfsCapacity = int64(fs.Capacity)
 	mi.MachineID = readTrimmed(filepath.Join(p.Etc, "machine-id"))
 	mi.SystemUUID = readTrimmed(filepath.Join(p.Sys, "class/dmi/id/product_uuid"))
 	mi.BootID = readTrimmed(filepath.Join(p.Proc, "sys/kernel/random/boot_id"))

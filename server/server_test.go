@@ -187,8 +187,9 @@ func TestPodsMetricsStatsAndDebugHandlers(t *testing.T) {
 	reg.MustRegister(prometheus.NewCounter(prometheus.CounterOpts{Name: "nodekit_test_total"}))
 	cfg := server.Config{Pods: list, Metrics: reg, Stats: &server.SummaryProvider{NodeName: "n1", Pods: list,
 		Containers: stats{{Attributes: &runtimeapi.ContainerAttributes{Id: "c1"},
-			Cpu:    &runtimeapi.CpuUsage{UsageCoreNanoSeconds: &runtimeapi.UInt64Value{Value: 7}},
-			Memory: &runtimeapi.MemoryUsage{WorkingSetBytes: &runtimeapi.UInt64Value{Value: 4096}}}}}}
+			Cpu:           &runtimeapi.CpuUsage{UsageCoreNanoSeconds: &runtimeapi.UInt64Value{Value: 7}},
+			Memory:        &runtimeapi.MemoryUsage{WorkingSetBytes: &runtimeapi.UInt64Value{Value: 4096}},
+			WritableLayer: &runtimeapi.FilesystemUsage{UsedBytes: &runtimeapi.UInt64Value{Value: 8192}}}}}}
 	h := mustNew(t, cfg)
 	code, body := get(h, "/pods")
 	assert.Equal(t, 200, code)
@@ -200,6 +201,7 @@ func TestPodsMetricsStatsAndDebugHandlers(t *testing.T) {
 	assert.Contains(t, body, `"nodeName":"n1"`)
 	assert.Contains(t, body, `"usageCoreNanoSeconds":7`)
 	assert.Contains(t, body, `"workingSetBytes":4096`)
+	assert.Contains(t, body, `"usedBytes":8192`, "the container's rootfs: its writable layer")
 	code, _ = get(h, "/debug/pprof/")
 	assert.Equal(t, 404, code, "debug handlers are off by default")
 	cfg.EnableDebuggingHandlers = true

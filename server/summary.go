@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+	"github.com/nodekit-dev/nodekit/podpath"
 )
 
 // ContainerStatsLister is the CRI call the summary reads containers'
@@ -31,14 +33,40 @@ type CgroupUsage interface {
 // shape (k8s.io/kubelet's stats/v1alpha1): each running container's CPU
 // and memory from the runtime's CRI stats; each pod's from its pod cgroup,
 // or the sum of its containers without Cgroups; the node's pod total from
-// the kubepods cgroup (the "pods" system container).
+// the kubepods cgroup (the "pods" system container). Storage as the
+// kubelet's CRI stats provider reports it: each container's Rootfs from
+// its CRI writable layer (the runtime's bytes and inodes, the size of the
+// filesystem at its mountpoint when that is on this node), and what the
+// optional inputs below add.
+//
+// The summary fails, as the kubelet's, when --root-dir's filesystem
+// (Layout) or the image filesystem (ImageFs) cannot be read; logs and
+// volumes that cannot be measured are left out.
 type SummaryProvider struct {
 	NodeName   string
 	StartTime  time.Time // the node agent's start
 	Pods       PodLister
 	Containers ContainerStatsLister
 	Cgroups    CgroupUsage // nil: no pod cgroups (--cgroups-per-qos=false)
-	Clock      clock.PassiveClock
+	// Layout (--root-dir, --pod-logs-dir) adds the node's Fs (statfs of
+	// --root-dir: capacity, available and used bytes and inodes), each
+	// container's Logs (the files directly in
+	// <pod-logs-dir>/<namespace>_<name>_<uid>/<container>/, measured du-style,
+	// with --root-dir's filesystem size, as the kubelet) and each pod's
+	// EphemeralStorage (its containers' writable layers and logs, its local
+	// ephemeral volumes, the files directly in its log directory). nil:
+	// none of them.
+	Layout *podpath.Layout
+	// Volumes adds each pod's VolumeStats (and their share of
+	// EphemeralStorage); *volume.Manager implements it. nil: none.
+	Volumes VolumeStatsProvider
+	// ImageFs adds the node's Runtime: ImageFs from CRI ImageFsInfo (the
+	// first image filesystem: the runtime's bytes and inodes, the size of
+	// the filesystem at its mountpoint when that is on this node), and
+	// ContainerFs the same, as the kubelet's CRI stats provider;
+	// *runtime.Client implements it. nil: no Runtime.
+	ImageFs ImageFsInfoProvider
+	Clock   clock.PassiveClock
 }
 
 // Summary reads the stats now.
@@ -56,10 +84,23 @@ func (p *SummaryProvider) Summary(ctx context.Context) (*statsapi.Summary, error
 	for _, s := range stats {
 		byID[s.GetAttributes().GetId()] = s
 	}
+	fsr, err := newFsReader(p.Layout, now)
+	if err != nil {
+		return nil, err
+	}
 	started := metav1.NewTime(p.StartTime)
-	sum := &statsapi.Summary{Node: statsapi.NodeStats{NodeName: p.NodeName, StartTime: started}}
+	sum := &statsapi.Summary{Node: statsapi.NodeStats{NodeName: p.NodeName, StartTime: started, Fs: fsr.nodeFs()}}
+	if p.ImageFs != nil {
+		if sum.Node.Runtime, err = fsr.runtimeFs(ctx, p.ImageFs); err != nil {
+			return nil, err
+		}
+	}
 	for _, pod := range p.Pods.Pods() {
-		sum.Pods = append(sum.Pods, p.podStats(&pod, byID, now))
+		ps, err := p.podStats(&pod, byID, fsr)
+		if err != nil {
+			return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+		sum.Pods = append(sum.Pods, ps)
 	}
 	if p.Cgroups != nil {
 		if u, err := p.Cgroups.Usage(p.Cgroups.KubepodsCgroupName()); err == nil {
@@ -72,7 +113,8 @@ func (p *SummaryProvider) Summary(ctx context.Context) (*statsapi.Summary, error
 	return sum, nil
 }
 
-func (p *SummaryProvider) podStats(pod *v1.Pod, byID map[string]*runtimeapi.ContainerStats, now metav1.Time) statsapi.PodStats {
+func (p *SummaryProvider) podStats(pod *v1.Pod, byID map[string]*runtimeapi.ContainerStats, fsr *fsReader) (statsapi.PodStats, error) {
+	now := fsr.now
 	ps := statsapi.PodStats{PodRef: statsapi.PodReference{Name: pod.Name, Namespace: pod.Namespace, UID: string(pod.UID)}}
 	if pod.Status.StartTime != nil {
 		ps.StartTime = *pod.Status.StartTime
@@ -100,6 +142,11 @@ func (p *SummaryProvider) podStats(pod *v1.Pod, byID map[string]*runtimeapi.Cont
 			cs.Memory.UsageBytes = ptr(m.Value)
 			mem += m.Value
 		}
+		var err error
+		if cs.Rootfs, err = fsr.usage(st.GetWritableLayer()); err != nil {
+			return ps, fmt.Errorf("container %s: writable layer: %w", c.Name, err)
+		}
+		cs.Logs = fsr.logs(pod, c.Name)
 		ps.Containers = append(ps.Containers, cs)
 	}
 	ps.CPU = &statsapi.CPUStats{Time: now, UsageCoreNanoSeconds: ptr(cpu)}
@@ -110,7 +157,13 @@ func (p *SummaryProvider) podStats(pod *v1.Pod, byID map[string]*runtimeapi.Cont
 			ps.ProcessStats = &statsapi.ProcessStats{ProcessCount: ptr(u.PidsCurrent)}
 		}
 	}
-	return ps
+	if p.Volumes != nil {
+		ps.VolumeStats, _ = p.Volumes.PodVolumeStats(pod)
+	}
+	if fsr.root != nil {
+		ps.EphemeralStorage = fsr.ephemeral(pod, &ps)
+	}
+	return ps, nil
 }
 
 func applyUsage(cpu *statsapi.CPUStats, mem *statsapi.MemoryStats, u *cgroupmgr.Usage) {

@@ -34,6 +34,11 @@
 // memory-backed emptyDirs and removes the pod's directory; call it once
 // the pod's containers are gone.
 //
+// PodVolumeStats measures a pod's volumes for the Summary API's VolumeStats
+// as the kubelet does (a du-style walk and statfs of each emptyDir,
+// configMap, secret, downwardAPI and projected volume's directory); it is a
+// server.VolumeStatsProvider.
+//
 // # Use
 //
 //	vols, err := volume.New(volume.Config{Layout: podpath.Layout{RootDir: "/var/lib/kubelet"}})

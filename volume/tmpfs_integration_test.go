@@ -39,3 +39,28 @@ func TestMemoryEmptyDir(t *testing.T) {
 	require.NoError(t, v.TearDown(pod))
 	assert.NoDirExists(t, filepath.Join(root, "pods/u1"))
 }
+
+// A memory-backed emptyDir is measured on its own tmpfs, exactly: the
+// file's pages (the tmpfs directory takes none), its size the tmpfs's.
+func TestMemoryEmptyDirStats(t *testing.T) {
+	require.Equal(t, 0, os.Geteuid(), "mounting tmpfs needs root: run through hack/test.sh")
+	v, err := New(Config{Layout: podpath.Layout{RootDir: t.TempDir()}})
+	require.NoError(t, err)
+	limit := resource.MustParse("8Mi")
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u1"}, Spec: v1.PodSpec{Volumes: []v1.Volume{
+		{Name: "mem", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{Medium: v1.StorageMediumMemory, SizeLimit: &limit}}}}}}
+	dir, err := v.SetUp(pod, &pod.Spec.Volumes[0])
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, v.TearDown(pod)) })
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "data"), make([]byte, 1<<20), 0o644))
+	require.NoError(t, os.Symlink("data", filepath.Join(dir, "link")))
+
+	got, err := v.PodVolumeStats(pod)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	st := got[0].FsStats
+	assert.Equal(t, uint64(1<<20), *st.UsedBytes, "the file's pages; the directory and the short symlink take none")
+	assert.Equal(t, uint64(3), *st.InodesUsed, "the directory, data and link")
+	assert.Equal(t, uint64(8<<20), *st.CapacityBytes, "the tmpfs's size")
+	assert.Equal(t, uint64(7<<20), *st.AvailableBytes)
+}

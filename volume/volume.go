@@ -112,21 +112,29 @@ func (m *Manager) Mounts(pod *v1.Pod, c *v1.Container) ([]kc.Mount, error) {
 
 // SetUp makes one of pod's volumes ready and returns its host path.
 func (m *Manager) SetUp(pod *v1.Pod, vol *v1.Volume) (string, error) {
-	for _, p := range m.plugins {
-		if !p.Supports(vol) {
-			continue
-		}
-		dir, err := m.layout.PodVolumeDir(pod.UID, p.Name(), vol.Name)
-		if err != nil {
-			return "", err
-		}
-		rel, err := filepath.Rel(m.layout.Root(), dir)
-		if err != nil {
-			return "", err
-		}
-		return p.SetUp(pod, vol, VolumeDir{root: m.layout.Root(), rel: rel})
+	p := m.pluginFor(vol)
+	if p == nil {
+		return "", fmt.Errorf("unsupported volume type: this node serves %s volumes", m.supported())
 	}
-	return "", fmt.Errorf("unsupported volume type: this node serves %s volumes", m.supported())
+	dir, err := m.layout.PodVolumeDir(pod.UID, p.Name(), vol.Name)
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(m.layout.Root(), dir)
+	if err != nil {
+		return "", err
+	}
+	return p.SetUp(pod, vol, VolumeDir{root: m.layout.Root(), rel: rel})
+}
+
+// pluginFor is the first plugin that supports vol, or nil.
+func (m *Manager) pluginFor(vol *v1.Volume) Plugin {
+	for _, p := range m.plugins {
+		if p.Supports(vol) {
+			return p
+		}
+	}
+	return nil
 }
 
 func (m *Manager) supported() string {

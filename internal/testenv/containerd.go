@@ -1,5 +1,6 @@
 // Package testenv gives tests the real parts the project's hack/ scripts
-// start: a containerd with nodekit's test images. Tests that use it carry
+// start: a containerd with nodekit's test images; and tmpfs mounts, for
+// exact disk usage (MountTmpfs). Tests that use it carry
 // the "integration" build tag and FAIL (never skip) when the part is missing,
 // with a message saying how to start it.
 package testenv
