@@ -96,7 +96,8 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 	} else {
 		plugins = append(plugins, volume.Projected{NodeAllocatable: a.allocatable}) // downwardAPI sources only
 	}
-	volumes, err := volume.New(volume.Config{Layout: podpath.Layout{RootDir: cfg.rootDir, PodLogsDir: cfg.podLogsDir}, Plugins: plugins})
+	layout := podpath.Layout{RootDir: cfg.rootDir, PodLogsDir: cfg.podLogsDir}
+	volumes, err := volume.New(volume.Config{Layout: layout, Plugins: plugins})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -128,7 +129,8 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 	}
 	syncCfg := podsync.Config{Runtime: a.mgr, Volumes: volumes, Prober: a.prober, Cache: a.cache, Statuses: a.statuses,
 		Reasons: podstatus.NewReasonCache(), RuntimeName: a.runtimeName, HostIPs: []string{cfg.hostIP}, Clock: clk, Log: log.WithName("sync")}
-	a.summary = &server.SummaryProvider{NodeName: cfg.hostname, StartTime: clk.Now(), Pods: a, Containers: client, Clock: clk}
+	a.summary = &server.SummaryProvider{NodeName: cfg.hostname, StartTime: clk.Now(), Pods: a, Containers: client, Clock: clk,
+		Layout: &layout, Volumes: volumes, ImageFs: client}
 	if a.cgroups != nil { // no typed nils in the interfaces
 		syncCfg.Cgroups, a.summary.Cgroups = a.cgroups, a.cgroups
 	}

@@ -125,7 +125,8 @@ func mountTmpfs(t *testing.T, size string) string {
 }
 
 // TestDiskPressureEvictsThePodFillingIt: --root-dir on a 64 MiB tmpfs,
-// nodefs.available<24Mi. A pod's emptyDir gets 44 MiB: the node reports
+// nodefs.available<24Mi. A pod over its emptyDir's sizeLimit is evicted
+// without pressure. Then a pod's emptyDir gets 44 MiB: the node reports
 // DiskPressure, that pod (not the idle one beside it) is evicted with the
 // kubelet's status and event, a pod arriving meanwhile is refused, and
 // DiskPressure clears once the emptyDir is gone and the transition period
@@ -143,9 +144,22 @@ func TestDiskPressureEvictsThePodFillingIt(t *testing.T) {
 		VolumeMounts: []v1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}}}
 	spec := v1.PodSpec{HostNetwork: true, TerminationGracePeriodSeconds: ptr.To[int64](30), Containers: []v1.Container{sleeper},
 		Volumes: []v1.Volume{{Name: "scratch", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}}}
+	running := func(name string) bool { return c.get(name).Status.Phase == v1.PodRunning }
+	// Local storage limits hold without pressure: 2 MiB in an emptyDir
+	// whose sizeLimit is 1Mi evicts its pod.
+	limited := *spec.DeepCopy()
+	limited.Volumes[0].EmptyDir.SizeLimit = ptr.To(resource.MustParse("1Mi"))
+	c.create("limited", limited)
+	within(t, 30*time.Second, "the limited pod running", func() bool { return running("limited") })
+	require.NoError(t, os.WriteFile(filepath.Join(rootDir, "pods", string(c.get("limited").UID), "volumes", "kubernetes.io~empty-dir",
+		"scratch", "fill"), make([]byte, 2<<20), 0o644))
+	within(t, 30*time.Second, "the limited pod evicted", func() bool { return c.get("limited").Status.Phase == v1.PodFailed })
+	assert.Equal(t, "Evicted", c.get("limited").Status.Reason)
+	assert.Equal(t, `Usage of EmptyDir volume "scratch" exceeds the limit "1Mi". `, c.get("limited").Status.Message)
+	assert.Equal(t, v1.ConditionFalse, c.nodeCondition(v1.NodeDiskPressure), "no pressure: 2 MiB of 64")
+
 	c.create("filler", spec)
 	c.create("idle", spec)
-	running := func(name string) bool { return c.get(name).Status.Phase == v1.PodRunning }
 	within(t, 30*time.Second, "both pods running", func() bool { return running("filler") && running("idle") })
 
 	// The emptyDir's directory on the node, as the container sees /scratch.
