@@ -77,7 +77,9 @@ type DispatchConfig struct {
 // admitted unless the node has MaxPods already (the kubelet's OutOfpods)
 // or an Admit handler refuses it; a refused pod is not run, and its status
 // is the kubelet's rejectPod's (Failed, the reason, "Pod was rejected: "
-// and the message). A known pod is updated, a removed or deleted one
+// and the message). A new pod already Failed or Succeeded in its source
+// (seen again after a restart) goes to the workers, which keep it
+// Terminated, without probes. A known pod is updated, a removed or deleted one
 // killed (once), and a removed pod the workers have forgotten loses its
 // status.
 type Dispatcher struct{ cfg DispatchConfig }
@@ -108,7 +110,9 @@ func (d *Dispatcher) Dispatch(u podsource.PodUpdate) {
 				continue
 			}
 			d.cfg.Log.Info("pod added", "pod", podName(pod), "uid", pod.UID, "source", u.Source)
-			d.cfg.Prober.AddPod(pod)
+			if pod.Status.Phase != v1.PodFailed && pod.Status.Phase != v1.PodSucceeded { // else it stays Terminated
+				d.cfg.Prober.AddPod(pod)
+			}
 			d.cfg.Workers.UpdatePod(podworkers.Update{Type: podworkers.SyncPodCreate, Pod: pod})
 		case u.Op == podsource.UPDATE && known:
 			d.cfg.Workers.UpdatePod(podworkers.Update{Type: podworkers.SyncPodUpdate, Pod: pod})

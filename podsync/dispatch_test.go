@@ -2,6 +2,7 @@ package podsync_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -91,6 +92,9 @@ func TestDispatch(t *testing.T) {
 			Pods: []*v1.Pod{pod("a", false), pod("refused", false)}}, updates: []string{"SyncPodCreate a"}, probed: []string{"a"},
 			statuses: []string{`refused BestEffort Failed Evicted "Pod was rejected: The node had condition: [DiskPressure]. "`},
 			events:   []string{"Warning Evicted The node had condition: [DiskPressure]. "}},
+		{name: "a pod already finished is handed over, not probed", update: podsource.PodUpdate{Op: podsource.ADD,
+			Pods: []*v1.Pod{func() *v1.Pod { p := pod("done", false); p.Status.Phase = v1.PodSucceeded; return p }()}},
+			updates: []string{"SyncPodCreate done"}},
 		{name: "mirror pods are not run", update: podsource.PodUpdate{Op: podsource.ADD, Pods: []*v1.Pod{pod("m", true)}}},
 		{name: "a known pod is updated", states: map[types.UID]podworkers.State{"a": podworkers.Syncing},
 			update: podsource.PodUpdate{Op: podsource.UPDATE, Pods: []*v1.Pod{pod("a", false)}}, updates: []string{"SyncPodUpdate a"}},
@@ -124,7 +128,13 @@ func TestDispatch(t *testing.T) {
 			assert.Equal(t, tc.statusRemoved, r.removed)
 			assert.Equal(t, tc.statuses, r.statuses)
 			assert.Equal(t, tc.events, r.events)
-			assert.Equal(t, len(tc.probed), asked, "every handler is asked about an admitted pod, none after a refusal")
+			admitted := 0
+			for _, u := range w.updates {
+				if strings.HasPrefix(u, "SyncPodCreate") {
+					admitted++
+				}
+			}
+			assert.Equal(t, admitted, asked, "every handler is asked about an admitted pod, none after a refusal")
 		})
 	}
 	_, err := podsync.NewDispatcher(podsync.DispatchConfig{})

@@ -30,7 +30,9 @@
 //     waits): the TerminatePod carries the options (grace period, final
 //     status), and the pod then stays Terminated, never started again
 //     and no longer among Pods, until a plain SyncPodKill (its source's
-//     removal) forgets it. A Terminated pod blocks no new version.
+//     removal) forgets it. A Terminated pod blocks no new version. A
+//     pod created with a terminal phase (Failed, Succeeded: an API pod
+//     that finished before a restart) starts Terminated.
 //
 // Use:
 //

@@ -77,6 +77,13 @@ func (m *machine) update(u Update) (wake []types.UID, created bool) {
 	case SyncPodCreate, SyncPodUpdate:
 		if st == nil && u.Type == SyncPodCreate {
 			st = &podState{pod: u.Pod, state: Syncing, wantSync: true}
+			if terminalPhase(u.Pod.Status.Phase) {
+				// Finished before (an evicted or completed API pod seen
+				// again after a restart): never started again.
+				st.state, st.wantSync = Terminated, false
+				m.pods[uid] = st
+				return nil, true
+			}
 			if m.blocked(u.Pod, uid) {
 				st.state, st.wantSync = Waiting, false
 			}
@@ -217,3 +224,5 @@ func (m *machine) tick(now time.Time) []types.UID {
 	}
 	return out
 }
+
+func terminalPhase(p v1.PodPhase) bool { return p == v1.PodFailed || p == v1.PodSucceeded }

@@ -22,6 +22,7 @@ var testPods = map[string]*v1.Pod{
 	"a3": {ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "a3"}},
 	"b":  {ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "db", UID: "b"}},
 	"x":  {ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "orphan", UID: "x"}},
+	"f":  {ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "done", UID: "f"}, Status: v1.PodStatus{Phase: v1.PodFailed}},
 }
 
 // TestMachine runs scripts of events against the state machine. Each line
@@ -170,6 +171,15 @@ func TestMachine(t *testing.T) {
 		done a2 1s ok     ->
 		state a2          -> Terminated
 		state a           -> Syncing`,
+	}, {"a pod already terminal in its source (after a restart) is never started", `
+		create f          ->
+		state f           -> Terminated
+		next f            -> none
+		update f          ->
+		sync f            ->
+		tick 500s         ->
+		kill f            -> f
+		state f           -> gone`,
 	}, {"pods do not wait for each other", `
 		create a          -> a
 		create b          -> b
