@@ -8,8 +8,9 @@
 # Needs root and Debian (apt) for containerd; installs what is missing.
 # Env: NODEKIT_KEEP_CONTAINERD=1 leaves containerd running afterwards;
 #      BENCHTIME (default 20x) is the -benchtime of the benchmark pass;
-#      FUZZTIME (default 250000x) and FUZZTIME_API (default 150000x) are
-#      the -fuzztime of the manifest parser and the node API's requests.
+#      FUZZTIME (default 250000x), FUZZTIME_API (default 150000x) and
+#      FUZZTIME_THRESHOLDS (default 200000x) are the -fuzztime of the
+#      manifest parser, the node API's requests and the threshold parser.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export PATH=/usr/local/go/bin:$PATH:/usr/local/sbin:/usr/sbin:/sbin
@@ -70,6 +71,10 @@ go test -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-250000x}" ./podsour
 # port-forward, run): a clear 4xx or a success, never a 5xx or a panic.
 log "fuzzing the node API's requests (-fuzztime ${FUZZTIME_API:-150000x})"
 go test -run '^$' -fuzz '^FuzzRequests$' -fuzztime "${FUZZTIME_API:-150000x}" ./server
+# The kubelet's threshold syntax (--eviction-hard and the rest): an error
+# that names the part, or thresholds that print back to what they parse from.
+log "fuzzing the eviction threshold parser (-fuzztime ${FUZZTIME_THRESHOLDS:-200000x})"
+go test -run '^$' -fuzz '^FuzzParseThresholds$' -fuzztime "${FUZZTIME_THRESHOLDS:-200000x}" ./resources
 
 log "benchmarks (-benchtime ${BENCHTIME:-20x})"
 # -p 1: one package's benchmarks at a time, so they don't share the cores with
