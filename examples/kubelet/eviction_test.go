@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -76,8 +77,8 @@ func (c *clusterPods) events(name string) []string {
 	return out
 }
 
-// cleanup deletes the pods at once and waits until containerd has none
-// of them, so that nothing holds the test's mounts.
+// cleanup deletes the test's pods at once and waits until containerd has
+// none of them, so that nothing holds the test's mounts.
 func (c *clusterPods) cleanup() {
 	for _, n := range c.names {
 		_ = c.api.Admin.CoreV1().Pods("default").Delete(c.ctx, n, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
@@ -89,7 +90,15 @@ func (c *clusterPods) cleanup() {
 			}
 		}
 		pods, err := c.a.mgr.GetPods(c.ctx, true)
-		return err == nil && len(pods) == 0
+		if err != nil {
+			return false
+		}
+		for _, p := range pods { // other tests' static pods of this node may stay
+			if slices.Contains(c.names, p.Name) {
+				return false
+			}
+		}
+		return true
 	})
 }
 
