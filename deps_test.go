@@ -75,6 +75,9 @@ func TestPackageDependencies(t *testing.T) {
 		// k8s.io/kubelet for the Summary API's types, golang.org/x/sys for statfs;
 		// internal/fsstats, nodekit's one statfs reader.
 		{"eviction", []string{"internal/fsstats", "resources"}, light, 20},
+		// k8s.io/component-helpers for the kubelet's pod requests, node
+		// affinity and taint helpers (klog, logr come with it).
+		{"admission", nil, light, 19},
 	} {
 		t.Run(tc.pkg, func(t *testing.T) {
 			out, err := exec.Command("go", "list", "-deps", "-f",

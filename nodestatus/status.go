@@ -78,15 +78,25 @@ func (n *Node) Name() string { return n.cfg.NodeName }
 // it for a limit a container does not set.
 func (n *Node) Allocatable() v1.ResourceList { return n.allocatable.DeepCopy() }
 
-// Initial is the Node to register: the kubelet's labels and the caller's,
-// the taints, and a first status.
-func (n *Node) Initial(ctx context.Context) *v1.Node {
+// ForAdmission is the Node as admission reads it: the name, labels and
+// taints Initial registers, with the capacity and allocatable, and no
+// other status (no checks, no CRI calls), so it is cheap to ask for each
+// new pod. It is the kubelet's initialNode, which its getNodeAnyWay
+// returns until the API's Node is known.
+func (n *Node) ForAdmission() *v1.Node {
 	labels := n.cfg.defaultLabels()
 	for k, v := range n.cfg.Labels {
 		labels[k] = v
 	}
-	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.cfg.NodeName, Labels: labels},
-		Spec: v1.NodeSpec{Taints: append([]v1.Taint(nil), n.cfg.Taints...)}}
+	return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.cfg.NodeName, Labels: labels},
+		Spec:   v1.NodeSpec{Taints: append([]v1.Taint(nil), n.cfg.Taints...)},
+		Status: v1.NodeStatus{Capacity: n.capacity.DeepCopy(), Allocatable: n.allocatable.DeepCopy()}}
+}
+
+// Initial is the Node to register: the kubelet's labels and the caller's,
+// the taints, and a first status.
+func (n *Node) Initial(ctx context.Context) *v1.Node {
+	node := n.ForAdmission()
 	n.setStatus(ctx, node, false) // its events go out once it is registered
 	return node
 }

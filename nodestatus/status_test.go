@@ -248,3 +248,22 @@ func TestNodeEventsOnChange(t *testing.T) {
 	n.SetStatus(ctx, node)
 	assert.Equal(t, []string{"NodeNotReady: Node node-1 status is now: NodeNotReady"}, rec.reasons)
 }
+
+// kubelet initialNode (getNodeAnyWay before the API's Node is known): what
+// the predicate admit handler reads.
+func TestForAdmissionIsTheInitialNodeWithoutStatus(t *testing.T) {
+	n, _ := newNode(t, func(c *Config) {
+		c.Labels = map[string]string{"disk": "ssd"}
+		c.Taints = []v1.Taint{{Key: "dedicated", Value: "infra", Effect: v1.TaintEffectNoExecute}}
+		c.MaxPods = 3
+	})
+	node := n.ForAdmission()
+	initial := n.Initial(context.Background())
+	assert.Equal(t, initial.ObjectMeta, node.ObjectMeta)
+	assert.Equal(t, initial.Spec, node.Spec)
+	assert.Equal(t, initial.Status.Allocatable, node.Status.Allocatable)
+	assert.Equal(t, initial.Status.Capacity, node.Status.Capacity)
+	pods := node.Status.Allocatable[v1.ResourcePods]
+	assert.Equal(t, int64(3), pods.Value(), "--max-pods")
+	assert.Empty(t, node.Status.Conditions)
+}

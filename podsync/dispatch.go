@@ -2,7 +2,6 @@ package podsync
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
@@ -14,14 +13,10 @@ import (
 	"github.com/nodekit-dev/nodekit/resources"
 )
 
-// DefaultMaxPods is the kubelet's --max-pods.
-const DefaultMaxPods = 110
-
 // DispatchWorkers is the pod workers' part a Dispatcher uses;
 // *podworkers.Workers implements it.
 type DispatchWorkers interface {
 	State(uid types.UID) (podworkers.State, bool)
-	Pods() []*v1.Pod
 	UpdatePod(u podworkers.Update)
 }
 
@@ -34,7 +29,8 @@ type MirrorSplitter interface {
 
 // PodAdmitFunc is one of the kubelet's admission handlers, asked about
 // each new pod: a refusal gives a one-word reason and a message
-// (eviction's (*Manager).AdmitPod is one).
+// (eviction's (*Manager).AdmitPod and admission's (*Predicate).Admit,
+// which refuses a pod over --max-pods as OutOfpods, are two).
 type PodAdmitFunc func(pod *v1.Pod) (admit bool, reason, message string)
 
 // DispatchStatuses is the status manager's part a Dispatcher uses;
@@ -50,9 +46,6 @@ type EventRecorder interface {
 	Eventf(object apiruntime.Object, eventtype, reason, messageFmt string, args ...any)
 }
 
-// The kubelet's reason for a pod refused because the node has --max-pods.
-const ReasonOutOfPods = "OutOfpods"
-
 // DispatchConfig configures a Dispatcher.
 type DispatchConfig struct {
 	Workers DispatchWorkers
@@ -61,21 +54,18 @@ type DispatchConfig struct {
 	// Statuses gets a refused pod's status, and forgets an API pod's final
 	// status once its source says it is gone.
 	Statuses DispatchStatuses
-	// Admit are asked, in order, about each new pod after MaxPods.
+	// Admit are asked, in order, about each new pod.
 	Admit []PodAdmitFunc
 	// Recorder, if set, gets a refused pod's Warning event.
 	Recorder EventRecorder
 	// Mirrors, in cluster mode; nil takes nothing out.
 	Mirrors MirrorSplitter
-	// MaxPods is the most pods admitted (default 110).
-	MaxPods int
 	Log     logr.Logger
 }
 
 // Dispatcher hands the pod sources' updates to the pod workers, as the
 // kubelet's HandlePodAdditions, Updates and Removes do: a new pod is
-// admitted unless the node has MaxPods already (the kubelet's OutOfpods)
-// or an Admit handler refuses it; a refused pod is not run, and its status
+// admitted unless an Admit handler refuses it; a refused pod is not run, and its status
 // is the kubelet's rejectPod's (Failed, the reason, "Pod was rejected: "
 // and the message). A new pod already Failed or Succeeded in its source
 // (seen again after a restart) goes to the workers, which keep it
@@ -88,9 +78,6 @@ type Dispatcher struct{ cfg DispatchConfig }
 func NewDispatcher(cfg DispatchConfig) (*Dispatcher, error) {
 	if cfg.Workers == nil || cfg.Prober == nil || cfg.Statuses == nil {
 		return nil, errors.New("podsync: DispatchConfig: Workers, Prober and Statuses are required")
-	}
-	if cfg.MaxPods <= 0 {
-		cfg.MaxPods = DefaultMaxPods
 	}
 	return &Dispatcher{cfg: cfg}, nil
 }
@@ -125,12 +112,8 @@ func (d *Dispatcher) Dispatch(u podsource.PodUpdate) {
 	}
 }
 
-// admit asks MaxPods, then each Admit handler, about a new pod.
+// admit asks each Admit handler, in order, about a new pod.
 func (d *Dispatcher) admit(pod *v1.Pod) (ok bool, reason, message string) {
-	if used := len(d.cfg.Workers.Pods()); used >= d.cfg.MaxPods {
-		return false, ReasonOutOfPods, fmt.Sprintf("Node didn't have enough resource: pods, requested: 1, used: %d, capacity: %d",
-			used, d.cfg.MaxPods)
-	}
 	for _, admit := range d.cfg.Admit {
 		if ok, reason, message := admit(pod); !ok {
 			return false, reason, message

@@ -28,8 +28,6 @@ func (w *dispatchWorkers) State(uid types.UID) (podworkers.State, bool) {
 	return s, ok
 }
 
-func (w *dispatchWorkers) Pods() []*v1.Pod { return make([]*v1.Pod, len(w.states)) }
-
 func (w *dispatchWorkers) UpdatePod(u podworkers.Update) {
 	names := map[podworkers.UpdateType]string{podworkers.SyncPodCreate: "SyncPodCreate", podworkers.SyncPodUpdate: "SyncPodUpdate",
 		podworkers.SyncPodKill: "SyncPodKill"}
@@ -84,10 +82,6 @@ func TestDispatch(t *testing.T) {
 	}{
 		{name: "new pods are admitted and probed", update: podsource.PodUpdate{Op: podsource.ADD, Pods: []*v1.Pod{pod("a", false), pod("b", false)}},
 			updates: []string{"SyncPodCreate a", "SyncPodCreate b"}, probed: []string{"a", "b"}},
-		{name: "the third pod exceeds max-pods", states: map[types.UID]podworkers.State{"x": podworkers.Syncing, "y": podworkers.Syncing},
-			update:   podsource.PodUpdate{Op: podsource.SET, Pods: []*v1.Pod{pod("c", false)}},
-			statuses: []string{`c BestEffort Failed OutOfpods "Pod was rejected: Node didn't have enough resource: pods, requested: 1, used: 2, capacity: 2"`},
-			events:   []string{"Warning OutOfpods Node didn't have enough resource: pods, requested: 1, used: 2, capacity: 2"}},
 		{name: "an admission handler refuses a pod, the next is asked no more", update: podsource.PodUpdate{Op: podsource.ADD,
 			Pods: []*v1.Pod{pod("a", false), pod("refused", false)}}, updates: []string{"SyncPodCreate a"}, probed: []string{"a"},
 			statuses: []string{`refused BestEffort Failed Evicted "Pod was rejected: The node had condition: [DiskPressure]. "`},
@@ -119,7 +113,7 @@ func TestDispatch(t *testing.T) {
 				},
 				func(*v1.Pod) (bool, string, string) { asked++; return true, "", "" },
 			}
-			d, err := podsync.NewDispatcher(podsync.DispatchConfig{Workers: w, Prober: r, Statuses: r, Mirrors: r, MaxPods: 2,
+			d, err := podsync.NewDispatcher(podsync.DispatchConfig{Workers: w, Prober: r, Statuses: r, Mirrors: r,
 				Admit: admit, Recorder: r})
 			require.NoError(t, err)
 			d.Dispatch(tc.update)

@@ -14,8 +14,9 @@
 //	err := syncer.Housekeeping(ctx, workers)
 //
 // A Dispatcher is the kubelet's HandlePodAdditions, Updates and Removes:
-// it hands the pod sources' updates to the workers, admitting new pods up
-// to --max-pods.
+// it hands the pod sources' updates to the workers, admitting the new pods
+// its Admit handlers accept (package admission's Predicate refuses those
+// over --max-pods, the node's allocatable pods).
 //
 //	d, _ := podsync.NewDispatcher(podsync.DispatchConfig{Workers: workers, Prober: prober, Statuses: statuses})
 //	for u := range mux.Updates() {

@@ -326,6 +326,23 @@ func (w *Workers) Pods() []*v1.Pod {
 	return out
 }
 
+// ActivePods returns the pods whose resources and host ports a new pod
+// must fit beside (the kubelet's filterOutInactivePods, which admission
+// reads): the wanted pods and those still terminating, whose containers
+// may run yet; not the terminated ones, nor the orphans only the runtime
+// has. The pods are shared: do not modify them.
+func (w *Workers) ActivePods() []*v1.Pod {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]*v1.Pod, 0, len(w.m.pods))
+	for _, st := range w.m.pods {
+		if st.state == Syncing || st.state == Waiting || (st.state == Terminating && !st.runtimeOnly) {
+			out = append(out, st.pod)
+		}
+	}
+	return out
+}
+
 // IsTerminated reports whether the workers are done with the pod: it is
 // Terminated, or they do not have it (never told, or forgotten). It is the
 // eviction manager's "cleaned up": a termination removes the containers,

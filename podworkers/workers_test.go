@@ -258,3 +258,31 @@ func TestKillPodNowGivesUpAfterTheKubeletsTimeout(t *testing.T) {
 		t.Fatal("KillPodNow did not time out")
 	}
 }
+
+// kubelet filterOutInactivePods: a pod still terminating keeps its
+// resources for admission; terminated pods and runtime-only orphans do not.
+func TestWorkersActivePods(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		updates []podworkers.Update
+		active  []string
+	}{
+		{"kubelet filterOutInactivePods: syncing and waiting pods are active",
+			[]podworkers.Update{{Type: podworkers.SyncPodCreate, Pod: pod("a", "web")}, {Type: podworkers.SyncPodCreate, Pod: pod("a2", "web")}},
+			[]string{"a", "a2"}},
+		{"kubelet filterOutInactivePods: a terminating pod is active until known terminated",
+			[]podworkers.Update{{Type: podworkers.SyncPodCreate, Pod: pod("a", "web")}, {Type: podworkers.SyncPodKill, Pod: pod("a", "web")}},
+			[]string{"a"}},
+		{"kubelet filterOutInactivePods: an orphan only the runtime has is not in the pod manager",
+			[]podworkers.Update{{Type: podworkers.SyncPodKill, RuntimeOnly: true, Pod: pod("o", "orphan")}},
+			[]string{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t) // not running: the states stay as the updates leave them
+			for _, u := range tc.updates {
+				e.w.UpdatePod(u)
+			}
+			assert.ElementsMatch(t, tc.active, names(e.w.ActivePods()))
+		})
+	}
+}

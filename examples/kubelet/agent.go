@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
+	"github.com/nodekit-dev/nodekit/admission"
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
 	"github.com/nodekit-dev/nodekit/eviction"
 	"github.com/nodekit-dev/nodekit/gc"
@@ -154,8 +155,14 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 	if a.node, err = describeNode(ctx, cfg, client, a.runtimeName, a.pleg, a.eviction, nodeRecorder); err != nil {
 		return nil, nil, err
 	}
-	dispatch := podsync.DispatchConfig{Workers: a.workers, Prober: a.prober, Statuses: a.statuses, MaxPods: cfg.maxPods,
-		Admit: []podsync.PodAdmitFunc{a.eviction.AdmitPod}, Log: log.WithName("pods")}
+	predicate, err := admission.New(admission.Config{Node: a.admissionNode, Pods: a.workers, Log: log.WithName("admission")})
+	if err != nil {
+		return nil, nil, err
+	}
+	// The kubelet's order: the eviction manager's handler, then the
+	// predicates (--max-pods is the node's allocatable pods there).
+	dispatch := podsync.DispatchConfig{Workers: a.workers, Prober: a.prober, Statuses: a.statuses,
+		Admit: []podsync.PodAdmitFunc{a.eviction.AdmitPod, predicate.Admit}, Log: log.WithName("pods")}
 	if a.cluster != nil { // no typed nils in the interfaces
 		dispatch.Mirrors, dispatch.Recorder = a.cluster.mirrors, a.cluster.recorder
 	}

@@ -47,3 +47,7 @@ func (a *agent) allocatable() v1.ResourceList {
 	}
 	return a.node.Allocatable()
 }
+
+// admissionNode is the node the predicate admit handler reads: the one
+// described from the machine and the flags (labels, taints, allocatable).
+func (a *agent) admissionNode() (*v1.Node, error) { return a.node.ForAdmission(), nil }
