@@ -77,8 +77,10 @@ type Config struct {
 	// RuntimeName prefixes container IDs in statuses ("containerd").
 	RuntimeName string
 	HostIPs     []string
-	Clock       clock.PassiveClock
-	Log         logr.Logger
+	// Metrics, if set, observes the pods' start durations.
+	Metrics *Metrics
+	Clock   clock.PassiveClock
+	Log     logr.Logger
 }
 
 // Syncer is the kubelet's SyncPod and SyncTerminatingPod over nodekit's
@@ -171,6 +173,10 @@ func (s *Syncer) publish(pod *v1.Pod, st *kc.PodStatus, edit func(*v1.PodStatus)
 		Probes: s.cfg.Prober, RuntimeName: s.cfg.RuntimeName, HostIPs: s.cfg.HostIPs})
 	if edit != nil {
 		edit(&status)
+	}
+	if s.cfg.Metrics != nil {
+		prev, had := s.cfg.Statuses.PodStatus(pod.UID)
+		s.cfg.Metrics.podStatusPublished(pod, prev, had, status.Phase, s.cfg.Clock.Now())
 	}
 	if s.cfg.Statuses.SetPodStatus(pod, status) {
 		s.cfg.Log.Info("pod status", "pod", podName(pod), "phase", status.Phase, "containers", podstatus.Summarize(status))

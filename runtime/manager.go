@@ -85,6 +85,9 @@ type ManagerConfig struct {
 	// container does not set (cpu, memory, ephemeral-storage), as the
 	// kubelet does; nil, or a nil list, reports 0.
 	NodeAllocatable func() v1.ResourceList
+	// Metrics, if set, counts the sandboxes and containers SyncPod starts
+	// (register it with your registry).
+	Metrics *SyncMetrics
 	// Clock drives restart back-off (default: wall clock).
 	Clock clock.Clock
 	// BackOff is the CrashLoopBackOff tracker (default 10s doubling to 5m).

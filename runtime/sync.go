@@ -68,11 +68,16 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus
 	podIPs := status.IPs
 	sandboxCfg, err := m.SandboxConfig(pod, a.Attempt, opts.CgroupParent)
 	if err != nil {
+		if a.CreateSandbox {
+			m.cfg.Metrics.sandboxCreated(err)
+		}
 		res.add(ActionCreatePodSandbox, podRef(pod), fail(ErrConfigPodSandbox, "%w", err))
 		return res
 	}
 	if a.CreateSandbox {
-		if sandboxID, podIPs, err = m.createSandbox(ctx, pod, sandboxCfg); err != nil {
+		sandboxID, podIPs, err = m.createSandbox(ctx, pod, sandboxCfg)
+		m.cfg.Metrics.sandboxCreated(err)
+		if err != nil {
 			m.event(pod, nil, v1.EventTypeWarning, EventFailedSandbox, "Failed to create pod sandbox: %v", err)
 			res.add(ActionCreatePodSandbox, podRef(pod), err)
 			return res
@@ -89,6 +94,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus
 			return err
 		}
 		err := m.startContainer(ctx, sandboxID, sandboxCfg, pod, c, status, podIPs)
+		m.cfg.Metrics.containerStarted(action, err)
 		res.add(action, c.Name, err)
 		return err
 	}

@@ -78,8 +78,9 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 		a.runtimeName = v.RuntimeName
 	}
 	plegMetrics, proberMetrics, srcMetrics := plegmetrics.New(), prober.NewMetrics(), podsource.NewMetrics()
+	syncMetrics, podMetrics := runtime.NewSyncMetrics(), podsync.NewMetrics()
 	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		plegMetrics, srcMetrics)
+		plegMetrics, srcMetrics, syncMetrics, podMetrics)
 	probeRegistry := prometheus.NewRegistry() // /metrics/probes, as the kubelet's
 	probeRegistry.MustRegister(proberMetrics)
 	var recorder runtime.EventRecorder
@@ -105,7 +106,7 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 	if a.mgr, err = runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: cfg.podLogsDir,
 		SandboxLabels: map[string]string{nodeLabel: cfg.hostname}, OwnPodsOnly: true,
 		HostIP: cfg.hostIP, Mounts: volumes.Mounts, Streaming: client, Recorder: recorder, Objects: objects, NodeAllocatable: a.allocatable,
-		Log: log.WithName("runtime")}); err != nil {
+		Metrics: syncMetrics, Log: log.WithName("runtime")}); err != nil {
 		return nil, nil, err
 	}
 	if a.pleg, err = pleg.NewGeneric(pleg.Config{Runtime: a.mgr, Cache: a.cache, Clock: clk, RelistPeriod: cfg.relistPeriod,
@@ -129,7 +130,8 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 		}
 	}
 	syncCfg := podsync.Config{Runtime: a.mgr, Volumes: volumes, Prober: a.prober, Cache: a.cache, Statuses: a.statuses,
-		Reasons: podstatus.NewReasonCache(), RuntimeName: a.runtimeName, HostIPs: []string{cfg.hostIP}, Clock: clk, Log: log.WithName("sync")}
+		Reasons: podstatus.NewReasonCache(), RuntimeName: a.runtimeName, HostIPs: []string{cfg.hostIP}, Metrics: podMetrics, Clock: clk,
+		Log: log.WithName("sync")}
 	a.summary = &server.SummaryProvider{NodeName: cfg.hostname, StartTime: clk.Now(), Pods: a, Containers: client, Clock: clk,
 		Layout: &layout, Volumes: volumes, ImageFs: client}
 	if a.cgroups != nil { // no typed nils in the interfaces
@@ -142,7 +144,7 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 		return nil, nil, err
 	}
 	if a.workers, err = podworkers.New(podworkers.Config{Syncer: a.syncer, Cache: a.cache, Clock: clk,
-		ResyncInterval: cfg.syncFrequency, Log: log.WithName("podworkers")}); err != nil {
+		ResyncInterval: cfg.syncFrequency, OnDone: podMetrics.ObserveWork, Log: log.WithName("podworkers")}); err != nil {
 		return nil, nil, err
 	}
 	a.mux = podsource.NewMux(podsource.MuxConfig{Clock: clk, Log: log.WithName("podsource"), Metrics: srcMetrics})

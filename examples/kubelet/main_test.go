@@ -7,10 +7,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -132,6 +134,8 @@ spec:
 	write("crash.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: crash}\nspec:\n  containers:\n  - {name: c, image: nodekit.local/testbin:1, args: [exit, \"3\"]}\n")
 	write("bad.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec:\n  containers:\n  - {name: c, image: \"\"}\n")
 	write(".hidden.yaml", "not: a pod")
+	write("elsewhere.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: elsewhere}\nspec:\n  nodeSelector: {disk: nvme}\n"+
+		"  containers:\n  - {name: c, image: nodekit.local/testbin:1, args: [sleep]}\n")
 
 	cfg, err := parseFlags([]string{"--runtime", "fake", "--pod-manifest-path", dir, "--hostname-override", "n1",
 		"--pod-logs-dir", t.TempDir(), "--file-check-frequency", "100ms", "--port", "0", "--healthz-port", "0",
@@ -159,6 +163,19 @@ spec:
 		}
 	}
 	assert.GreaterOrEqual(t, invalid, 1.0, "the bad manifest is counted")
+	// The kubelet's pod sync metrics, on /metrics.
+	for _, name := range []string{"kubelet_started_pods_total", "kubelet_started_containers_total",
+		"kubelet_pod_start_duration_seconds", "kubelet_pod_worker_duration_seconds"} {
+		assert.True(t, slices.ContainsFunc(mfs, func(mf *dto.MetricFamily) bool { return mf.GetName() == name }), name)
+	}
+	// The predicate admit handler refuses the pod whose node selector does
+	// not match, with the kubelet's rejectPod status.
+	eventually(t, "pod for another node rejected", func() bool {
+		return slices.ContainsFunc(a.statuses.Pods(), func(p v1.Pod) bool {
+			return p.Name == "elsewhere-n1" && p.Status.Phase == v1.PodFailed && p.Status.Reason == "NodeAffinity" &&
+				p.Status.Message == "Pod was rejected: Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector"
+		})
+	})
 
 	// Editing a manifest (a new env value) replaces its pod: static pods get
 	// their UID from their content, so the old one is killed, a new one runs.

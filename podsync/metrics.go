@@ -1,0 +1,108 @@
+package podsync
+
+import (
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodekit-dev/nodekit/podworkers"
+)
+
+// configSeenAnnotation is when a pod source first delivered the pod
+// (podsource stamps it, RFC 3339 with nanoseconds, as the kubelet's config).
+const configSeenAnnotation = "kubernetes.io/config.seen"
+
+// podStartBuckets are the kubelet's podStartupDurationBuckets, in seconds.
+var podStartBuckets = []float64{0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200,
+	1800, 2700, 3600}
+
+// Metrics are the kubelet's pod sync metrics (pkg/kubelet/metrics), as a
+// prometheus.Collector the caller registers:
+//
+//   - kubelet_pod_start_duration_seconds: from the pod's config.seen to
+//     its first status, then again to its first Running status, observed
+//     by the Syncer (Config.Metrics) when it publishes a status, as the
+//     kubelet's SyncPod does.
+//   - kubelet_pod_worker_duration_seconds{operation_type}: how long one
+//     pod worker's Work took, by "create" (the pod's first sync), "update"
+//     (the first after its source changed it), "sync" or "kill"; hand
+//     ObserveWork to podworkers.Config.OnDone. The kubelet times from the
+//     dispatch of the update; nodekit's workers coalesce updates, so the
+//     Work itself is timed.
+type Metrics struct {
+	start  prometheus.Histogram
+	worker *prometheus.HistogramVec
+
+	mu     sync.Mutex
+	synced map[types.UID]*v1.Pod // the pod object each pod's last sync had
+}
+
+// NewMetrics returns the pod start and pod worker histograms.
+func NewMetrics() *Metrics {
+	return &Metrics{
+		start: prometheus.NewHistogram(prometheus.HistogramOpts{Subsystem: "kubelet", Name: "pod_start_duration_seconds",
+			Help:    "Duration in seconds from kubelet seeing a pod for the first time to the pod starting to run",
+			Buckets: podStartBuckets}),
+		worker: prometheus.NewHistogramVec(prometheus.HistogramOpts{Subsystem: "kubelet", Name: "pod_worker_duration_seconds",
+			Help:    "Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync",
+			Buckets: prometheus.DefBuckets}, []string{"operation_type"}),
+		synced: map[types.UID]*v1.Pod{},
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
+	m.start.Describe(ch)
+	m.worker.Describe(ch)
+}
+
+// Collect implements prometheus.Collector.
+func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
+	m.start.Collect(ch)
+	m.worker.Collect(ch)
+}
+
+// ObserveWork times one Work of the pod workers; it has the signature of
+// podworkers.Config.OnDone.
+func (m *Metrics) ObserveWork(w podworkers.Work, took time.Duration, _ error) {
+	op := "kill"
+	if w.Type == podworkers.SyncPod {
+		m.mu.Lock()
+		last, seen := m.synced[w.Pod.UID]
+		m.synced[w.Pod.UID] = w.Pod
+		m.mu.Unlock()
+		switch {
+		case !seen:
+			op = "create"
+		case last != w.Pod: // the Dispatcher handed the workers the source's new object
+			op = "update"
+		default:
+			op = "sync"
+		}
+	} else {
+		m.mu.Lock()
+		delete(m.synced, w.Pod.UID)
+		m.mu.Unlock()
+	}
+	m.worker.WithLabelValues(op).Observe(took.Seconds())
+}
+
+// podStatusPublished is the kubelet's SyncPod rule: with the pod's
+// config.seen time, the start duration is observed when the pod had no
+// status yet, or when it goes from Pending to Running. Terminal statuses
+// are not (the kubelet returns before).
+func (m *Metrics) podStatusPublished(pod *v1.Pod, prev v1.PodStatus, hadStatus bool, phase v1.PodPhase, now time.Time) {
+	if m == nil || phase == v1.PodSucceeded || phase == v1.PodFailed {
+		return
+	}
+	seen, err := time.Parse(time.RFC3339Nano, pod.Annotations[configSeenAnnotation])
+	if err != nil {
+		return
+	}
+	if !hadStatus || prev.Phase == v1.PodPending && phase == v1.PodRunning {
+		m.start.Observe(now.Sub(seen).Seconds())
+	}
+}
