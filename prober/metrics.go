@@ -16,8 +16,11 @@ type Metrics struct {
 // NewMetrics returns prober_probe_total and prober_probe_duration_seconds
 // with the kubelet's labels (pkg/kubelet/prober/prober_manager.go): the
 // total by probe_type, result, container, pod, namespace and pod_uid, the
-// duration without result and pod_uid. The kubelet serves them on
-// /metrics/probes, on a registry of their own (server.Config.ProbeMetrics).
+// duration without result and pod_uid, in prometheus.DefBuckets, of the
+// successful probes only; an errored probe is not counted (the kubelet's
+// worker.doProbe throws it away), so "unknown" stays 0. The kubelet
+// serves them on /metrics/probes, on a registry of their own
+// (server.Config.ProbeMetrics).
 func NewMetrics() *Metrics {
 	return &Metrics{
 		total: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -27,7 +30,7 @@ func NewMetrics() *Metrics {
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Subsystem: "prober", Name: "probe_duration_seconds",
 			Help:    "Duration in seconds for a probe response.",
-			Buckets: prometheus.ExponentialBuckets(0.001, 2, 14),
+			Buckets: prometheus.DefBuckets, // component-base's default: the kubelet sets none
 		}, []string{"probe_type", "container", "pod", "namespace"}),
 	}
 }

@@ -145,13 +145,13 @@ func (w *worker) runWithRetries(ctx context.Context, status *kc.PodStatus, id st
 
 // record applies a probe's outcome for container id: metrics and logs,
 // then the thresholds: success and warning count as Success, anything else
-// as Failure; an error gives no result this period.
+// as Failure; an error gives no result this period and, as the kubelet's
+// doProbe throws it away, is neither counted nor timed. Only successes
+// are timed, as the kubelet does.
 func (w *worker) record(id string, res probe.Result, msg string, err error, took time.Duration) {
-	w.duration.Observe(took.Seconds())
 	var result probe.Result
 	switch {
 	case err != nil:
-		w.total[probe.Unknown].Inc()
 		w.mgr.cfg.Log.V(1).Info("probe errored", "probeType", w.key.probeType, "pod", podRef(w.pod), "container", w.container.Name, "error", err.Error())
 		w.event(EventUnhealthy, "%s probe errored: %v", w.key.probeType, err)
 		return
@@ -161,6 +161,7 @@ func (w *worker) record(id string, res probe.Result, msg string, err error, took
 			w.event(EventProbeWarning, "%s probe warning: %s", w.key.probeType, msg)
 		}
 		w.total[probe.Success].Inc()
+		w.duration.Observe(took.Seconds())
 		result = probe.Success
 	default:
 		w.total[probe.Failure].Inc()
