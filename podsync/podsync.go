@@ -167,14 +167,24 @@ func (s *Syncer) Sync(ctx context.Context, w podworkers.Work) error {
 // publish generates the pod's status from st and hands it to the status
 // manager, edited by edit if set (an eviction's final status).
 func (s *Syncer) publish(pod *v1.Pod, st *kc.PodStatus, edit func(*v1.PodStatus)) {
-	status := podstatus.Generate(podstatus.Input{Pod: pod, Runtime: st, Reasons: s.cfg.Reasons.Get(pod.UID),
-		Probes: s.cfg.Prober, RuntimeName: s.cfg.RuntimeName, HostIPs: s.cfg.HostIPs})
+	status := s.generate(pod, st)
 	if edit != nil {
 		edit(&status)
 	}
 	if s.cfg.Statuses.SetPodStatus(pod, status) {
 		s.cfg.Log.Info("pod status", "pod", podName(pod), "phase", status.Phase, "containers", podstatus.Summarize(status))
 	}
+}
+
+// generate is the pod's API status from st over the status published
+// before (a terminal phase, a stopped pod's IPs stay).
+func (s *Syncer) generate(pod *v1.Pod, st *kc.PodStatus) v1.PodStatus {
+	in := podstatus.Input{Pod: pod, Runtime: st, Reasons: s.cfg.Reasons.Get(pod.UID),
+		Probes: s.cfg.Prober, RuntimeName: s.cfg.RuntimeName, HostIPs: s.cfg.HostIPs}
+	if old, ok := s.cfg.Statuses.PodStatus(pod.UID); ok {
+		in.Old = &old
+	}
+	return podstatus.Generate(in)
 }
 
 // changed says whether a sync started or stopped anything.
