@@ -79,6 +79,16 @@ type ManagerConfig struct {
 	Mounts MountProvider
 	// Resources tunes container resources (node memory, CFS quota).
 	Resources resources.Options
+	// CgroupV2 says the node runs the unified cgroup v2 hierarchy (the
+	// kubelet's isCgroup2UnifiedMode; cgroupmgr's ModeV2). With it, each
+	// container's resources ask for memory.oom.group=1, unless
+	// SingleProcessOOMKill.
+	CgroupV2 bool
+	// SingleProcessOOMKill is the KubeletConfiguration field: on cgroup
+	// v2, an OOM kill takes only the chosen process, not the whole
+	// container. The kubelet's default on cgroup v2 is false; on cgroup
+	// v1 only single processes are ever killed.
+	SingleProcessOOMKill bool
 	// HostIP is reported to containers through the downward API.
 	HostIP string
 	// NodeAllocatable is what the downward API reports for a limit a
