@@ -73,6 +73,12 @@ type ManagerConfig struct {
 	// NewManager creates it, so an unwritable default fails there, naming
 	// the field, rather than at the first SyncPod.
 	PodLogsDir string
+	// RootDir is --root-dir: each container instance gets an empty
+	// termination-message file under <RootDir>/pods/<uid>/containers/<name>/,
+	// mounted at its TerminationMessagePath, whose content becomes its
+	// terminated state's message. Empty: no such file (the message is only
+	// the runtime's, or the log's under FallbackToLogsOnError).
+	RootDir string
 	// DNS configures sandbox DNS (default: HostDNS("/etc/resolv.conf", nil, "")).
 	DNS DNSConfigurer
 	// Mounts gives each container its mounts (default none).
@@ -298,7 +304,9 @@ func (m *Manager) GetPodStatus(ctx context.Context, uid types.UID, name, namespa
 		if err != nil {
 			return nil, err
 		}
-		ps.ContainerStatuses = append(ps.ContainerStatuses, ContainerStatusFromCRI(r.Status, c.PodSandboxId))
+		cs := ContainerStatusFromCRI(r.Status, c.PodSandboxId)
+		addTerminationMessage(r.Status, cs)
+		ps.ContainerStatuses = append(ps.ContainerStatuses, cs)
 	}
 	kc.SortNewestFirst(ps.ContainerStatuses)
 	return ps, nil
