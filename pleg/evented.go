@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/utils/clock"
+
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 )
 
@@ -33,6 +35,12 @@ type EventedConfig struct {
 	SafetyRelistThreshold time.Duration
 	// MaxRetries stream failures in a row make it fall back (default 5).
 	MaxRetries int
+	// GlobalCacheUpdatePeriod is how often, while events flow, the cache's
+	// global timestamp is moved to now (default 5s, the kubelet's
+	// globalCacheUpdatePeriod): with the relister slowed to a safety net,
+	// nothing else would wake a pod worker waiting in GetNewerThan for a
+	// pod no event is about.
+	GlobalCacheUpdatePeriod time.Duration
 }
 
 // EventedPLEG turns the runtime's container events into pod lifecycle
@@ -65,6 +73,9 @@ func NewEvented(cfg EventedConfig) (*EventedPLEG, error) {
 	if cfg.MaxRetries <= 0 {
 		cfg.MaxRetries = DefaultEventedMaxRetries
 	}
+	if cfg.GlobalCacheUpdatePeriod <= 0 {
+		cfg.GlobalCacheUpdatePeriod = DefaultEventedGlobalCacheUpdatePeriod
+	}
 	g.SetRelistPeriod(cfg.SafetyRelistPeriod, cfg.SafetyRelistThreshold)
 	return &EventedPLEG{cfg: cfg, generic: g}, nil
 }
@@ -96,10 +107,14 @@ func (e *EventedPLEG) Run(ctx context.Context) error {
 		return errAlreadyRan
 	}
 	ch := make(chan *kc.ContainerEvent, e.cfg.ChannelCapacity)
+	// Made before anything else runs, so that its first tick is one period
+	// after Run started.
+	ticker := e.cfg.Clock.NewTicker(e.cfg.GlobalCacheUpdatePeriod)
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
 	go func() { defer wg.Done(); e.generic.run(ctx) }()
 	go func() { defer wg.Done(); e.process(ctx, ch) }()
+	go func() { defer wg.Done(); e.updateGlobalCache(ctx, ticker) }()
 	e.follow(ctx, ch)
 	wg.Wait()
 	e.generic.close()
@@ -133,6 +148,26 @@ func (e *EventedPLEG) follow(ctx context.Context, ch chan<- *kc.ContainerEvent) 
 			log.Info("Evented PLEG: too many stream failures; falling back to relisting", "relistPeriod", e.cfg.RelistPeriod)
 			e.fallBack()
 			return
+		}
+	}
+}
+
+// updateGlobalCache is the kubelet's EventedPLEG.updateGlobalCache: every
+// tick the cache's global timestamp becomes now, so a worker waiting in
+// GetNewerThan is released within a period even if no event or relist
+// touches its pod. After the fall back the relister, every RelistPeriod,
+// does it (as the kubelet stops this loop when it falls back).
+func (e *EventedPLEG) updateGlobalCache(ctx context.Context, ticker clock.Ticker) {
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C():
+			if e.fellBack.Load() {
+				return
+			}
+			e.cfg.Cache.UpdateTime(e.cfg.Clock.Now())
 		}
 	}
 }

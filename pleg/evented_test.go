@@ -228,3 +228,29 @@ func TestEventedHealth(t *testing.T) {
 	assert.False(t, ok)
 	assert.EqualError(t, err, "EventedPLEG: pleg event channel capacity is full with 1 events")
 }
+
+// kubelet EventedPLEG.Start / updateGlobalCache: every
+// globalCacheUpdatePeriod (5s) the cache's global timestamp becomes now,
+// so workers blocked in GetNewerThan are released though the relister
+// runs only every 300s.
+func TestEventedUpdatesGlobalCacheTime(t *testing.T) {
+	ee := startEvented(t)
+	waitFor(t, "stream open", func() bool { return ee.src.callCount() == 1 })
+	start := ee.clock.Now()
+	timesAfter := func(at time.Time) func() bool {
+		return func() bool {
+			ee.cache.mu.Lock()
+			defer ee.cache.mu.Unlock()
+			for _, ts := range ee.cache.times {
+				if ts.Equal(at) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	for i := 1; i <= 3; i++ {
+		ee.clock.Step(DefaultEventedGlobalCacheUpdatePeriod)
+		waitFor(t, fmt.Sprintf("global timestamp update %d", i), timesAfter(start.Add(time.Duration(i)*DefaultEventedGlobalCacheUpdatePeriod)))
+	}
+}

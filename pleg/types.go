@@ -96,6 +96,10 @@ const (
 	DefaultEventedRelistThreshold = 10 * time.Minute
 	// DefaultEventedMaxRetries stream failures make it fall back to relisting.
 	DefaultEventedMaxRetries = 5
+	// DefaultEventedGlobalCacheUpdatePeriod is how often the evented PLEG
+	// moves the cache's global timestamp (the kubelet's
+	// globalCacheUpdatePeriod).
+	DefaultEventedGlobalCacheUpdatePeriod = 5 * time.Second
 )
 
 // PLEG is what an agent uses of a pod lifecycle event generator. Both

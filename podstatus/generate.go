@@ -37,6 +37,10 @@ type Input struct {
 	RuntimeName string
 	// HostIPs are the node's IPs; a host-network pod's IPs are these too.
 	HostIPs []string
+	// Old is the status published before (Manager.PodStatus); nil: none,
+	// and the pod's own Status stands in. A terminal phase, the reason of
+	// an unchanged phase and a stopped pod's IPs are kept from it.
+	Old *v1.PodStatus
 }
 
 // Generate is the kubelet's generateAPIPodStatus for what a node knows: the
@@ -78,7 +82,9 @@ func Generate(in Input) v1.PodStatus {
 	}
 	// Probes first: the phase reads a restartable init container's Started
 	// (pending until its startup probe succeeds).
-	out.Phase = Phase(pod, &out, started)
+	out.Phase = keptPhase(in, Phase(pod, &out, started))
+	keepReason(in, &out)
+	keepIPs(in, &out)
 	out.Conditions = Conditions(pod, &out, sandboxReady(in.Runtime), started)
 	return out
 }

@@ -24,6 +24,7 @@ type Runtime interface {
 	SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus, opts runtime.SyncOptions) *runtime.SyncResult
 	GetPodStatus(ctx context.Context, uid types.UID, name, namespace string) (*kc.PodStatus, error)
 	TerminatePod(ctx context.Context, pod *v1.Pod, gracePeriodOverride *int64) (*kc.PodStatus, error)
+	KillPod(ctx context.Context, pod *v1.Pod, running *kc.Pod, gracePeriodOverride *int64) error
 	GetPods(ctx context.Context, all bool) ([]*kc.Pod, error)
 	CleanupPodLogs(ctx context.Context, active func(types.UID) bool) ([]types.UID, error)
 }
@@ -47,6 +48,9 @@ type Volumes interface {
 type Prober interface {
 	runtime.ProbeResults
 	podstatus.Probes
+	// StopLivenessAndStartup is called before a termination's kill,
+	// RemovePod after it: readiness is probed while the pod stops.
+	StopLivenessAndStartup(uid types.UID)
 	RemovePod(uid types.UID)
 }
 
@@ -103,7 +107,10 @@ var _ podworkers.Syncer = (*Syncer)(nil)
 
 // Sync runs one Work of the pod workers.
 //
-// SyncPod: the pod's cgroup is ensured, the runtime manager syncs the pod
+// SyncPod: a pod whose status (generated from Work.Status over the one
+// published before) is terminal gets ErrPodTerminal, as the kubelet's
+// SyncPod returns isTerminal, and nothing of it is touched. Otherwise the
+// pod's cgroup is ensured, the runtime manager syncs the pod
 // (probe results restart containers), the start failures feed the reason
 // cache, and the pod's API status is generated and published. After a
 // sync that started or stopped something, the pod is read back from the
@@ -112,17 +119,26 @@ var _ podworkers.Syncer = (*Syncer)(nil)
 // sync's GetNewerThan takes that status. A failed step is an error: the
 // workers retry after their back-off.
 //
-// TerminatePod: probes stop, the pod is killed and removed from the
-// runtime with its logs, then its volumes and cgroup go, and the caches
-// forget it. For a RuntimeOnly pod (an orphan) there are no volumes or
+// TerminatePod: liveness and startup probes stop, the pod is killed
+// (readiness probed until then; the kubelet's StopLivenessAndStartup) and
+// removed from the runtime with its logs, then its volumes and cgroup go,
+// and the caches forget it. For a RuntimeOnly pod (an orphan) there are no volumes or
 // cgroup of a spec to remove; CleanupCgroups removes its cgroup. With
 // KillOptions (an eviction) the containers get its grace period, and the
-// final status, edited by its Status, stays published.
+// final status, edited by its Status, stays published. A Finished one
+// (the pod's phase is terminal) is only killed: see terminateFinished.
 func (s *Syncer) Sync(ctx context.Context, w podworkers.Work) error {
 	if w.Type == podworkers.TerminatePod {
 		return s.terminate(ctx, w)
 	}
 	pod := w.Pod
+	if phase := s.generate(pod, w.Status).Phase; phase == v1.PodSucceeded || phase == v1.PodFailed {
+		// The kubelet's SyncPod: a pod whose status is terminal is done;
+		// its status is published, the runtime is not touched, and the
+		// workers terminate it (see terminateFinished).
+		s.publish(pod, w.Status, nil)
+		return fmt.Errorf("pod %s is %s: %w", podName(pod), phase, podworkers.ErrPodTerminal)
+	}
 	if s.cfg.Mirrors != nil && isStatic(pod) {
 		// As the kubelet: a mirror pod that cannot be written does not
 		// stop the static pod from running.
@@ -167,10 +183,10 @@ func (s *Syncer) Sync(ctx context.Context, w podworkers.Work) error {
 }
 
 // publish generates the pod's status from st and hands it to the status
-// manager, edited by edit if set (an eviction's final status).
-func (s *Syncer) publish(pod *v1.Pod, st *kc.PodStatus, edit func(*v1.PodStatus)) {
-	status := podstatus.Generate(podstatus.Input{Pod: pod, Runtime: st, Reasons: s.cfg.Reasons.Get(pod.UID),
-		Probes: s.cfg.Prober, RuntimeName: s.cfg.RuntimeName, HostIPs: s.cfg.HostIPs})
+// manager, edited by edit if set (an eviction's final status). It returns
+// the phase published.
+func (s *Syncer) publish(pod *v1.Pod, st *kc.PodStatus, edit func(*v1.PodStatus)) v1.PodPhase {
+	status := s.generate(pod, st)
 	if edit != nil {
 		edit(&status)
 	}
@@ -181,6 +197,18 @@ func (s *Syncer) publish(pod *v1.Pod, st *kc.PodStatus, edit func(*v1.PodStatus)
 	if s.cfg.Statuses.SetPodStatus(pod, status) {
 		s.cfg.Log.Info("pod status", "pod", podName(pod), "phase", status.Phase, "containers", podstatus.Summarize(status))
 	}
+	return status.Phase
+}
+
+// generate is the pod's API status from st over the status published
+// before (a terminal phase, a stopped pod's IPs stay).
+func (s *Syncer) generate(pod *v1.Pod, st *kc.PodStatus) v1.PodStatus {
+	in := podstatus.Input{Pod: pod, Runtime: st, Reasons: s.cfg.Reasons.Get(pod.UID),
+		Probes: s.cfg.Prober, RuntimeName: s.cfg.RuntimeName, HostIPs: s.cfg.HostIPs}
+	if old, ok := s.cfg.Statuses.PodStatus(pod.UID); ok {
+		in.Old = &old
+	}
+	return podstatus.Generate(in)
 }
 
 // changed says whether a sync started or stopped anything.
@@ -195,7 +223,10 @@ func changed(res *runtime.SyncResult) bool {
 
 func (s *Syncer) terminate(ctx context.Context, w podworkers.Work) error {
 	pod := w.Pod
-	s.cfg.Prober.RemovePod(pod.UID)
+	s.cfg.Prober.StopLivenessAndStartup(pod.UID)
+	if w.Finished {
+		return s.terminateFinished(ctx, pod)
+	}
 	var grace *int64
 	if w.KillOptions != nil {
 		grace = w.KillOptions.GracePeriodSecondsOverride
@@ -205,6 +236,7 @@ func (s *Syncer) terminate(ctx context.Context, w podworkers.Work) error {
 		s.cfg.Log.Error(err, "terminating pod", "pod", podName(pod))
 		return err
 	}
+	s.cfg.Prober.RemovePod(pod.UID)
 	if !w.RuntimeOnly && s.cfg.Volumes != nil {
 		if err := s.cfg.Volumes.TearDown(pod); err != nil {
 			return fmt.Errorf("pod %s volumes: %w", podName(pod), err)

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/podstatus"
 	"github.com/nodekit-dev/nodekit/podsync"
 	"github.com/nodekit-dev/nodekit/podworkers"
@@ -22,13 +23,22 @@ import (
 
 const testImage = "nodekit.local/testbin:1"
 
-// noProbes is a prober with no probes.
-type noProbes struct{ removed []types.UID }
+// noProbes is a prober with no probes; it logs the stops in calls.
+type noProbes struct {
+	removed []types.UID
+	calls   []string
+}
 
 func (*noProbes) LivenessFailed(string) bool             { return false }
 func (*noProbes) StartupFailed(string) bool              { return false }
 func (*noProbes) UpdatePodStatus(*v1.Pod, *v1.PodStatus) {}
-func (p *noProbes) RemovePod(uid types.UID)              { p.removed = append(p.removed, uid) }
+func (p *noProbes) RemovePod(uid types.UID) {
+	p.removed = append(p.removed, uid)
+	p.calls = append(p.calls, "RemovePod")
+}
+func (p *noProbes) StopLivenessAndStartup(types.UID) {
+	p.calls = append(p.calls, "StopLivenessAndStartup")
+}
 
 type env struct {
 	mgr      *runtime.Manager
@@ -50,10 +60,27 @@ func newEnv(t *testing.T) *env {
 	e.mgr, err = runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: t.TempDir(),
 		DNS: runtime.HostDNS("", nil, ""), SandboxLabels: map[string]string{"node": "n1"}, OwnPodsOnly: true})
 	require.NoError(t, err)
-	e.syncer, err = podsync.New(podsync.Config{Runtime: e.mgr, Prober: e.probes, Cache: e.cache, Statuses: e.statuses,
+	e.syncer, err = podsync.New(podsync.Config{Runtime: killLog{e.mgr, e.probes}, Prober: e.probes, Cache: e.cache, Statuses: e.statuses,
 		Reasons: podstatus.NewReasonCache(), RuntimeName: "nodekit-fake", HostIPs: []string{"127.0.0.1"}})
 	require.NoError(t, err)
 	return e
+}
+
+// killLog logs the runtime's kills in the prober's calls, to show the
+// order of the two.
+type killLog struct {
+	*runtime.Manager
+	p *noProbes
+}
+
+func (k killLog) TerminatePod(ctx context.Context, pod *v1.Pod, grace *int64) (*kc.PodStatus, error) {
+	k.p.calls = append(k.p.calls, "TerminatePod")
+	return k.Manager.TerminatePod(ctx, pod, grace)
+}
+
+func (k killLog) KillPod(ctx context.Context, pod *v1.Pod, running *kc.Pod, grace *int64) error {
+	k.p.calls = append(k.p.calls, "KillPod")
+	return k.Manager.KillPod(ctx, pod, running, grace)
 }
 
 // workers records the kills Housekeeping hands it.
@@ -97,6 +124,9 @@ func TestSyncPublishesTerminateForgetsHousekeepingFindsOrphans(t *testing.T) {
 	_, ok = e.statuses.PodStatus(pod.UID)
 	assert.False(t, ok, "forgotten")
 	assert.Equal(t, []types.UID{"u1"}, e.probes.removed)
+	// kubelet SyncTerminatingPod: StopLivenessAndStartup before the kill,
+	// RemovePod (readiness too) only once the containers are stopped.
+	assert.Equal(t, []string{"StopLivenessAndStartup", "TerminatePod", "RemovePod"}, e.probes.calls)
 	pods, err := e.mgr.GetPods(ctx, true)
 	require.NoError(t, err)
 	assert.Empty(t, pods, "killed and removed")

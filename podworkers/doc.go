@@ -33,6 +33,11 @@
 //     removal) forgets it. A Terminated pod blocks no new version. A
 //     pod created with a terminal phase (Failed, Succeeded: an API pod
 //     that finished before a restart) starts Terminated.
+//  8. A SyncPod that returns ErrPodTerminal (the pod's phase became
+//     Succeeded or Failed: the kubelet's SyncPod isTerminal) makes the pod
+//     Terminating: a TerminatePod with Finished kills what still runs (a
+//     sidecar), and the pod then stays Terminated as in 7, never synced
+//     or started again, until its source's removal forgets it.
 //
 // Use:
 //

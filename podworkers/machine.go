@@ -1,6 +1,7 @@
 package podworkers
 
 import (
+	"errors"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -21,8 +22,9 @@ const (
 	// retried after the back-off until it succeeds and the pod is forgotten.
 	Terminating
 	// Terminated: the pod was killed on the node's own decision (an
-	// eviction: SyncPodKill with KillOptions) while its source still has
-	// it. It is never started again; its source's removal forgets it.
+	// eviction: SyncPodKill with KillOptions), or finished (its phase
+	// became terminal: ErrPodTerminal), while its source still has it.
+	// It is never started again; its source's removal forgets it.
 	Terminated
 )
 
@@ -50,6 +52,7 @@ type podState struct {
 	wantSync    bool            // a sync is asked for
 	wantKill    bool            // a termination is due
 	kill        *KillPodOptions // the node's kill (eviction): the pod stays Terminated after
+	finished    bool            // its phase became terminal: it stays Terminated after
 	removed     bool            // its source removed it: forgotten once terminated
 	due         time.Time       // next resync or retry (zero: none)
 	lastSync    time.Time       // when the last Work ended
@@ -165,7 +168,8 @@ func (m *machine) next(uid types.UID) (w Work, ok, forgotten bool) {
 		return Work{}, false, false
 	case st.state == Terminating && st.wantKill:
 		st.wantKill = false
-		w = Work{Type: TerminatePod, Pod: st.pod, RuntimeOnly: st.runtimeOnly, KillOptions: st.kill}
+		w = Work{Type: TerminatePod, Pod: st.pod, RuntimeOnly: st.runtimeOnly, KillOptions: st.kill,
+			Finished: st.finished && st.kill == nil && !st.removed}
 	case st.state == Syncing && st.wantSync:
 		st.wantSync = false
 		w = Work{Type: SyncPod, Pod: st.pod}
@@ -187,7 +191,7 @@ func (m *machine) done(uid types.UID, now time.Time, err error) (wake []types.UI
 	}
 	st.busy, st.lastSync = false, now
 	switch {
-	case st.busyWith == TerminatePod && err == nil && st.kill != nil && !st.removed:
+	case st.busyWith == TerminatePod && err == nil && (st.kill != nil || st.finished) && !st.removed:
 		st.state = Terminated
 		return m.release(st.pod), false
 	case st.busyWith == TerminatePod && err == nil:
@@ -197,6 +201,10 @@ func (m *machine) done(uid types.UID, now time.Time, err error) (wake []types.UI
 		st.due = now.Add(m.jitter(m.backOff))
 	case st.state == Terminating:
 		// Killed during the sync: the termination is already wanted.
+	case errors.Is(err, ErrPodTerminal):
+		// The kubelet's SyncPod isTerminal: never synced again; its
+		// remaining containers are killed, and it then stays Terminated.
+		st.state, st.wantSync, st.wantKill, st.finished, st.due = Terminating, false, true, true, time.Time{}
 	case err != nil:
 		st.due = now.Add(m.jitter(m.backOff))
 	default:

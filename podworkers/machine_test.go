@@ -180,6 +180,57 @@ func TestMachine(t *testing.T) {
 		tick 500s         ->
 		kill f            -> f
 		state f           -> gone`,
+	}, {"kubelet SyncPod isTerminal, pod_workers terminating -> terminated: a pod whose phase became terminal is terminated, then stays Terminated until its source removes it", `
+		create a          -> a
+		next a            -> SyncPod newer-than never
+		done a 1s ok      -> a
+		sync a            -> a
+		next a            -> SyncPod newer-than 1s
+		done a 2s terminal -> a
+		state a           -> Terminating
+		next a            -> TerminatePod newer-than 2s finished
+		update a          ->
+		sync a            ->
+		done a 3s ok      ->
+		state a           -> Terminated
+		next a            -> none
+		tick 500s         ->
+		update a          ->
+		create a          ->
+		sync a            ->
+		state a           -> Terminated
+		kill a            -> a
+		state a           -> gone
+		next a            -> none`,
+	}, {"kubelet pod_workers: a finished pod's failed termination is retried; terminated, it blocks no new version", `
+		create a          -> a
+		create a2         -> a2
+		next a            -> SyncPod newer-than never
+		done a 1s terminal -> a
+		state a2          -> Waiting
+		next a            -> TerminatePod newer-than 1s finished
+		done a 2s err     -> a
+		tick 12s          -> a
+		next a            -> TerminatePod newer-than 2s finished
+		done a 13s ok     -> a2
+		state a           -> Terminated
+		next a2           -> SyncPod newer-than never`,
+	}, {"a finished pod its source removes before its termination is terminated as removed, then forgotten", `
+		create a          -> a
+		next a            -> SyncPod newer-than never
+		done a 1s terminal -> a
+		kill a            ->
+		next a            -> TerminatePod newer-than 1s
+		done a 2s ok      ->
+		state a           -> gone`,
+	}, {"a sync killed while it ran that ends terminal is terminated as killed", `
+		create a          -> a
+		next a            -> SyncPod newer-than never
+		kill a            -> a
+		done a 1s terminal -> a
+		next a            -> TerminatePod newer-than 1s
+		done a 2s ok      ->
+		state a           -> gone`,
 	}, {"pods do not wait for each other", `
 		create a          -> a
 		create b          -> b
@@ -223,11 +274,17 @@ func TestMachine(t *testing.T) {
 						if w.KillOptions != nil {
 							got += " evicted"
 						}
+						if w.Finished {
+							got += " finished"
+						}
 					}
 				case "done":
 					var err error
-					if f[3] == "err" {
+					switch f[3] {
+					case "err":
 						err = errors.New("failed")
+					case "terminal":
+						err = fmt.Errorf("pod ns/web: %w", ErrPodTerminal)
 					}
 					wake, _ := m.done(pod.UID, start.Add(duration(t, f[2])), err)
 					got = uids(wake)

@@ -97,14 +97,28 @@ type Work struct {
 	RuntimeOnly bool
 	// KillOptions, with TerminatePod, is the node's kill (an eviction).
 	KillOptions *KillPodOptions
+	// Finished, with TerminatePod, is the termination of a pod whose
+	// phase became terminal (its SyncPod returned ErrPodTerminal) while
+	// its source still has it: its remaining containers (sidecars) are to
+	// be killed, but may stay in the runtime, with their logs, until the
+	// pod is removed. The pod then stays Terminated.
+	Finished bool
 	// Status is the runtime's status of the pod from the status cache, newer
 	// than the end of the pod's previous Work (NewerThan).
 	Status    *kc.PodStatus
 	NewerThan time.Time
 }
 
-// Syncer does the work. An error means "try again after the back-off"; a
-// TerminatePod that returns nil is the pod's last Work.
+// ErrPodTerminal, returned by a SyncPod (wrapped or not), says the pod's
+// phase is terminal (Succeeded, Failed): the kubelet's SyncPod returning
+// isTerminal. The pod is not synced again: it becomes Terminating, a
+// TerminatePod with Finished follows, and it then stays Terminated, never
+// started again, until its source removes it.
+var ErrPodTerminal = errors.New("the pod reached a terminal phase")
+
+// Syncer does the work. An error means "try again after the back-off",
+// but for ErrPodTerminal; a TerminatePod that returns nil is the pod's
+// last Work.
 type Syncer interface {
 	Sync(ctx context.Context, w Work) error
 }
@@ -444,6 +458,10 @@ func (w *Workers) run(ctx context.Context, work *Work) error {
 	}
 	work.Status = status
 	if err := w.cfg.Syncer.Sync(ctx, *work); err != nil {
+		if errors.Is(err, ErrPodTerminal) {
+			w.cfg.Log.V(1).Info("pod is terminal, terminating it", "pod", klogRef(work.Pod))
+			return err
+		}
 		if ctx.Err() == nil {
 			w.cfg.Log.V(1).Info("pod work failed, retried after the back-off", "pod", klogRef(work.Pod),
 				"work", work.Type, "error", err.Error())

@@ -92,6 +92,7 @@ func (m *Manager) ContainerConfig(pod *v1.Pod, c *v1.Container, in ContainerInpu
 			SecurityContext: containerSecurityContext(pod, c),
 		},
 	}
+	cfg.Linux.Resources.Unified = m.unifiedResources()
 	return cfg, nil
 }
 

@@ -73,12 +73,28 @@ type ManagerConfig struct {
 	// NewManager creates it, so an unwritable default fails there, naming
 	// the field, rather than at the first SyncPod.
 	PodLogsDir string
+	// RootDir is --root-dir: each container instance gets an empty
+	// termination-message file under <RootDir>/pods/<uid>/containers/<name>/,
+	// mounted at its TerminationMessagePath, whose content becomes its
+	// terminated state's message. Empty: no such file (the message is only
+	// the runtime's, or the log's under FallbackToLogsOnError).
+	RootDir string
 	// DNS configures sandbox DNS (default: HostDNS("/etc/resolv.conf", nil, "")).
 	DNS DNSConfigurer
 	// Mounts gives each container its mounts (default none).
 	Mounts MountProvider
 	// Resources tunes container resources (node memory, CFS quota).
 	Resources resources.Options
+	// CgroupV2 says the node runs the unified cgroup v2 hierarchy (the
+	// kubelet's isCgroup2UnifiedMode; cgroupmgr's ModeV2). With it, each
+	// container's resources ask for memory.oom.group=1, unless
+	// SingleProcessOOMKill.
+	CgroupV2 bool
+	// SingleProcessOOMKill is the KubeletConfiguration field: on cgroup
+	// v2, an OOM kill takes only the chosen process, not the whole
+	// container. The kubelet's default on cgroup v2 is false; on cgroup
+	// v1 only single processes are ever killed.
+	SingleProcessOOMKill bool
 	// HostIP is reported to containers through the downward API.
 	HostIP string
 	// NodeAllocatable is what the downward API reports for a limit a
@@ -291,7 +307,9 @@ func (m *Manager) GetPodStatus(ctx context.Context, uid types.UID, name, namespa
 		if err != nil {
 			return nil, err
 		}
-		ps.ContainerStatuses = append(ps.ContainerStatuses, ContainerStatusFromCRI(r.Status, c.PodSandboxId))
+		cs := ContainerStatusFromCRI(r.Status, c.PodSandboxId)
+		addTerminationMessage(r.Status, cs)
+		ps.ContainerStatuses = append(ps.ContainerStatuses, cs)
 	}
 	kc.SortNewestFirst(ps.ContainerStatuses)
 	return ps, nil

@@ -173,6 +173,11 @@ func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxC
 			return fail(ErrCreateConfig, "pod %s: container %s: volumes: %w", podRef(pod), c.Name, err)
 		}
 	}
+	if tm, err := m.terminationMessageMount(pod, c); err != nil {
+		return fail(ErrCreateConfig, "pod %s: container %s: %w", podRef(pod), c.Name, err)
+	} else if tm != nil {
+		mounts = append(mounts, *tm)
+	}
 	cfg, err := m.ContainerConfig(pod, c, ContainerInput{RestartCount: restartCount, ImageRef: imageRef, PodIPs: podIPs, Mounts: mounts})
 	if err != nil {
 		return fail(ErrCreateConfig, "pod %s: %w", podRef(pod), err)

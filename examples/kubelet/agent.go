@@ -103,7 +103,7 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 	if err != nil {
 		return nil, nil, err
 	}
-	if a.mgr, err = runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: cfg.podLogsDir,
+	if a.mgr, err = runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: cfg.podLogsDir, RootDir: cfg.rootDir,
 		SandboxLabels: map[string]string{nodeLabel: cfg.hostname}, OwnPodsOnly: true,
 		HostIP: cfg.hostIP, Mounts: volumes.Mounts, Streaming: client, Recorder: recorder, Objects: objects, NodeAllocatable: a.allocatable,
 		Metrics: syncMetrics, Log: log.WithName("runtime")}); err != nil {

@@ -3,6 +3,7 @@ package fake
 import (
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +30,11 @@ const ptsName = "/dev/pts/0"
 //	grpc          like serve, with a gRPC health server
 //	sleep [S]     exits 0 after S seconds on the clock (never without S)
 //	exit [N]      prints "exiting with N", exits N
+//	write PATH TEXT [N]
+//	              writes TEXT to PATH and exits N (default 0), printing
+//	              nothing: PATH is written on the host when a mount's
+//	              container path is PATH (a termination-message file);
+//	              a path of the container's own filesystem is not kept
 //	alloc MB      prints "allocated MB MiB" and runs until stopped, or is
 //	              OOM-killed when the memory limit is below MB MiB
 //	echo ARGS...  prints ARGS, exits 0
@@ -146,6 +152,8 @@ func testbinProgram(args []string, env map[string]string, memLimit int64, cfg *r
 			code = n
 		}
 		return Program{Exits: true, ExitCode: exitCode(code), Stdout: []string{fmt.Sprintf("exiting with %d", code)}}
+	case "write":
+		return testbinWrite(args, cfg)
 	case "alloc":
 		mb, msg := parseAlloc(args)
 		if msg != "" {
@@ -278,4 +286,30 @@ func parseAlloc(args []string) (int, string) {
 // oomKills reports whether allocating mb MiB exceeds a memory limit.
 func oomKills(mb int, limit int64) bool {
 	return limit > 0 && int64(mb)<<20 >= limit
+}
+
+// testbinWrite is testbin's write mode: the file is written through the
+// container's mount of PATH, if it has one, when the container is
+// created (the fake runs its Behavior then).
+func testbinWrite(args []string, cfg *runtimeapi.ContainerConfig) Program {
+	if len(args) < 2 {
+		return testbinUsage("write: want PATH TEXT [N]")
+	}
+	code := 0
+	if len(args) > 2 {
+		n, err := strconv.Atoi(args[2])
+		if err != nil {
+			return testbinUsage("write: bad N %q", args[2])
+		}
+		code = n
+	}
+	for _, m := range cfg.GetMounts() {
+		if m.GetContainerPath() != args[0] {
+			continue
+		}
+		if err := os.WriteFile(m.GetHostPath(), []byte(args[1]), 0o644); err != nil {
+			return Program{Exits: true, ExitCode: 1, Stderr: []string{err.Error()}}
+		}
+	}
+	return Program{Exits: true, ExitCode: exitCode(code)}
 }

@@ -37,6 +37,12 @@
 //	    Prints "exiting with N" to stdout and exits with status N (default 0)
 //	    immediately.
 //
+//	write PATH TEXT [N]
+//	    Writes TEXT (no newline added) to the file PATH, replacing it, and
+//	    exits with status N (default 0), printing nothing: a container's
+//	    termination message (PATH its terminationMessagePath). If the file
+//	    cannot be written it prints the error to stderr and exits 1.
+//
 //	alloc MB
 //	    Allocates MB MiB and writes to every page, prints "allocated MB MiB"
 //	    to stdout, then sleeps until a signal and exits 0. Meant for memory
@@ -140,6 +146,23 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			code = n
 		}
 		fmt.Fprintf(stdout, "exiting with %d\n", code)
+		return code
+	case "write":
+		if len(args) < 2 {
+			return usage("write: want PATH TEXT [N]")
+		}
+		code := 0
+		if len(args) > 2 {
+			n, err := strconv.Atoi(args[2])
+			if err != nil {
+				return usage("write: bad N %q", args[2])
+			}
+			code = n
+		}
+		if err := os.WriteFile(args[0], []byte(args[1]), 0o644); err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
 		return code
 	case "alloc":
 		if len(args) == 0 {
