@@ -106,7 +106,8 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 	if a.mgr, err = runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: cfg.podLogsDir, RootDir: cfg.rootDir,
 		SandboxLabels: map[string]string{nodeLabel: cfg.hostname}, OwnPodsOnly: true,
 		HostIP: cfg.hostIP, Mounts: volumes.Mounts, Streaming: client, Recorder: recorder, Objects: objects, NodeAllocatable: a.allocatable,
-		Metrics: syncMetrics, Log: log.WithName("runtime")}); err != nil {
+		Metrics: syncMetrics, Log: log.WithName("runtime"), SingleProcessOOMKill: cfg.singleProcessOOMKill,
+		CgroupV2: a.runtimeName != fake.RuntimeName && cgroupmgr.HostMode() == cgroupmgr.ModeV2}); err != nil {
 		return nil, nil, err
 	}
 	if a.pleg, err = pleg.NewGeneric(pleg.Config{Runtime: a.mgr, Cache: a.cache, Clock: clk, RelistPeriod: cfg.relistPeriod,

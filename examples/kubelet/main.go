@@ -54,10 +54,13 @@ type config struct {
 	taints                                                                            []v1.Taint
 	kubeReserved, systemReserved                                                      string // name=quantity,...
 	cgroupsPerQOS, debugHandlers, fakeServesPorts                                     bool
-	serving                                                                           serving
-	gc                                                                                gcSettings
-	eviction                                                                          evictionSettings
-	verbosity                                                                         int
+	// singleProcessOOMKill is the config-file field (no flag, as in the
+	// kubelet): on cgroup v2, an OOM kill takes one process, not the container.
+	singleProcessOOMKill bool
+	serving              serving
+	gc                   gcSettings
+	eviction             evictionSettings
+	verbosity            int
 	// ignored are the kubelet flags and config fields given that the agent
 	// accepts without effect, logged once at start.
 	ignoredFlags, ignoredFields []string
