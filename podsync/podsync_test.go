@@ -27,6 +27,7 @@ type noProbes struct{ removed []types.UID }
 
 func (*noProbes) LivenessFailed(string) bool             { return false }
 func (*noProbes) StartupFailed(string) bool              { return false }
+func (*noProbes) StartupSucceeded(string) bool           { return true }
 func (*noProbes) UpdatePodStatus(*v1.Pod, *v1.PodStatus) {}
 func (p *noProbes) RemovePod(uid types.UID)              { p.removed = append(p.removed, uid) }
 
