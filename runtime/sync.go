@@ -54,7 +54,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus
 		}
 	} else {
 		for id, k := range a.ContainersToKill {
-			err := m.killContainer(ctx, pod, k.Container, id, k.Reason, nil)
+			err := m.killContainer(ctx, pod, k.Container, id, k.Reason, nil, nil)
 			res.add(ActionKillContainer, k.Name, err)
 			if err != nil {
 				return res
@@ -189,7 +189,7 @@ func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxC
 		if msg, err := m.runHook(ctx, pod, c, id, podIPs, c.Lifecycle.PostStart, 0); err != nil {
 			// The kubelet kills a container whose postStart hook failed.
 			m.event(pod, c, v1.EventTypeWarning, EventFailedPostStart, "PostStartHook failed")
-			kerr := m.killContainer(ctx, pod, c, id, "FailedPostStartHook", nil)
+			kerr := m.killContainer(ctx, pod, c, id, "FailedPostStartHook", nil, nil)
 			return fail(ErrPostStartHook, "pod %s: container %s: postStart hook failed: %w %s (kill: %v)", podRef(pod), c.Name, err, msg, kerr)
 		}
 	}
