@@ -78,7 +78,7 @@ func Generate(in Input) v1.PodStatus {
 	if in.Probes != nil {
 		in.Probes.UpdatePodStatus(pod, &out)
 	} else {
-		defaultProbes(&out)
+		defaultProbes(pod, &out)
 	}
 	// Probes first: the phase reads a restartable init container's Started
 	// (pending until its startup probe succeeds).
@@ -202,8 +202,10 @@ func restartable(c *v1.Container) bool {
 	return c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
 }
 
-// defaultProbes is the prober's answer for a pod without probes.
-func defaultProbes(s *v1.PodStatus) {
+// defaultProbes is the prober's answer for a pod without probes: running
+// containers and sidecars are started and ready; a regular init container
+// is ready only once it exited 0 (the kubelet's UpdatePodStatus).
+func defaultProbes(pod *v1.Pod, s *v1.PodStatus) {
 	for i := range s.ContainerStatuses {
 		c := &s.ContainerStatuses[i]
 		running := c.State.Running != nil
@@ -213,7 +215,11 @@ func defaultProbes(s *v1.PodStatus) {
 		c := &s.InitContainerStatuses[i]
 		running := c.State.Running != nil
 		c.Started = &running
-		c.Ready = running || (c.State.Terminated != nil && c.State.Terminated.ExitCode == 0)
+		if spec := kc.FindContainer(pod, c.Name); spec != nil && restartable(spec) {
+			c.Ready = running
+			continue
+		}
+		c.Ready = c.State.Terminated != nil && c.State.Terminated.ExitCode == 0
 	}
 }
 

@@ -209,3 +209,40 @@ func TestGenerate(t *testing.T) {
 		})
 	}
 }
+
+// Without a prober, Started and Ready are what the kubelet's UpdatePodStatus
+// gives containers without probes: a running sidecar is started and ready;
+// a regular init container is started while it runs but ready only once it
+// exited 0.
+func TestGenerateInitContainerStartedAndReadyWithoutProber(t *testing.T) {
+	for _, tc := range []struct {
+		name                string
+		sidecar             bool
+		state               kc.ContainerState
+		exit                int
+		wantStarted, wantOK bool
+	}{
+		{"kubelet UpdatePodStatus: regular init container running: started, not ready", false, kc.ContainerStateRunning, 0, true, false},
+		{"kubelet UpdatePodStatus: regular init container exited 0: ready", false, kc.ContainerStateExited, 0, false, true},
+		{"kubelet UpdatePodStatus: regular init container exited 1: not ready", false, kc.ContainerStateExited, 1, false, false},
+		{"kubelet UpdatePodStatus: sidecar running without probes: started and ready", true, kc.ContainerStateRunning, 0, true, true},
+		{"kubelet UpdatePodStatus: sidecar exited: not started, not ready", true, kc.ContainerStateExited, 0, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var sidecars, inits []string
+			if tc.sidecar {
+				sidecars = []string{"i"}
+			} else {
+				inits = []string{"i"}
+			}
+			pod := spec(v1.RestartPolicyAlways, inits, sidecars, "web")
+			s := podstatus.Generate(podstatus.Input{Pod: pod, Runtime: runtimeStatus(ctr("i", "c1", tc.state, tc.exit, 0)),
+				RuntimeName: "containerd", HostIPs: []string{"127.0.0.1"}})
+			require.Len(t, s.InitContainerStatuses, 1)
+			cs := s.InitContainerStatuses[0]
+			require.NotNil(t, cs.Started)
+			assert.Equal(t, tc.wantStarted, *cs.Started, "Started")
+			assert.Equal(t, tc.wantOK, cs.Ready, "Ready")
+		})
+	}
+}

@@ -4,11 +4,11 @@ import v1 "k8s.io/api/core/v1"
 
 // Phase is the kubelet's getPhase. s holds the container statuses (Started
 // set for restartable init containers); initializedBefore says a regular
-// container has run in the pod's newest sandbox, so sidecars restarting do
-// not send the pod back to Pending.
+// container has run in the pod's newest sandbox, so init containers that
+// are gone or sidecars restarting do not send the pod back to Pending.
 //
 //   - An init container that failed under restartPolicy Never: Failed.
-//   - A regular init container not done, a sidecar not started (unless
+//   - A regular init container not done or a sidecar not started (unless
 //     initializedBefore), or a container waiting for its first start:
 //     Pending.
 //   - Something running and every container known: Running.
@@ -17,7 +17,7 @@ import v1 "k8s.io/api/core/v1"
 //   - Otherwise Pending.
 func Phase(pod *v1.Pod, s *v1.PodStatus, initializedBefore bool) v1.PodPhase {
 	init := byName(s.InitContainerStatuses)
-	pendingInit, failedInit, pendingSidecars := 0, 0, 0
+	pendingInit, failedInit := 0, 0
 	var running, waiting, stopped, succeeded, unknown int
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
@@ -28,16 +28,16 @@ func Phase(pod *v1.Pod, s *v1.PodStatus, initializedBefore bool) v1.PodPhase {
 				unknown++
 			case cs.State.Running != nil:
 				if cs.Started == nil || !*cs.Started {
-					pendingSidecars++
+					pendingInit++
 				}
 				running++
 			case cs.State.Terminated != nil, cs.LastTerminationState.Terminated != nil:
 				// A stopped sidecar does not count.
 			case cs.State.Waiting != nil:
-				pendingSidecars++
+				pendingInit++
 				waiting++
 			default:
-				pendingSidecars++
+				pendingInit++
 				unknown++
 			}
 			continue
@@ -82,7 +82,7 @@ func Phase(pod *v1.Pod, s *v1.PodStatus, initializedBefore bool) v1.PodPhase {
 		return v1.PodFailed
 	}
 	switch {
-	case pendingInit > 0 || (pendingSidecars > 0 && !initializedBefore), waiting > 0:
+	case pendingInit > 0 && !initializedBefore, waiting > 0:
 		return v1.PodPending
 	case running > 0 && unknown == 0:
 		return v1.PodRunning

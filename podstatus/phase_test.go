@@ -75,6 +75,8 @@ func TestPhaseFollowsTheKubeletsGetPhase(t *testing.T) {
 		{"sidecar running, not started", spec(v1.RestartPolicyAlways, nil, []string{"s"}, "c"), statuses{running("s", false)}, statuses{waiting("c", "PodInitializing")}, false, v1.PodPending},
 		{"sidecar started, container running", spec(v1.RestartPolicyAlways, nil, []string{"s"}, "c"), statuses{running("s", true)}, statuses{running("c", true)}, true, v1.PodRunning},
 		{"sidecar restarting after the pod initialized", spec(v1.RestartPolicyAlways, nil, []string{"s"}, "c"), statuses{running("s", false)}, statuses{running("c", true)}, true, v1.PodRunning},
+		{"kubelet getPhase: init container status gone after initialization (pendingInitialization gated by podHasInitialized): Running", spec(v1.RestartPolicyAlways, []string{"i"}, []string{"s"}, "c"), statuses{waiting("i", "PodInitializing"), running("s", true)}, statuses{running("c", true)}, true, v1.PodRunning},
+		{"kubelet getPhase: regular init container rerun before the pod initialized: Pending", spec(v1.RestartPolicyAlways, []string{"i"}, []string{"s"}, "c"), statuses{running("i", true), running("s", true)}, statuses{waiting("c", "PodInitializing")}, false, v1.PodPending},
 		{"Never: sidecar stopped, container exited 0", spec(v1.RestartPolicyNever, nil, []string{"s"}, "c"), statuses{exited("s", 137)}, statuses{exited("c", 0)}, true, v1.PodSucceeded},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

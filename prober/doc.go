@@ -2,7 +2,8 @@
 // built to run 10,000 of them on one node.
 //
 // Semantics are the kubelet's (pkg/kubelet/prober): one worker per (pod,
-// container, probe type); results by container ID in three Results whose
+// container, probe type), sidecars (init containers with restartPolicy
+// Always) included, other init containers never probed; results by container ID in three Results whose
 // Updates channels the caller consumes; defaults timeout 1s, period 10s,
 // success threshold 1, failure threshold 3; a new container ID starts at
 // readiness Failure, liveness Success, startup Unknown; a result takes
@@ -11,7 +12,8 @@
 // readiness wait for the startup probe to succeed, which then stops; after a
 // liveness or startup failure a worker holds until a new container ID; a
 // probe that errors is retried three times and otherwise ignored; workers
-// stop when their container will not restart, when the pod is deleted
+// stop when their container will not restart (a sidecar always restarts),
+// when the pod is deleted
 // (liveness and startup report Success during shutdown) or on RemovePod.
 // The first probe of a worker created shortly after the agent started is
 // delayed by a random part of its period. A probe's own

@@ -131,14 +131,31 @@ func (m *Manager) StartupFailed(containerID string) bool {
 	return ok && r == probe.Failure
 }
 
-// AddPod starts workers for every probe of the pod's containers; probes
-// that already have a worker are left alone.
+// StartupSucceeded reports a container whose startup probe succeeded; the
+// runtime manager starts the init container after a sidecar only then.
+func (m *Manager) StartupSucceeded(containerID string) bool {
+	r, ok := m.startup.Get(containerID)
+	return ok && r == probe.Success
+}
+
+// AddPod starts workers for every probe of the pod's containers and
+// sidecars (restartable init containers: the kubelet probes them too, the
+// other init containers never); probes that already have a worker are left
+// alone.
 func (m *Manager) AddPod(pod *v1.Pod) {
 	now := m.cfg.Clock.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	var probed []*v1.Container
+	for i := range pod.Spec.InitContainers {
+		if c := &pod.Spec.InitContainers[i]; sidecar(c) {
+			probed = append(probed, c)
+		}
+	}
 	for i := range pod.Spec.Containers {
-		c := &pod.Spec.Containers[i]
+		probed = append(probed, &pod.Spec.Containers[i])
+	}
+	for _, c := range probed {
 		for t, spec := range map[ProbeType]*v1.Probe{Liveness: c.LivenessProbe, Readiness: c.ReadinessProbe, Startup: c.StartupProbe} {
 			if spec == nil {
 				continue
@@ -244,30 +261,64 @@ func (m *Manager) started(uid types.UID, container, containerID string) bool {
 }
 
 // UpdatePodStatus sets Started and Ready on the status's container
-// statuses from the probe results, as the kubelet does: a running container
-// has started when it has no startup probe or it succeeded, and is ready
-// when it has started and has no readiness probe or it succeeded. A
-// readiness probe without a result yet is run at once.
+// statuses from the probe results, as the kubelet's UpdatePodStatus does: a
+// running container has started when it has no startup probe or it
+// succeeded, and is ready when it has started and has no readiness probe or
+// it succeeded. A readiness probe without a result yet is run at once. Init
+// containers get Started the same way; a sidecar's Ready follows the same
+// rule, a regular init container is ready once it exited 0.
 func (m *Manager) UpdatePodStatus(pod *v1.Pod, status *v1.PodStatus) {
 	for i := range status.ContainerStatuses {
 		c := &status.ContainerStatuses[i]
-		id := kc.TrimRuntimeType(c.ContainerID)
-		started := c.State.Running != nil && m.started(pod.UID, c.Name, id)
+		started := m.isStarted(pod, c)
 		c.Started = &started
-		ready := false
-		if started {
-			if r, ok := m.readiness.Get(id); ok {
-				ready = r == probe.Success
-			} else if w := m.worker(pod.UID, c.Name, Readiness); w != nil {
-				m.sched.trigger(w)
-			} else {
-				ready = true
-			}
-		}
-		c.Ready = ready
+		c.Ready = started && m.isReady(pod, c)
 	}
 	for i := range status.InitContainerStatuses {
 		c := &status.InitContainerStatuses[i]
-		c.Ready = c.State.Terminated != nil && c.State.Terminated.ExitCode == 0
+		started := m.isStarted(pod, c)
+		c.Started = &started
+		spec := initContainer(pod, c.Name)
+		if spec == nil || !sidecar(spec) {
+			if c.State.Terminated != nil && c.State.Terminated.ExitCode == 0 {
+				c.Ready = true
+			}
+			continue
+		}
+		c.Ready = started && m.isReady(pod, c)
 	}
+}
+
+func (m *Manager) isStarted(pod *v1.Pod, c *v1.ContainerStatus) bool {
+	return c.State.Running != nil && m.started(pod.UID, c.Name, kc.TrimRuntimeType(c.ContainerID))
+}
+
+// isReady: a running, started container is ready when its readiness probe
+// succeeded or it has none.
+func (m *Manager) isReady(pod *v1.Pod, c *v1.ContainerStatus) bool {
+	if c.State.Running == nil {
+		return false
+	}
+	if r, ok := m.readiness.Get(kc.TrimRuntimeType(c.ContainerID)); ok && r == probe.Success {
+		return true
+	}
+	if w := m.worker(pod.UID, c.Name, Readiness); w != nil {
+		m.sched.trigger(w)
+		return false
+	}
+	return true
+}
+
+// sidecar: an init container with restartPolicy Always.
+func sidecar(c *v1.Container) bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
+}
+
+func initContainer(pod *v1.Pod, name string) *v1.Container {
+	for i := range pod.Spec.InitContainers {
+		if pod.Spec.InitContainers[i].Name == name {
+			return &pod.Spec.InitContainers[i]
+		}
+	}
+	return nil
 }

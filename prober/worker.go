@@ -109,7 +109,7 @@ func (w *worker) prepare() (status *kc.PodStatus, id string, probeNow, keep bool
 	}
 	if c.State != kc.ContainerStateRunning {
 		w.results.set(c.ID, probe.Failure, w.key.uid)
-		return nil, "", false, !willNotRestart(w.pod, c)
+		return nil, "", false, !willNotRestart(w.pod, w.container, c)
 	}
 	if w.pod.DeletionTimestamp != nil && (w.key.probeType == Liveness || w.key.probeType == Startup) {
 		// Shutting down: never kill a container for failing now.
@@ -198,8 +198,9 @@ func (w *worker) event(reason, format string, args ...any) {
 }
 
 // willNotRestart: a terminated container the restart policy leaves dead.
-func willNotRestart(pod *v1.Pod, c *kc.ContainerStatus) bool {
-	if c.State != kc.ContainerStateExited {
+// A sidecar is always restarted, whatever the pod's restartPolicy.
+func willNotRestart(pod *v1.Pod, spec *v1.Container, c *kc.ContainerStatus) bool {
+	if c.State != kc.ContainerStateExited || sidecar(spec) {
 		return false
 	}
 	switch pod.Spec.RestartPolicy {

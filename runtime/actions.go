@@ -39,30 +39,40 @@ type PodActions struct {
 	// SandboxID is the current sandbox (empty when none).
 	SandboxID string
 	Attempt   uint32
-	// NextInitContainerToStart is started before any regular container.
-	NextInitContainerToStart *v1.Container
+	// InitContainersToStart are indexes into pod.Spec.InitContainers, in
+	// spec order: the next init container to run and the sidecars
+	// (restartable init containers) to (re)start. They start before any
+	// regular container.
+	InitContainersToStart []int
 	// ContainersToStart are indexes into pod.Spec.Containers.
 	ContainersToStart []int
 	// ContainersToKill maps container IDs to why they are killed.
 	ContainersToKill map[string]ContainerToKill
 }
 
-// ProbeResults tells ComputePodActions which running containers failed their
-// liveness or startup probe (the prober's results managers).
+// ProbeResults tells ComputePodActions what the prober's results managers
+// know about running containers: which failed their liveness or startup
+// probe, and which passed their startup probe (a sidecar with a startup
+// probe holds back the next init container until it has).
 type ProbeResults interface {
 	LivenessFailed(containerID string) bool
 	StartupFailed(containerID string) bool
+	StartupSucceeded(containerID string) bool
 }
 
+// noProbeResults stands for a node without a prober: no probe ever fails,
+// and a startup probe counts as passed, so sidecars do not wait forever.
 type noProbeResults struct{}
 
-func (noProbeResults) LivenessFailed(string) bool { return false }
-func (noProbeResults) StartupFailed(string) bool  { return false }
+func (noProbeResults) LivenessFailed(string) bool   { return false }
+func (noProbeResults) StartupFailed(string) bool    { return false }
+func (noProbeResults) StartupSucceeded(string) bool { return true }
 
 // ComputePodActions is the kubelet's computePodActions: given the desired pod
 // and what the runtime reports, decide whether to (re)create the sandbox,
-// which init container runs next, which containers start and which are
-// killed. It does no I/O; restart back-off is applied later, when starting.
+// which init containers and sidecars start, which containers start and
+// which are killed. It does no I/O; restart back-off is applied later, when
+// starting.
 func ComputePodActions(pod *v1.Pod, status *kc.PodStatus, probes ProbeResults) PodActions {
 	if probes == nil {
 		probes = noProbeResults{}
@@ -94,35 +104,22 @@ func ComputePodActions(pod *v1.Pod, status *kc.PodStatus, probes ProbeResults) P
 			}
 			toStart = append(toStart, i)
 		}
-		if len(toStart) == 0 {
-			if _, _, done := nextInitContainer(pod, status); done {
-				a.CreateSandbox = false
-				return a
-			}
+		// Nothing to start and initialization done (a regular container
+		// was created): no new sandbox.
+		if len(toStart) == 0 && anyRegularContainerCreated(pod, status) {
+			a.CreateSandbox = false
+			return a
 		}
 		if len(pod.Spec.InitContainers) != 0 {
-			a.NextInitContainerToStart = &pod.Spec.InitContainers[0]
+			a.InitContainersToStart = []int{0}
 			return a
 		}
 		a.ContainersToStart = toStart
 		return a
 	}
 
-	last, next, done := nextInitContainer(pod, status)
-	if !done {
-		if next != nil {
-			failed := last != nil && initContainerFailed(last)
-			if failed && !restartOnFailure {
-				a.KillPod = true
-			} else {
-				if last != nil && last.State == kc.ContainerStateUnknown {
-					a.ContainersToKill[last.ID] = ContainerToKill{Name: next.Name, Container: next, Reason: KillReasonUnknownState,
-						Message: fmt.Sprintf("Init container is in %q state, try killing it before restart", last.State)}
-				}
-				a.NextInitContainerToStart = next
-			}
-		}
-		return a
+	if initialized := initContainerActions(pod, status, probes, &a); a.KillPod || !initialized {
+		return a // initialization failed or goes on: regular containers wait
 	}
 
 	keep := 0
@@ -163,7 +160,10 @@ func ComputePodActions(pod *v1.Pod, status *kc.PodStatus, probes ProbeResults) P
 		a.ContainersToKill[cs.ID] = ContainerToKill{Name: c.Name, Container: c, Reason: reason, Message: message}
 	}
 	if keep == 0 && len(a.ContainersToStart) == 0 {
+		// Every regular container is done for good: the pod is killed,
+		// sidecars included, and they are not restarted to keep it alive.
 		a.KillPod = true
+		a.InitContainersToStart = nil
 	}
 	return a
 }
@@ -227,42 +227,6 @@ func containerSucceeded(c *v1.Container, status *kc.PodStatus) bool {
 
 func initContainerFailed(cs *kc.ContainerStatus) bool {
 	return cs.State == kc.ContainerStateUnknown || (cs.State == kc.ContainerStateExited && cs.ExitCode != 0)
-}
-
-// nextInitContainer returns the status of the last failed init container (if
-// any), the init container to run next, and whether initialization is done.
-func nextInitContainer(pod *v1.Pod, status *kc.PodStatus) (*kc.ContainerStatus, *v1.Container, bool) {
-	inits := pod.Spec.InitContainers
-	if len(inits) == 0 {
-		return nil, nil, true
-	}
-	// A running regular container means initialization finished earlier.
-	for i := range pod.Spec.Containers {
-		if cs := status.FindContainerStatusByName(pod.Spec.Containers[i].Name); cs != nil && cs.State == kc.ContainerStateRunning {
-			return nil, nil, true
-		}
-	}
-	for i := len(inits) - 1; i >= 0; i-- {
-		if cs := status.FindContainerStatusByName(inits[i].Name); cs != nil && initContainerFailed(cs) {
-			return cs, &inits[i], false
-		}
-	}
-	for i := len(inits) - 1; i >= 0; i-- {
-		cs := status.FindContainerStatusByName(inits[i].Name)
-		if cs == nil {
-			continue
-		}
-		if cs.State == kc.ContainerStateRunning {
-			return nil, nil, false
-		}
-		if cs.State == kc.ContainerStateExited {
-			if i == len(inits)-1 {
-				return nil, nil, true
-			}
-			return nil, &inits[i+1], false
-		}
-	}
-	return nil, &inits[0], false
 }
 
 func networkNamespaceMode(pod *v1.Pod) runtimeapi.NamespaceMode {

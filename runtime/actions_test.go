@@ -39,6 +39,10 @@ type probes map[string]string
 func (p probes) LivenessFailed(id string) bool { return p[id] == "liveness" }
 func (p probes) StartupFailed(id string) bool  { return p[id] == "startup" }
 
+// StartupSucceeded: "started" passed its startup probe; "liveness" too (it is
+// past its startup probe when liveness runs).
+func (p probes) StartupSucceeded(id string) bool { return p[id] == "started" || p[id] == "liveness" }
+
 func TestComputePodActions(t *testing.T) {
 	base := testPod(v1.RestartPolicyAlways, "a", "b")
 	never := testPod(v1.RestartPolicyNever, "a", "b")
@@ -71,7 +75,7 @@ func TestComputePodActions(t *testing.T) {
 		killPod, create bool
 		attempt         uint32
 		sandboxID       string
-		init            string
+		init            []int
 		start           []int
 		kill            map[string]KillReason
 	}
@@ -120,17 +124,17 @@ func TestComputePodActions(t *testing.T) {
 			want{killPod: true, create: true, attempt: 3, sandboxID: "sb", start: []int{1}}},
 		{"deleting pod: nothing restarts", deleting, status(deleting, ready, cstatus(base, "a", "ca", kc.ContainerStateExited, 1),
 			cstatus(base, "b", "cb", kc.ContainerStateExited, 1)), nil, want{killPod: true, sandboxID: "sb"}},
-		{"init: new pod starts first init", withInit, nil, nil, want{killPod: true, create: true, init: "i1"}},
+		{"init: new pod starts first init", withInit, nil, nil, want{killPod: true, create: true, init: []int{0}}},
 		{"init: first done, second next", withInit, status(withInit, ready, cstatus(withInit, "i1", "c1", kc.ContainerStateExited, 0)), nil,
-			want{sandboxID: "sb", init: "i2"}},
+			want{sandboxID: "sb", init: []int{1}}},
 		{"init: running init waits", withInit, status(withInit, ready, cstatus(withInit, "i1", "c1", kc.ContainerStateRunning, 0)), nil,
 			want{sandboxID: "sb"}},
 		{"init: failed init restarts", withInit, status(withInit, ready, cstatus(withInit, "i1", "c1", kc.ContainerStateExited, 2)), nil,
-			want{sandboxID: "sb", init: "i1"}},
+			want{sandboxID: "sb", init: []int{0}}},
 		{"init: failed init with Never kills pod", initNever, status(initNever, ready, cstatus(initNever, "i1", "c1", kc.ContainerStateExited, 2)), nil,
 			want{killPod: true, sandboxID: "sb"}},
 		{"init: unknown init is killed and restarted", withInit, status(withInit, ready, cstatus(withInit, "i1", "c1", kc.ContainerStateUnknown, 0)), nil,
-			want{sandboxID: "sb", init: "i1", kill: map[string]KillReason{"c1": KillReasonUnknownState}}},
+			want{sandboxID: "sb", init: []int{0}, kill: map[string]KillReason{"c1": KillReasonUnknownState}}},
 		{"init: all done starts containers", withInit, status(withInit, ready, cstatus(withInit, "i2", "c2", kc.ContainerStateExited, 0),
 			cstatus(withInit, "i1", "c1", kc.ContainerStateExited, 0)), nil, want{sandboxID: "sb", start: []int{0}}},
 		{"init: running main container means init done", withInit, status(withInit, ready, cstatus(withInit, "a", "ca", kc.ContainerStateRunning, 0)), nil,
@@ -146,11 +150,7 @@ func TestComputePodActions(t *testing.T) {
 			assert.Equal(t, tc.want.create, got.CreateSandbox, "CreateSandbox")
 			assert.Equal(t, tc.want.attempt, got.Attempt, "Attempt")
 			assert.Equal(t, tc.want.sandboxID, got.SandboxID, "SandboxID")
-			if tc.want.init == "" {
-				assert.Nil(t, got.NextInitContainerToStart, "init")
-			} else if assert.NotNil(t, got.NextInitContainerToStart, "init") {
-				assert.Equal(t, tc.want.init, got.NextInitContainerToStart.Name)
-			}
+			assert.Equal(t, tc.want.init, got.InitContainersToStart, "InitContainersToStart")
 			assert.Equal(t, tc.want.start, got.ContainersToStart, "ContainersToStart")
 			kill := map[string]KillReason{}
 			for id, k := range got.ContainersToKill {

@@ -182,3 +182,42 @@ func TestContainerConfigEnvDefaultsToNodeAllocatable(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, cfg.Envs, &runtimeapi.KeyValue{Key: "MEM", Value: []byte("2048")})
 }
+
+// The API server's validation (validateInitContainers, validateContainers):
+// restartPolicy Always makes an init container a sidecar; a regular
+// container may have no restartPolicy.
+func TestContainerConfigRestartPolicy(t *testing.T) {
+	m := newTestManager(t)
+	always, never := v1.ContainerRestartPolicyAlways, v1.ContainerRestartPolicy("Never")
+	for _, tc := range []struct {
+		name    string
+		init    bool
+		policy  *v1.ContainerRestartPolicy
+		wantErr string
+	}{
+		{"sidecar: init container with restartPolicy Always", true, &always, ""},
+		{"init container without restartPolicy", true, nil, ""},
+		{"init container with restartPolicy Never", true, &never, `init container srv: restartPolicy: Unsupported value: "Never": supported values: "Always"`},
+		{"regular container with restartPolicy Always", false, &always, `container srv: restartPolicy: Forbidden: may not be set for non-init containers (value "Always")`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := webPod()
+			c := pod.Spec.Containers[0].DeepCopy()
+			c.RestartPolicy = tc.policy
+			if tc.init {
+				pod.Spec.InitContainers = []v1.Container{*c}
+				c = &pod.Spec.InitContainers[0]
+				pod.Spec.Containers[0].Name = "main"
+			} else {
+				pod.Spec.Containers[0] = *c
+			}
+			_, err := m.ContainerConfig(pod, c, ContainerInput{})
+			if tc.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.wantErr)
+		})
+	}
+}

@@ -38,7 +38,7 @@ type ContainerInput struct {
 // annotations, log path <name>/<restartCount>.log, mounts, and Linux
 // resources and security context. Errors name the container and the field.
 func (m *Manager) ContainerConfig(pod *v1.Pod, c *v1.Container, in ContainerInput) (*runtimeapi.ContainerConfig, error) {
-	if err := ValidateContainer(c); err != nil {
+	if err := validateContainerIn(pod, c); err != nil {
 		return nil, err
 	}
 	logPath, err := podpath.ContainerLogPath(c.Name, in.RestartCount)
@@ -152,7 +152,44 @@ func containerSecurityContext(pod *v1.Pod, c *v1.Container) *runtimeapi.LinuxCon
 // ValidateContainer checks the fields the runtime manager relies on, so a
 // spec the runtime cannot honour fails with an error naming the container
 // and the field instead of a runtime error, and only that container fails.
+// It is for regular containers: a restartPolicy is an error, as the API
+// server allows one on init containers only (ValidateInitContainer).
 func ValidateContainer(c *v1.Container) error {
+	if err := validateCommon(c); err != nil {
+		return err
+	}
+	if c.RestartPolicy != nil {
+		return fmt.Errorf("container %s: restartPolicy: Forbidden: may not be set for non-init containers (value %q)", c.Name, *c.RestartPolicy)
+	}
+	return nil
+}
+
+// ValidateInitContainer is ValidateContainer for an init container: its
+// restartPolicy may be unset or Always (a sidecar).
+func ValidateInitContainer(c *v1.Container) error {
+	if err := validateCommon(c); err != nil {
+		return err
+	}
+	if c.RestartPolicy != nil && *c.RestartPolicy != v1.ContainerRestartPolicyAlways {
+		return fmt.Errorf("init container %s: restartPolicy: Unsupported value: %q: supported values: %q", c.Name, *c.RestartPolicy, v1.ContainerRestartPolicyAlways)
+	}
+	return nil
+}
+
+// validateContainerIn validates c as an init container when it is one of
+// the pod's, else as a regular container.
+func validateContainerIn(pod *v1.Pod, c *v1.Container) error {
+	if pod != nil {
+		for i := range pod.Spec.InitContainers {
+			if pod.Spec.InitContainers[i].Name == c.Name {
+				return ValidateInitContainer(c)
+			}
+		}
+	}
+	return ValidateContainer(c)
+}
+
+func validateCommon(c *v1.Container) error {
 	if errs := validation.IsDNS1123Label(c.Name); len(errs) > 0 {
 		return fmt.Errorf("container %q: name: Invalid value: %q: %s", c.Name, c.Name, errs[0])
 	}
@@ -163,9 +200,6 @@ func ValidateContainer(c *v1.Container) error {
 		if err := validatePort(p); err != nil {
 			return fmt.Errorf("container %s: ports[%d].%w", c.Name, i, err)
 		}
-	}
-	if c.RestartPolicy != nil {
-		return fmt.Errorf("container %s: restartPolicy: Unsupported value: %q: restartable init containers (sidecars) are not supported yet", c.Name, *c.RestartPolicy)
 	}
 	return nil
 }

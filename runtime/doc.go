@@ -14,9 +14,15 @@
 //     runtime's state back through the kubelet's labels; SyncPod computes the
 //     actions with ComputePodActions (a pure function, table-tested) and
 //     carries them out: sandbox from the pod spec, init containers in order,
-//     containers with their resources (package resources, shared with
+//     sidecars (init containers with restartPolicy Always) in their place
+//     among them — the next init container waits until the sidecar runs and
+//     passed its startup probe — and kept running, restarted whenever they
+//     exit, whatever the pod's restartPolicy; containers with their resources (package resources, shared with
 //     cgroupmgr), restart policy and CrashLoopBackOff (10s doubling to 5m);
-//     KillPod stops everything within the grace period, RemovePod cleans up.
+//     KillPod stops everything within the grace period — regular
+//     containers first, in parallel, then the sidecars in reverse spec
+//     order, as the kubelet's termination ordering does — and RemovePod
+//     cleans up.
 //
 // # Why a thin client, not k8s.io/cri-client
 //
@@ -46,9 +52,8 @@
 //
 // # Deviations from the kubelet
 //
-// Restartable init containers (sidecars), ephemeral containers, in-place
-// resize, image pull secrets and the termination-message file are not
-// handled yet; a sidecar is refused with an error naming the field. The
+// Ephemeral containers, in-place resize, image pull secrets and the
+// termination-message file are not handled yet. The
 // container hash covers name and image only, as the kubelet's does since
 // v1.31. Back-off has no jitter, so tests can predict it.
 package runtime

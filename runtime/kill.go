@@ -42,12 +42,17 @@ func (m *Manager) TerminatePod(ctx context.Context, pod *v1.Pod, gracePeriodOver
 	return st, m.RemovePod(ctx, pod.UID)
 }
 
-// KillPod stops every running container of the pod in parallel, each with
-// its grace period (preStop hook first), then stops all its sandboxes. pod
-// may be nil for a pod only the runtime still knows; grace periods then come
-// from the containers' annotations. gracePeriodOverride, if set, replaces
-// every grace period (0 kills at once). Containers and sandboxes are stopped,
-// not removed: call RemovePod when their status is no longer needed.
+// KillPod stops every running container of the pod, each with its grace
+// period (preStop hook first), then stops all its sandboxes. Regular
+// containers stop in parallel; a pod with sidecars stops them only once
+// every regular container has exited, in reverse spec order, each within
+// its own grace period (the kubelet's termination ordering). pod may be nil
+// for a pod only the runtime still knows; grace periods then come from the
+// containers' annotations, and all stop in parallel. gracePeriodOverride, if
+// set, replaces every grace period; as in the kubelet, the preStop hook
+// still runs within it and the stop still gets at least
+// MinimumGracePeriod. Containers and sandboxes are stopped, not removed:
+// call RemovePod when their status is no longer needed.
 func (m *Manager) KillPod(ctx context.Context, pod *v1.Pod, running *kc.Pod, gracePeriodOverride *int64) error {
 	return m.killPodWithStatus(ctx, pod, running, gracePeriodOverride).Err()
 }
@@ -56,6 +61,13 @@ func (m *Manager) killPodWithStatus(ctx context.Context, pod *v1.Pod, running *k
 	res := &SyncResult{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	var names []string
+	for _, c := range running.Containers {
+		if c.State == kc.ContainerStateRunning {
+			names = append(names, c.Name)
+		}
+	}
+	order := newTermOrder(m.cfg.Clock, pod, names)
 	for _, c := range running.Containers {
 		if c.State != kc.ContainerStateRunning {
 			continue
@@ -67,7 +79,7 @@ func (m *Manager) killPodWithStatus(ctx context.Context, pod *v1.Pod, running *k
 			if pod != nil {
 				spec = kc.FindContainer(pod, c.Name)
 			}
-			err := m.killContainer(ctx, pod, spec, c.ID, KillReasonPodTerminating, override)
+			err := m.killContainer(ctx, pod, spec, c.ID, KillReasonPodTerminating, override, order)
 			mu.Lock()
 			res.add(ActionKillContainer, c.Name, err)
 			mu.Unlock()
@@ -87,10 +99,12 @@ func (m *Manager) killPodWithStatus(ctx context.Context, pod *v1.Pod, running *k
 	return res
 }
 
-// killContainer runs the preStop hook within the grace period, then asks the
-// runtime to stop the container with what is left of it (at least the
-// minimum grace period, unless overridden).
-func (m *Manager) killContainer(ctx context.Context, pod *v1.Pod, spec *v1.Container, id string, reason KillReason, override *int64) error {
+// killContainer is the kubelet's killContainer: the grace period (the
+// override, if any, replaces it), the preStop hook within it, then, in a
+// pod with sidecars, the wait for the container's turn (order) within what
+// is left, and the stop with the rest — never less than MinimumGracePeriod,
+// so a container always gets a chance to exit cleanly.
+func (m *Manager) killContainer(ctx context.Context, pod *v1.Pod, spec *v1.Container, id string, reason KillReason, override *int64, order *termOrder) error {
 	var li kc.LabelInfo
 	if pod == nil || spec == nil {
 		// Restore what we need from the container's own labels.
@@ -104,33 +118,37 @@ func (m *Manager) killContainer(ctx context.Context, pod *v1.Pod, spec *v1.Conta
 		li = kc.ReadLabels(st.Status.Labels, st.Status.Annotations)
 	}
 	grace := gracePeriod(pod, spec, li, reason)
+	name := li.ContainerName
 	if spec != nil {
+		name = spec.Name
 		m.event(pod, spec, v1.EventTypeNormal, EventKilling, "%s", killMessage(spec.Name, reason))
+	}
+	if override != nil {
+		grace = *override
 	}
 	preStop := li.PreStop
 	if spec != nil && spec.Lifecycle != nil {
 		preStop = spec.Lifecycle.PreStop
 	}
-	if preStop != nil && grace > 0 && override == nil {
+	if preStop != nil && grace > 0 {
 		start := m.cfg.Clock.Now()
-		var name string
-		if spec != nil {
-			name = spec.Name
-		}
 		if msg, err := m.runHook(ctx, pod, spec, id, nil, preStop, time.Duration(grace)*time.Second); err != nil {
 			m.event(pod, spec, v1.EventTypeWarning, EventFailedPreStop, "PreStopHook failed")
 			m.log().Info("preStop hook failed", "container", name, "id", id, "error", err.Error(), "output", msg)
 		}
 		grace -= int64(m.cfg.Clock.Since(start) / time.Second)
 	}
+	if order != nil && grace > 0 {
+		grace -= int64(order.waitForTurn(name, grace) / time.Second)
+	}
 	if min := int64(m.cfg.MinimumGracePeriod / time.Second); grace < min {
 		grace = min
 	}
-	if override != nil {
-		grace = *override
-	}
 	if err := m.cfg.Runtime.StopContainer(ctx, id, grace); err != nil {
 		return fail(ErrKillContainer, "container %s: %w", id, err)
+	}
+	if order != nil {
+		order.stopped(name)
 	}
 	return nil
 }

@@ -158,6 +158,7 @@ type failedLiveness struct{ id string }
 
 func (f failedLiveness) LivenessFailed(id string) bool { return id == f.id }
 func (f failedLiveness) StartupFailed(string) bool     { return false }
+func (f failedLiveness) StartupSucceeded(string) bool  { return true }
 
 func TestSyncPodInitContainers(t *testing.T) {
 	e := newManagerEnv(t)

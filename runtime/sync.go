@@ -28,8 +28,9 @@ type SyncOptions struct {
 //  2. kill the pod when the sandbox must be recreated, else kill the
 //     containers that must go;
 //  3. create the sandbox if needed;
-//  4. start the next init container, or else the containers to start, each
-//     after its CrashLoopBackOff and image pull.
+//  4. start the init containers and sidecars to start, in spec order, then
+//     the regular containers to start, each after its CrashLoopBackOff and
+//     image pull. A sidecar that fails to start does not hold back the rest.
 //
 // A failing container does not stop the others; every step is in the result.
 func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus, opts SyncOptions) *SyncResult {
@@ -53,14 +54,14 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus
 		}
 	} else {
 		for id, k := range a.ContainersToKill {
-			err := m.killContainer(ctx, pod, k.Container, id, k.Reason, nil)
+			err := m.killContainer(ctx, pod, k.Container, id, k.Reason, nil, nil)
 			res.add(ActionKillContainer, k.Name, err)
 			if err != nil {
 				return res
 			}
 		}
 	}
-	if a.NextInitContainerToStart != nil {
+	if len(a.InitContainersToStart) > 0 {
 		m.pruneInitContainers(ctx, pod, status)
 	}
 
@@ -98,9 +99,11 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus
 		res.add(action, c.Name, err)
 		return err
 	}
-	if c := a.NextInitContainerToStart; c != nil {
-		_ = start(ActionInitContainer, c)
-		return res // one init container per sync, as the kubelet does
+	for _, i := range a.InitContainersToStart {
+		c := &pod.Spec.InitContainers[i]
+		if err := start(ActionInitContainer, c); err != nil && !IsRestartableInitContainer(c) {
+			return res // a regular init container that failed to start holds the rest back
+		}
 	}
 	for _, i := range a.ContainersToStart {
 		_ = start(ActionStartContainer, &pod.Spec.Containers[i])
@@ -153,7 +156,7 @@ func (m *Manager) checkBackOff(pod *v1.Pod, c *v1.Container, status *kc.PodStatu
 
 func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxCfg *runtimeapi.PodSandboxConfig,
 	pod *v1.Pod, c *v1.Container, status *kc.PodStatus, podIPs []string) error {
-	if err := ValidateContainer(c); err != nil {
+	if err := validateContainerIn(pod, c); err != nil {
 		return fail(ErrCreateConfig, "pod %s: %w", podRef(pod), err)
 	}
 	imageRef, err := m.ensureImage(ctx, pod, c, sandboxCfg)
@@ -197,7 +200,7 @@ func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxC
 		if msg, err := m.runHook(ctx, pod, c, id, podIPs, c.Lifecycle.PostStart, 0); err != nil {
 			// The kubelet kills a container whose postStart hook failed.
 			m.event(pod, c, v1.EventTypeWarning, EventFailedPostStart, "PostStartHook failed")
-			kerr := m.killContainer(ctx, pod, c, id, "FailedPostStartHook", nil)
+			kerr := m.killContainer(ctx, pod, c, id, "FailedPostStartHook", nil, nil)
 			return fail(ErrPostStartHook, "pod %s: container %s: postStart hook failed: %w %s (kill: %v)", podRef(pod), c.Name, err, msg, kerr)
 		}
 	}
