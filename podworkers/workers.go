@@ -340,6 +340,33 @@ func (w *Workers) Pods() []*v1.Pod {
 	return out
 }
 
+// SourcePods returns every pod its source still has, in any state:
+// wanted, waiting, being killed by the node, or done (Terminated: finished
+// or evicted), but not a pod its source removed nor a runtime-only orphan.
+// They are the kubelet's pod manager's pods: those the node's API lists
+// and serves logs for, so a completed Job's logs stay readable.
+func (w *Workers) SourcePods() []*v1.Pod {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]*v1.Pod, 0, len(w.m.pods))
+	for _, st := range w.m.pods {
+		if sourceHas(st) {
+			out = append(out, st.pod)
+		}
+	}
+	return out
+}
+
+// sourceHas says whether st's source still has the pod: a termination
+// that is neither the node's (a kill with options) nor a finished pod's
+// comes from its source's removal.
+func sourceHas(st *podState) bool {
+	if st.runtimeOnly || st.removed {
+		return false
+	}
+	return st.state != Terminating || st.kill != nil || st.finished
+}
+
 // ActivePods returns the pods whose resources and host ports a new pod
 // must fit beside (the kubelet's filterOutInactivePods, which admission
 // reads): the wanted pods and those still terminating, whose containers

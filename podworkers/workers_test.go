@@ -286,3 +286,31 @@ func TestWorkersActivePods(t *testing.T) {
 		})
 	}
 }
+
+func TestWorkersSourcePods(t *testing.T) {
+	finished := pod("f", "job")
+	finished.Status.Phase = v1.PodSucceeded
+	for _, tc := range []struct {
+		name    string
+		updates []podworkers.Update
+		want    []string
+	}{
+		{"kubelet pod manager: a finished pod stays until its source removes it (its logs are served)",
+			[]podworkers.Update{{Type: podworkers.SyncPodCreate, Pod: pod("a", "web")}, {Type: podworkers.SyncPodCreate, Pod: finished}},
+			[]string{"a", "f"}},
+		{"kubelet pod manager: a pod its source removed is gone at once, even while it is killed",
+			[]podworkers.Update{{Type: podworkers.SyncPodCreate, Pod: pod("a", "web")}, {Type: podworkers.SyncPodKill, Pod: pod("a", "web")}},
+			[]string{}},
+		{"kubelet pod manager: an orphan only the runtime has is not there",
+			[]podworkers.Update{{Type: podworkers.SyncPodKill, RuntimeOnly: true, Pod: pod("o", "orphan")}},
+			[]string{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			for _, u := range tc.updates {
+				e.w.UpdatePod(u)
+			}
+			assert.ElementsMatch(t, tc.want, names(e.w.SourcePods()))
+		})
+	}
+}

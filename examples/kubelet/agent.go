@@ -283,17 +283,17 @@ func (a *agent) logError(err error, msg string) {
 	}
 }
 
-// Pods are the pods the workers want, by name, with their statuses: the
-// API server's PodLister.
+// Pods are the pods the node has from its sources (finished ones
+// included), by name, with their statuses: the API server's PodLister.
 func (a *agent) Pods() []v1.Pod {
-	pods := a.statuses.PodsOf(a.workers.Pods())
+	pods := a.statuses.PodsOf(a.workers.SourcePods())
 	sort.Slice(pods, func(i, j int) bool { return pods[i].Namespace+"/"+pods[i].Name < pods[j].Namespace+"/"+pods[j].Name })
 	return pods
 }
 
 // logPath finds a container's log file for /containerLogs.
 func (a *agent) logPath(ctx context.Context, ns, name, container string, previous bool) (string, error) {
-	for _, p := range a.workers.Pods() {
+	for _, p := range a.workers.SourcePods() {
 		if p.Namespace == ns && p.Name == name {
 			return a.mgr.ContainerLogPath(ctx, p.UID, name, ns, container, previous)
 		}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"testing"
 	"time"
 
@@ -181,4 +182,40 @@ func TestAPIPodsAdmittedAsTheKubelet(t *testing.T) {
 		assert.Empty(t, p.Status.ContainerStatuses, "%s never ran", name)
 	}
 	assert.Contains(t, c.get("too-big").Status.Message, "Node didn't have enough resource: cpu, requested: 64000")
+}
+
+// TestTerminationMessagesOnContainerd: what a container writes to its
+// terminationMessagePath becomes its terminated state's message; with
+// FallbackToLogsOnError a failed container's log tail does. The pods are
+// finished (Failed) and stay so, and their logs are still served.
+func TestTerminationMessagesOnContainerd(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c, stop := startClusterAgent(t, ctx)
+	defer stop()
+	fallback := testbin("c", "exit", "4")
+	fallback.TerminationMessagePolicy = v1.TerminationMessageFallbackToLogsOnError
+	custom := testbin("c", "write", "/tmp/my-message", "custom path", "0")
+	custom.TerminationMessagePath = "/tmp/my-message"
+	for name, ctr := range map[string]v1.Container{"says-bye": testbin("c", "write", "/dev/termination-log", "bye", "3"),
+		"falls-back": fallback, "custom-path": custom} {
+		c.create(name, v1.PodSpec{RestartPolicy: v1.RestartPolicyNever, Containers: []v1.Container{ctr}})
+	}
+	for name, want := range map[string]struct {
+		phase   v1.PodPhase
+		code    int32
+		message string
+	}{"says-bye": {v1.PodFailed, 3, "bye"}, "falls-back": {v1.PodFailed, 4, "exiting with 4\n"},
+		"custom-path": {v1.PodSucceeded, 0, "custom path"}} {
+		within(t, 60*time.Second, name+" finished", func() bool { return c.get(name).Status.Phase == want.phase })
+		term := containerStatus(c.get(name), "c").State.Terminated
+		require.NotNil(t, term, name)
+		assert.Equal(t, want.code, term.ExitCode, name)
+		assert.Equal(t, want.message, term.Message, name)
+	}
+	path, err := c.a.logPath(ctx, "default", "falls-back", "c", false)
+	require.NoError(t, err, "a finished pod's logs are served")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "exiting with 4")
 }
