@@ -78,6 +78,12 @@ func TestPackageDependencies(t *testing.T) {
 		// k8s.io/component-helpers for the kubelet's pod requests, node
 		// affinity and taint helpers (klog, logr come with it).
 		{"admission", nil, light, 19},
+		// The kubelet's composition: every package a node agent runs, not
+		// the process's parts (serverauth's k8s.io/apiserver, kubeletflags).
+		{"nodeagent", []string{"admission", "cgroupmgr", "eviction", "fieldpath", "gc", "internal/fsstats", "kubecontainer",
+			"mirrorpod", "nodestatus", "pleg", "pleg/plegmetrics", "podpath", "podsource", "podsource/apiserver", "podstatus",
+			"podstatus/apiclient", "podsync", "podworkers", "prober", "prober/probe", "resources", "runtime", "runtime/fake",
+			"server", "statuscache", "volume", "volume/apiclient"}, nil, 74},
 	} {
 		t.Run(tc.pkg, func(t *testing.T) {
 			out, err := exec.Command("go", "list", "-deps", "-f",

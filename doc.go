@@ -20,7 +20,8 @@
 //	podsync/      the workers' Syncer: sync, terminate, housekeeping
 //	server/       the kubelet's HTTP API: pods, healthz, metrics, stats, logs
 //	eviction/, gc/, node status and lease  (planned: open issues)
-//	examples/kubelet  a node agent composed from the packages
+//	nodeagent/    the packages composed as the kubelet composes them (one node agent)
+//	examples/kubelet  nodeagent behind the kubelet's flags
 //
 // Wiring a pod onto containerd takes a few lines:
 //

@@ -12,6 +12,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+	"github.com/nodekit-dev/nodekit/nodeagent"
 	"github.com/nodekit-dev/nodekit/runtime/fake"
 )
 
@@ -98,6 +99,6 @@ func TestOrphanedPodsAreKilled(t *testing.T) {
 		return len(sbs) == 1
 	}
 	eventually(t, "orphan killed and removed", func() bool { return !exists(mine) })
-	time.Sleep(2 * housekeepingPeriod) // another clean-up round
+	time.Sleep(2 * nodeagent.HousekeepingPeriod) // another clean-up round
 	assert.True(t, exists(theirs), "another node's pod is not this agent's to kill")
 }

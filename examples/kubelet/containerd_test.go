@@ -89,7 +89,7 @@ spec:
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
-	assert.Equal(t, "containerd", a.runtimeName)
+	assert.Equal(t, "containerd", a.RuntimeName())
 	web := pod("web-e2e")
 	podCgroup := filepath.Join("/sys/fs/cgroup/memory", cgroupRoot, "kubepods/besteffort/pod"+string(web.UID))
 	assert.DirExists(t, podCgroup, "the pod runs in its QoS-class pod cgroup")
@@ -97,7 +97,7 @@ spec:
 	assert.True(t, isTmpfsMount(memVolume), "memory emptyDir is a tmpfs of its own")
 	assert.DirExists(t, hostDir, "hostPath DirectoryOrCreate created")
 
-	sum, err := a.summary.Summary(ctx)
+	sum, err := a.Summary().Summary(ctx)
 	require.NoError(t, err)
 	var found bool
 	for _, ps := range sum.Pods {
@@ -160,7 +160,7 @@ func TestAgentSurvivesContainerdRestart(t *testing.T) {
 		stop()
 		for _, p := range a.Pods() {
 			assert.NoError(t, a.mgr.RemovePod(context.Background(), p.UID))
-			assert.NoError(t, a.cgroups.DestroyPodCgroup(&p))
+			assert.NoError(t, a.Cgroups().DestroyPodCgroup(&p))
 		}
 		cg, err := cgroupmgr.New(cgroupmgr.Config{CgroupRoot: cgroupRoot})
 		require.NoError(t, err)

@@ -1,21 +1,14 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
-	"strings"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	kubeletconfig "k8s.io/kubelet/config/v1beta1"
 
 	"github.com/nodekit-dev/nodekit/eviction"
-	"github.com/nodekit-dev/nodekit/gc"
-	"github.com/nodekit-dev/nodekit/podworkers"
 	"github.com/nodekit-dev/nodekit/resources"
-	"github.com/nodekit-dev/nodekit/runtime/fake"
 )
 
 // evictionSettings are the kubelet's eviction flags and fields.
@@ -61,40 +54,4 @@ func (e *evictionSettings) finish() error {
 	var err error
 	e.thresholds, err = eviction.ParseFlags(e.flags)
 	return err
-}
-
-// newEviction builds the eviction manager over the node's real signals
-// (statfs of --root-dir and of the runtime's filesystems, /proc, the
-// cgroups), the summary's pod stats, and the pod workers: an evicted pod
-// is killed with the eviction's grace period and keeps its Failed status.
-func (a *agent) newEviction(client eviction.RuntimeFsInfo) error {
-	lc := eviction.LinuxConfig{RootDir: a.cfg.rootDir}
-	if a.runtimeName != fake.RuntimeName { // the fake's image filesystem is not on this machine
-		lc.Runtime = client
-	}
-	if a.cgroups != nil {
-		lc.KubepodsCgroup = strings.TrimPrefix(a.cgroups.Path(a.cgroups.KubepodsCgroupName()), "/")
-	}
-	signals, err := eviction.NewLinuxSignals(lc)
-	if err != nil {
-		return err
-	}
-	cfg := eviction.Config{Thresholds: a.cfg.eviction.thresholds, PressureTransitionPeriod: a.cfg.eviction.transition,
-		MaxPodGracePeriodSeconds: int64(a.cfg.eviction.maxPodGrace), LocalStorageCapacityIsolation: a.cfg.eviction.localStorage,
-		Summary: a.summary, Signals: signals, DiskInfo: signals, Pods: eviction.PodListerFunc(a.workers.Pods),
-		Killer: eviction.PodKillerFunc(a.evict), Reclaimer: gc.NodeReclaimer{Containers: a.containerGC, Images: a.imageGC},
-		PodCleanedUp: a.workers.IsTerminated, Clock: a.clock, Log: a.log.WithName("eviction")}
-	if a.cluster != nil {
-		cfg.Recorder = a.cluster.recorder
-		cfg.NodeRef = &v1.ObjectReference{Kind: "Node", Name: a.cfg.hostname, UID: types.UID(a.cfg.hostname)}
-	}
-	a.eviction, err = eviction.New(cfg)
-	return err
-}
-
-// evict kills an evicted pod through its worker and waits, as the
-// kubelet's killPodNow.
-func (a *agent) evict(ctx context.Context, e eviction.Eviction) error {
-	return a.workers.KillPodNow(ctx, e.Pod, podworkers.KillPodOptions{GracePeriodSecondsOverride: &e.GracePeriodSeconds,
-		Status: e.UpdateStatus})
 }

@@ -1,15 +1,11 @@
 package main
 
 import (
-	"context"
 	"flag"
-	"fmt"
 
-	"k8s.io/apimachinery/pkg/types"
 	kubeletconfig "k8s.io/kubelet/config/v1beta1"
 
 	"github.com/nodekit-dev/nodekit/gc"
-	"github.com/nodekit-dev/nodekit/runtime"
 )
 
 // gcSettings are the kubelet's garbage collection flags and fields.
@@ -38,33 +34,4 @@ func applyGCConfig(set map[string]bool, g *gcSettings, kc *kubeletconfig.Kubelet
 	}
 	take(set, "", &g.images.MinAge, kc.ImageMinimumGCAge.Duration)
 	take(set, "", &g.images.MaxAge, kc.ImageMaximumGCAge.Duration)
-}
-
-// newGC builds the container and image collectors over the runtime: only
-// this agent's sandboxes and their containers, pods gone once their
-// worker is, nothing before every source has delivered.
-func (a *agent) newGC(ctx context.Context, client *runtime.Client) error {
-	g := a.cfg.gc
-	var recorder gc.EventRecorder
-	if a.cluster != nil {
-		recorder = a.cluster.recorder
-	}
-	var err error
-	a.containerGC, err = gc.NewContainerGC(gc.ContainerConfig{Runtime: client, Policy: &g.containers,
-		PodState:        gc.PodStateFunc(func(uid types.UID) bool { return !a.workers.Known()[uid] }),
-		AllSourcesReady: a.mux.AllSourcesReady, SandboxSelector: map[string]string{nodeLabel: a.cfg.hostname},
-		PodLogsDir: a.cfg.podLogsDir, Recorder: recorder, NodeName: a.cfg.hostname, Clock: a.clock, Log: a.log.WithName("container-gc")})
-	if err != nil {
-		return fmt.Errorf("container GC: %w", err)
-	}
-	sandboxImage := g.sandboxImage
-	if img, err := client.SandboxImage(ctx); err == nil && img != "" {
-		sandboxImage = img // the one the runtime really uses
-	}
-	a.imageGC, err = gc.NewImageGC(gc.ImageConfig{Images: client, Containers: client, Policy: &g.images, SandboxImage: sandboxImage,
-		Recorder: recorder, NodeName: a.cfg.hostname, Clock: a.clock, Log: a.log.WithName("image-gc")})
-	if err != nil {
-		return fmt.Errorf("image GC: %w", err)
-	}
-	return nil
 }

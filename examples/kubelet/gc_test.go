@@ -61,8 +61,8 @@ func TestAgentCollectsDeadContainers(t *testing.T) {
 		return n
 	}
 	eventually(t, "two dead instances of the crashing container", func() bool { return dead() >= 2 })
-	eventually(t, "all sources ready", a.mux.AllSourcesReady)
-	res, err := a.containerGC.GarbageCollect(ctx)
+	eventually(t, "all sources ready", a.AllSourcesReady)
+	res, err := a.ContainerGC().GarbageCollect(ctx)
 	require.NoError(t, err)
 	assert.NotEmpty(t, res.Containers)
 	// The next restart is 20s of back-off away: no new exit meanwhile.

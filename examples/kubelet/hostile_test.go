@@ -177,7 +177,7 @@ func TestHostileManifestsStayInside(t *testing.T) {
 	defer cancel()
 	a, _, stop := startFakeAgent(t, ctx, manifests, "--root-dir", root, "--pod-logs-dir", logs)
 	defer stop()
-	files := a.sources[0].(*podsource.FileSource)
+	files := a.FileSource()
 
 	eventually(t, "the good pods running", func() bool {
 		g, d := podNamed(a, "good-n1"), podNamed(a, "dup-n1")

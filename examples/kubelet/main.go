@@ -246,7 +246,7 @@ func run(ctx context.Context, cfg config, slogger *slog.Logger) error {
 	if err := a.serve(sctx, &servers); err != nil {
 		return err
 	}
-	slogger.Info("nodekit agent started", "node", cfg.hostname, "manifests", cfg.manifestPath, "runtime", a.runtimeName,
+	slogger.Info("nodekit agent started", "node", cfg.hostname, "manifests", cfg.manifestPath, "runtime", a.RuntimeName(),
 		"relistPeriod", cfg.relistPeriod, "syncFrequency", cfg.syncFrequency, "healthzPort", cfg.serving.healthz, "port", cfg.serving.port, "readOnlyPort", cfg.serving.readOnlyPort)
 	a.run(ctx)
 	slogger.Info("shutting down; pods keep running in the runtime")

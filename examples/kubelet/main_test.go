@@ -171,7 +171,7 @@ spec:
 	// The predicate admit handler refuses the pod whose node selector does
 	// not match, with the kubelet's rejectPod status.
 	eventually(t, "pod for another node rejected", func() bool {
-		return slices.ContainsFunc(a.statuses.Pods(), func(p v1.Pod) bool {
+		return slices.ContainsFunc(a.Statuses().Pods(), func(p v1.Pod) bool {
 			return p.Name == "elsewhere-n1" && p.Status.Phase == v1.PodFailed && p.Status.Reason == "NodeAffinity" &&
 				p.Status.Message == "Pod was rejected: Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector"
 		})

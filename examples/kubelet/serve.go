@@ -144,11 +144,11 @@ func (a *agent) serve(ctx context.Context, wg *sync.WaitGroup) error {
 		if err != nil {
 			return err
 		}
-		if err := listen(s.address, s.port, auth.Filter(a.api), func(l net.Listener) net.Listener { return tls.NewListener(l, tlsCfg) }); err != nil {
+		if err := listen(s.address, s.port, auth.Filter(a.APIHandler()), func(l net.Listener) net.Listener { return tls.NewListener(l, tlsCfg) }); err != nil {
 			return err
 		}
 	}
-	if err := errors.Join(listen(s.address, s.readOnlyPort, a.readOnly, nil), listen(s.healthzAddress, s.healthz, a.api.Healthz(), nil)); err != nil {
+	if err := errors.Join(listen(s.address, s.readOnlyPort, a.ReadOnlyHandler(), nil), listen(s.healthzAddress, s.healthz, a.APIHandler().Healthz(), nil)); err != nil {
 		for _, l := range ls {
 			_ = l.l.Close()
 		}

@@ -1,0 +1,307 @@
+package nodeagent
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/nodekit-dev/nodekit/admission"
+	"github.com/nodekit-dev/nodekit/cgroupmgr"
+	"github.com/nodekit-dev/nodekit/eviction"
+	"github.com/nodekit-dev/nodekit/gc"
+	"github.com/nodekit-dev/nodekit/nodestatus"
+	"github.com/nodekit-dev/nodekit/pleg"
+	"github.com/nodekit-dev/nodekit/pleg/plegmetrics"
+	"github.com/nodekit-dev/nodekit/podpath"
+	"github.com/nodekit-dev/nodekit/podsource"
+	"github.com/nodekit-dev/nodekit/podstatus"
+	"github.com/nodekit-dev/nodekit/podsync"
+	"github.com/nodekit-dev/nodekit/podworkers"
+	"github.com/nodekit-dev/nodekit/prober"
+	"github.com/nodekit-dev/nodekit/runtime"
+	"github.com/nodekit-dev/nodekit/runtime/fake"
+	"github.com/nodekit-dev/nodekit/server"
+	"github.com/nodekit-dev/nodekit/statuscache"
+	"github.com/nodekit-dev/nodekit/volume"
+)
+
+// HousekeepingPeriod is the kubelet's (orphaned pods and statuses);
+// NodeLabel marks an agent's sandboxes with its node name (see runtime's
+// OwnPodsOnly), so agents can share a runtime.
+const (
+	HousekeepingPeriod = 2 * time.Second
+	NodeLabel          = "nodekit.dev/node"
+)
+
+// Agent is one node agent: nodekit's packages composed as the kubelet
+// composes its own, over one runtime client.
+type Agent struct {
+	cfg         Config
+	log         logr.Logger
+	mgr         *runtime.Manager
+	cache       *statuscache.Cache
+	pleg        pleg.PLEG
+	prober      *prober.Manager
+	cgroups     *cgroupmgr.Manager // nil: CgroupsPerQOS off or the fake runtime
+	workers     *podworkers.Workers
+	syncer      *podsync.Syncer
+	statuses    *podstatus.Manager
+	mux         *podsource.Mux
+	sources     []podsource.Source
+	files       *podsource.FileSource // nil: no ManifestPath
+	api         *server.Handler       // the kubelet's API, for the caller to serve behind authn/authz
+	readOnly    *server.Handler       // its read-only subset
+	summary     *server.SummaryProvider
+	runtimeName string           // "containerd"
+	node        *nodestatus.Node // the Node's description, registered in cluster mode
+	cluster     *cluster         // nil: standalone
+	dispatcher  *podsync.Dispatcher
+	containerGC *gc.ContainerGC
+	imageGC     *gc.ImageGC
+	eviction    *eviction.Manager // nil: Config.Eviction nil
+	ran         atomic.Bool
+}
+
+// New composes an agent over cfg.Runtime; nothing runs until Run. The
+// runtime is asked for its name and sandbox image, and the host for its
+// machine facts unless cfg.Machine is set.
+func New(ctx context.Context, cfg Config) (*Agent, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	client, clk, log := cfg.Runtime, cfg.Clock, cfg.Log
+	a := &Agent{cfg: cfg, log: log, cache: statuscache.New(), statuses: podstatus.NewManager(clk), runtimeName: "cri"}
+	if v, err := client.Version(ctx, runtime.CRIVersion); err == nil {
+		a.runtimeName = v.RuntimeName
+	}
+	plegMetrics, proberMetrics, srcMetrics := plegmetrics.New(), prober.NewMetrics(), podsource.NewMetrics()
+	syncMetrics, podMetrics := runtime.NewSyncMetrics(), podsync.NewMetrics()
+	if err := register(cfg.Registerer, plegMetrics, srcMetrics, syncMetrics, podMetrics); err != nil {
+		return nil, err
+	}
+	if err := register(cfg.ProbeRegisterer, proberMetrics); err != nil { // /metrics/probes, as the kubelet's
+		return nil, err
+	}
+	var recorder runtime.EventRecorder
+	var objects runtime.Objects
+	var nodeRecorder nodestatus.EventRecorder
+	plugins := []volume.Plugin{volume.EmptyDir{}, volume.HostPath{}, volume.DownwardAPI{NodeAllocatable: a.allocatable}}
+	if cfg.Client != nil {
+		if a.cluster, err = newCluster(ctx, cfg); err != nil {
+			return nil, err
+		}
+		recorder, objects, nodeRecorder = a.cluster.recorder, a.cluster.objects, a.cluster.recorder
+		plugins = append(plugins, volume.ConfigMap{Objects: a.cluster.objects}, volume.Secret{Objects: a.cluster.objects},
+			volume.Projected{Objects: a.cluster.objects, Tokens: a.cluster.tokens, NodeAllocatable: a.allocatable})
+	} else {
+		plugins = append(plugins, volume.Projected{NodeAllocatable: a.allocatable}) // downwardAPI sources only
+	}
+	layout := podpath.Layout{RootDir: cfg.RootDir, PodLogsDir: cfg.PodLogsDir}
+	volumes, err := volume.New(volume.Config{Layout: layout, Plugins: plugins})
+	if err != nil {
+		return nil, err
+	}
+	if a.mgr, err = runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: cfg.PodLogsDir, RootDir: cfg.RootDir,
+		SandboxLabels: map[string]string{NodeLabel: cfg.NodeName}, OwnPodsOnly: true,
+		HostIP: cfg.NodeIP, Mounts: volumes.Mounts, Streaming: client, Recorder: recorder, Objects: objects, NodeAllocatable: a.allocatable,
+		Metrics: syncMetrics, Log: log.WithName("runtime"), SingleProcessOOMKill: cfg.SingleProcessOOMKill,
+		CgroupV2: a.runtimeName != fake.RuntimeName && cgroupmgr.HostMode() == cgroupmgr.ModeV2}); err != nil {
+		return nil, err
+	}
+	if a.pleg, err = pleg.NewGeneric(pleg.Config{Runtime: a.mgr, Cache: a.cache, Clock: clk, RelistPeriod: cfg.RelistPeriod,
+		Metrics: plegMetrics, Log: log.WithName("pleg")}); err != nil {
+		return nil, err
+	}
+	if a.prober, err = prober.New(prober.Config{Statuses: a.cache, Exec: client, HostIP: cfg.NodeIP, Clock: clk, Recorder: recorder,
+		Metrics: proberMetrics, Log: log.WithName("prober")}); err != nil {
+		return nil, err
+	}
+	if *cfg.CgroupsPerQOS && a.runtimeName != fake.RuntimeName {
+		if a.cgroups, err = cgroupmgr.New(cgroupmgr.Config{CgroupRoot: cfg.CgroupRoot, Driver: cfg.CgroupDriver}); err != nil {
+			return nil, fmt.Errorf("nodeagent: Config.CgroupsPerQOS: %w", err)
+		}
+		if err := a.cgroups.EnsureQOSCgroups(); err != nil {
+			return nil, fmt.Errorf("nodeagent: QoS cgroups under Config.CgroupRoot %q: %w", cfg.CgroupRoot, err)
+		}
+	}
+	syncCfg := podsync.Config{Runtime: a.mgr, Volumes: volumes, Prober: a.prober, Cache: a.cache, Statuses: a.statuses,
+		Reasons: podstatus.NewReasonCache(), RuntimeName: a.runtimeName, HostIPs: []string{cfg.NodeIP}, Metrics: podMetrics, Clock: clk,
+		Log: log.WithName("sync")}
+	a.summary = &server.SummaryProvider{NodeName: cfg.NodeName, StartTime: clk.Now(), Pods: a, Containers: client, Clock: clk,
+		Layout: &layout, Volumes: volumes, ImageFs: client}
+	if a.cgroups != nil { // no typed nils in the interfaces
+		syncCfg.Cgroups, a.summary.Cgroups = a.cgroups, a.cgroups
+	}
+	if a.cluster != nil {
+		syncCfg.Mirrors = a.cluster.mirrors
+	}
+	if a.syncer, err = podsync.New(syncCfg); err != nil {
+		return nil, err
+	}
+	if a.workers, err = podworkers.New(podworkers.Config{Syncer: a.syncer, Cache: a.cache, Clock: clk,
+		ResyncInterval: cfg.SyncFrequency, OnDone: podMetrics.ObserveWork, Log: log.WithName("podworkers")}); err != nil {
+		return nil, err
+	}
+	a.mux = podsource.NewMux(podsource.MuxConfig{Clock: clk, Log: log.WithName("podsource"), Metrics: srcMetrics})
+	if err := a.newGC(ctx); err != nil {
+		return nil, err
+	}
+	if err := a.newEviction(); err != nil {
+		return nil, err
+	}
+	if a.node, err = a.describeNode(ctx, nodeRecorder); err != nil {
+		return nil, err
+	}
+	if err := a.newDispatcher(); err != nil {
+		return nil, err
+	}
+	if err := a.newSources(srcMetrics); err != nil {
+		return nil, err
+	}
+	if err := a.newHandlers(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func register(r prometheus.Registerer, cs ...prometheus.Collector) error {
+	if r == nil {
+		return nil
+	}
+	for _, c := range cs {
+		if err := r.Register(c); err != nil {
+			return fmt.Errorf("nodeagent: Config.Registerer: %w", err)
+		}
+	}
+	return nil
+}
+
+// newDispatcher admits source updates in the kubelet's order: the
+// eviction manager's handler, then the predicates (MaxPods is the node's
+// allocatable pods there).
+func (a *Agent) newDispatcher() error {
+	predicate, err := admission.New(admission.Config{Node: a.admissionNode, Pods: a.workers, Log: a.log.WithName("admission")})
+	if err != nil {
+		return err
+	}
+	var admit []podsync.PodAdmitFunc
+	if a.eviction != nil {
+		admit = append(admit, a.eviction.AdmitPod)
+	}
+	dispatch := podsync.DispatchConfig{Workers: a.workers, Prober: a.prober, Statuses: a.statuses,
+		Admit: append(admit, predicate.Admit), Log: a.log.WithName("pods")}
+	if a.cluster != nil { // no typed nils in the interfaces
+		dispatch.Mirrors, dispatch.Recorder = a.cluster.mirrors, a.cluster.recorder
+	}
+	a.dispatcher, err = podsync.NewDispatcher(dispatch)
+	return err
+}
+
+// newSources builds the static sources and, in cluster mode, the API
+// server's; each is registered with the mux, which holds housekeeping
+// back until all have delivered.
+func (a *Agent) newSources(m *podsource.Metrics) error {
+	cfg := a.cfg
+	if cfg.ManifestPath != "" {
+		file, err := podsource.NewFileSource(podsource.FileConfig{Path: cfg.ManifestPath, NodeName: cfg.NodeName,
+			CheckPeriod: cfg.FileCheckFrequency, Clock: cfg.Clock, Log: a.log.WithName("file"), Metrics: m}, a.mux)
+		if err != nil {
+			return fmt.Errorf("nodeagent: Config.ManifestPath: %w", err)
+		}
+		a.files, a.sources = file, append(a.sources, file)
+	}
+	if cfg.ManifestURL != "" {
+		url, err := podsource.NewURLSource(podsource.URLConfig{URL: cfg.ManifestURL, NodeName: cfg.NodeName,
+			Clock: cfg.Clock, Log: a.log.WithName("url"), Metrics: m}, a.mux)
+		if err != nil {
+			return fmt.Errorf("nodeagent: Config.ManifestURL: %w", err)
+		}
+		a.sources = append(a.sources, url)
+	}
+	if a.cluster != nil {
+		if err := a.cluster.wire(a); err != nil {
+			return err
+		}
+	}
+	for _, s := range a.sources {
+		a.mux.Register(s.Name())
+	}
+	return nil
+}
+
+// newHandlers builds the kubelet's HTTP API and its read-only subset (no
+// logs, no streams, no debugging); the caller serves them.
+func (a *Agent) newHandlers() error {
+	checks := []server.Check{{Name: "pleg", Check: func(context.Context) error { _, err := a.pleg.Healthy(); return err }},
+		{Name: "runtime", Check: a.cfg.Runtime.CheckReady}}
+	var err error
+	if a.readOnly, err = server.New(server.Config{Pods: a, Stats: a.summary, Metrics: a.cfg.Gatherer, ProbeMetrics: a.cfg.ProbeGatherer,
+		Checks: checks}); err != nil {
+		return err
+	}
+	a.api, err = server.New(server.Config{Pods: a, Logs: server.LogLocatorFunc(a.LogPath), Stats: a.summary, Streams: a.mgr,
+		Metrics: a.cfg.Gatherer, ProbeMetrics: a.cfg.ProbeGatherer, EnableDebuggingHandlers: *a.cfg.EnableDebuggingHandlers,
+		Clock: a.cfg.Clock, Checks: checks})
+	return err
+}
+
+// Pods are the pods the node has from its sources (finished ones
+// included), by name, with their statuses: the API server's PodLister.
+func (a *Agent) Pods() []v1.Pod {
+	pods := a.statuses.PodsOf(a.workers.SourcePods())
+	sort.Slice(pods, func(i, j int) bool { return pods[i].Namespace+"/"+pods[i].Name < pods[j].Namespace+"/"+pods[j].Name })
+	return pods
+}
+
+// LogPath finds a container's log file for /containerLogs.
+func (a *Agent) LogPath(ctx context.Context, ns, name, container string, previous bool) (string, error) {
+	for _, p := range a.workers.SourcePods() {
+		if p.Namespace == ns && p.Name == name {
+			return a.mgr.ContainerLogPath(ctx, p.UID, name, ns, container, previous)
+		}
+	}
+	return "", fmt.Errorf("pod %s/%s not found", ns, name)
+}
+
+// APIHandler is the kubelet's API (pods, logs, exec, stats, metrics,
+// healthz, debugging): serve it behind authentication and authorization.
+func (a *Agent) APIHandler() *server.Handler { return a.api }
+
+// ReadOnlyHandler is the kubelet's read-only port's subset of it.
+func (a *Agent) ReadOnlyHandler() *server.Handler { return a.readOnly }
+
+// Runtime is the pod-level runtime manager (this node's pods only).
+func (a *Agent) Runtime() *runtime.Manager { return a.mgr }
+
+// RuntimeName is the runtime's name, as its Version says ("containerd").
+func (a *Agent) RuntimeName() string { return a.runtimeName }
+
+// Summary is the Summary API's provider (/stats/summary).
+func (a *Agent) Summary() *server.SummaryProvider { return a.summary }
+
+// Cgroups is the QoS and pod cgroup manager; nil without CgroupsPerQOS.
+func (a *Agent) Cgroups() *cgroupmgr.Manager { return a.cgroups }
+
+// Statuses is the status manager: every pod's latest API status.
+func (a *Agent) Statuses() *podstatus.Manager { return a.statuses }
+
+// Workers are the pod workers: the pods admitted and their state.
+func (a *Agent) Workers() *podworkers.Workers { return a.workers }
+
+// ContainerGC is the dead container collector (it runs on its own in Run).
+func (a *Agent) ContainerGC() *gc.ContainerGC { return a.containerGC }
+
+// FileSource is the ManifestPath source (its refused manifests); nil
+// without one.
+func (a *Agent) FileSource() *podsource.FileSource { return a.files }
+
+// AllSourcesReady says whether every pod source has delivered once:
+// before that no pod is taken for an orphan.
+func (a *Agent) AllSourcesReady() bool { return a.mux.AllSourcesReady() }

@@ -1,0 +1,138 @@
+package nodeagent_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/nodekit-dev/nodekit/nodeagent"
+	"github.com/nodekit-dev/nodekit/nodestatus"
+	"github.com/nodekit-dev/nodekit/runtime"
+	"github.com/nodekit-dev/nodekit/runtime/fake"
+)
+
+// fakeRuntime serves a fake runtime on clk until the test ends and
+// returns a client connected to it.
+func fakeRuntime(t *testing.T, clk *testingclock.FakeClock) *runtime.Client {
+	t.Helper()
+	f := fake.New(fake.WithClock(clk), fake.WithImages(fake.PauseImage, fake.TestbinImage))
+	endpoint := "unix://" + filepath.Join(t.TempDir(), "cri.sock")
+	stop, err := f.Start(endpoint)
+	require.NoError(t, err)
+	client, err := runtime.Dial(context.Background(), endpoint)
+	require.NoError(t, err)
+	t.Cleanup(func() { client.Close(context.Background()); stop(); f.Close() })
+	return client
+}
+
+// hollowConfig is a node with no host of its own: a declared machine, no
+// eviction manager, the fake runtime, a static manifest directory.
+func hollowConfig(t *testing.T, clk *testingclock.FakeClock, manifests string) nodeagent.Config {
+	return nodeagent.Config{NodeName: "n1", NodeIP: "127.0.0.1", RootDir: t.TempDir(), PodLogsDir: t.TempDir(),
+		ManifestPath: manifests, Runtime: fakeRuntime(t, clk), Clock: clk,
+		Machine: &nodestatus.MachineInfo{NumCPU: 4, MemoryCapacity: 8 << 30, RootfsCapacity: 100 << 30, MachineID: "m1"}}
+}
+
+func TestAgentRunsAStaticPodOnTheFakeRuntime(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	manifests := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(manifests, "web.yaml"), []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: web}\n"+
+		"spec:\n  containers:\n  - {name: c, image: "+fake.TestbinImage+", args: [serve]}\n"), 0o644))
+	clk := testingclock.NewFakeClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	reg := prometheus.NewRegistry()
+	cfg := hollowConfig(t, clk, manifests)
+	cfg.Registerer, cfg.Gatherer = reg, reg
+	a, err := nodeagent.New(ctx, cfg)
+	require.NoError(t, err)
+
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- a.Run(runCtx) }()
+	running := func() bool {
+		clk.Step(time.Second) // the PLEG relists, the workers resync
+		for _, p := range a.Pods() {
+			if p.Name == "web-n1" && p.Status.Phase == v1.PodRunning {
+				return true
+			}
+		}
+		return false
+	}
+	require.Eventually(t, running, 20*time.Second, 10*time.Millisecond, "static pod Running")
+	assert.Equal(t, fake.RuntimeName, a.RuntimeName())
+	assert.Nil(t, a.Cgroups(), "no cgroups on the fake runtime")
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	assert.NotEmpty(t, mfs, "the agent's metrics are on the caller's registry")
+
+	stop()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-ctx.Done():
+		t.Fatal("Run did not return after its context ended")
+	}
+	assert.ErrorContains(t, a.Run(ctx), "Run called twice")
+}
+
+// Agents in one process share a registry, each under its node's label
+// (as hollow nodes will): their metrics do not collide.
+func TestAgentsShareARegistryByNodeLabel(t *testing.T) {
+	ctx := context.Background()
+	clk := testingclock.NewFakeClock(time.Now())
+	reg := prometheus.NewRegistry()
+	for _, name := range []string{"n1", "n2"} {
+		cfg := hollowConfig(t, clk, "")
+		cfg.NodeName = name
+		cfg.Registerer = prometheus.WrapRegistererWith(prometheus.Labels{"node": name}, reg)
+		cfg.ProbeRegisterer = cfg.Registerer
+		_, err := nodeagent.New(ctx, cfg)
+		require.NoError(t, err, name)
+	}
+}
+
+func TestNewFillsDefaultsAndRejectsBadConfig(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Now())
+	for _, tc := range []struct {
+		name string
+		edit func(*nodeagent.Config)
+		want string
+	}{
+		{"defaults", func(*nodeagent.Config) {}, ""},
+		{"no node name", func(c *nodeagent.Config) { c.NodeName = "" }, "Config.NodeName: Required value"},
+		{"no node IP", func(c *nodeagent.Config) { c.NodeIP = "" }, "Config.NodeIP: Required value"},
+		{"no runtime", func(c *nodeagent.Config) { c.Runtime = nil }, "Config.Runtime: Required value"},
+		{"negative sync frequency", func(c *nodeagent.Config) { c.SyncFrequency = -time.Second },
+			"Config.SyncFrequency: Invalid value: -1s"},
+		{"negative max pods", func(c *nodeagent.Config) { c.MaxPods = -1 }, "Config.MaxPods: Invalid value: -1"},
+		{"cgroup driver", func(c *nodeagent.Config) { c.CgroupDriver = "cgroupv3" }, `Config.CgroupDriver: Unsupported value: "cgroupv3"`},
+		{"bad eviction threshold", func(c *nodeagent.Config) {
+			hard := "memory.available<lots"
+			c.Eviction = &nodeagent.EvictionConfig{}
+			c.Eviction.Flags.Hard = &hard
+		}, "lots"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := hollowConfig(t, clk, "")
+			cfg.KubeReserved = v1.ResourceList{v1.ResourceMemory: resource.MustParse("1Gi")}
+			tc.edit(&cfg)
+			a, err := nodeagent.New(context.Background(), cfg)
+			if tc.want == "" {
+				require.NoError(t, err)
+				assert.NotNil(t, a.APIHandler())
+				assert.NotNil(t, a.ReadOnlyHandler())
+				return
+			}
+			assert.ErrorContains(t, err, tc.want)
+		})
+	}
+}

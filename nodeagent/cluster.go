@@ -1,0 +1,97 @@
+package nodeagent
+
+import (
+	"context"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/nodekit-dev/nodekit/mirrorpod"
+	"github.com/nodekit-dev/nodekit/nodestatus"
+	"github.com/nodekit-dev/nodekit/podsource/apiserver"
+	"github.com/nodekit-dev/nodekit/podstatus"
+	"github.com/nodekit-dev/nodekit/podstatus/apiclient"
+	"github.com/nodekit-dev/nodekit/volume"
+	volumeapi "github.com/nodekit-dev/nodekit/volume/apiclient"
+)
+
+// cluster is what Config.Client adds: the Node and its lease, the API
+// server's pods, mirror pods for the static ones, and events. Each agent
+// broadcasts its own events (their source host is the node).
+type cluster struct {
+	client   kubernetes.Interface
+	reporter *nodestatus.Reporter
+	mirrors  *mirrorpod.Manager
+	statuses *podstatus.Syncer
+	objects  *volumeapi.Objects // ConfigMaps, Secrets and tokens for volumes and env
+	tokens   *volume.Tokens
+	events   record.EventBroadcaster
+	recorder record.EventRecorder
+}
+
+// newCluster builds the API clients; the runtime manager's events go
+// through the recorder it holds.
+func newCluster(ctx context.Context, cfg Config) (*cluster, error) {
+	c := &cluster{client: cfg.Client, events: record.NewBroadcaster(record.WithContext(ctx))}
+	c.recorder = c.events.NewRecorder(scheme.Scheme, v1.EventSource{Component: "kubelet", Host: cfg.NodeName})
+	var err error
+	if c.objects, err = volumeapi.New(c.client); err != nil {
+		return nil, err
+	}
+	if c.tokens, err = volume.NewTokens(c.objects, nil); err != nil {
+		return nil, err
+	}
+	if c.mirrors, err = mirrorpod.New(mirrorpod.Config{Client: c.client, NodeName: cfg.NodeName}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// wire adds the API source, the node status and the pod status syncer
+// once the agent exists.
+func (c *cluster) wire(a *Agent) error {
+	var err error
+	if c.reporter, err = nodestatus.NewReporter(nodestatus.ReporterConfig{Client: c.client, Node: a.node,
+		UpdateFrequency: a.cfg.NodeStatusUpdateFrequency, Clock: a.cfg.Clock, Log: a.log.WithName("nodestatus")}); err != nil {
+		return err
+	}
+	api, err := apiclient.New(c.client)
+	if err != nil {
+		return err
+	}
+	if c.statuses, err = podstatus.NewSyncer(podstatus.SyncerConfig{API: api, Statuses: a.statuses, Clock: a.cfg.Clock,
+		MirrorPodFor: c.mirrors.StatusTarget, Log: a.log.WithName("status")}); err != nil {
+		return err
+	}
+	src, err := apiserver.New(apiserver.Config{Client: c.client, NodeName: a.cfg.NodeName, Log: a.log.WithName("api")}, a.mux)
+	if err != nil {
+		return err
+	}
+	a.sources = append(a.sources, src)
+	return nil
+}
+
+// nodeRef is the Node as nodestatus refers to it in events.
+func nodeRef(name string) *v1.ObjectReference {
+	return &v1.ObjectReference{Kind: "Node", Name: name, UID: types.UID(name)}
+}
+
+// run keeps the Node, its lease and the events flowing until ctx ends.
+func (c *cluster) run(ctx context.Context, a *Agent, wg *sync.WaitGroup) {
+	c.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
+	c.recorder.Eventf(nodeRef(a.cfg.NodeName), v1.EventTypeNormal, "Starting", "Starting kubelet.")
+	lease := nodestatus.NewLease(c.client, a.cfg.NodeName, a.cfg.LeaseDurationSeconds, a.cfg.Clock, nil)
+	wg.Add(3)
+	go func() { defer wg.Done(); a.logError(c.statuses.Run(ctx), "pod status") }()
+	go func() { defer wg.Done(); a.logError(c.reporter.Run(ctx), "node status") }()
+	go func() { defer wg.Done(); lease.Run(ctx) }()
+}
+
+// close ends the events once everything using them has returned; the
+// client's connections are the caller's.
+func (c *cluster) close() { c.events.Shutdown() }

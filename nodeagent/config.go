@@ -1,0 +1,196 @@
+package nodeagent
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+
+	"github.com/nodekit-dev/nodekit/cgroupmgr"
+	"github.com/nodekit-dev/nodekit/eviction"
+	"github.com/nodekit-dev/nodekit/gc"
+	"github.com/nodekit-dev/nodekit/nodestatus"
+	"github.com/nodekit-dev/nodekit/pleg"
+	"github.com/nodekit-dev/nodekit/runtime"
+)
+
+// The kubelet's defaults for the zero fields of Config.
+const (
+	DefaultRootDir            = "/var/lib/kubelet"
+	DefaultSyncFrequency      = time.Minute
+	DefaultFileCheckFrequency = 20 * time.Second
+	DefaultMaxPods            = 110
+	DefaultCgroupRoot         = "/"
+)
+
+// Config is one node agent's configuration: the kubelet's settings that
+// the composition reads, plus the parts the caller owns (the runtime
+// connection, the API client, the metrics registries, the clock). Zero
+// fields get the kubelet's defaults (New); the caller parses flags and
+// config files into it.
+type Config struct {
+	// NodeName is the node's name (the kubelet's --hostname-override);
+	// required, as a process may hold many agents.
+	NodeName string
+	// NodeIP is the node's InternalIP (--node-ip), reported for
+	// host-network pods and probed there; required.
+	NodeIP string
+	// RootDir holds pod volumes and the node's machine facts (--root-dir).
+	RootDir string
+	// PodLogsDir is the container log root (runtime.DefaultPodLogsDir).
+	PodLogsDir string
+	// ManifestPath and ManifestURL are the static pod sources
+	// (--pod-manifest-path, --manifest-url); empty: none.
+	ManifestPath, ManifestURL string
+	// SyncFrequency is the longest time between syncs of a pod (1m);
+	// RelistPeriod the PLEG's (1s); FileCheckFrequency how often
+	// ManifestPath is re-read (20s); NodeStatusUpdateFrequency how often
+	// the Node's status is computed (10s).
+	SyncFrequency, RelistPeriod, FileCheckFrequency, NodeStatusUpdateFrequency time.Duration
+	// LeaseDurationSeconds is the node lease's duration (40).
+	LeaseDurationSeconds int32
+	// MaxPods is the pods capacity (110); more are rejected at admission.
+	MaxPods int
+	// Port is the kubelet endpoint the Node advertises (10250); the
+	// caller serves it.
+	Port int32
+	// Labels and Taints are the node's (--node-labels,
+	// --register-with-taints).
+	Labels map[string]string
+	Taints []v1.Taint
+	// KubeReserved and SystemReserved are held back from allocatable.
+	KubeReserved, SystemReserved v1.ResourceList
+	// Machine is the node's capacity and identity; nil: read from this
+	// host (a hollow node declares its own).
+	Machine *nodestatus.MachineInfo
+	// CgroupsPerQOS makes the QoS and pod cgroups (default true; never
+	// on the fake runtime). CgroupRoot is their parent ("/"),
+	// CgroupDriver their naming (cgroupfs).
+	CgroupsPerQOS *bool
+	CgroupRoot    string
+	CgroupDriver  cgroupmgr.Driver
+	// SingleProcessOOMKill: on cgroup v2, an OOM kill takes one process,
+	// not the container (the kubelet's singleProcessOOMKill).
+	SingleProcessOOMKill bool
+	// ContainerGC and ImageGC are the garbage collection policies (nil:
+	// gc's defaults, as the kubelet's); SandboxImage is kept by image GC
+	// when the runtime does not name its own.
+	ContainerGC  *gc.ContainerPolicy
+	ImageGC      *gc.ImagePolicy
+	SandboxImage string
+	// Eviction configures the eviction manager over this host's signals
+	// (statfs, /proc, cgroups); nil: no eviction manager, hence no
+	// pressure conditions (a hollow node has no host of its own).
+	Eviction *EvictionConfig
+	// EnableDebuggingHandlers serves /debug/pprof/ on the API handler
+	// (default true).
+	EnableDebuggingHandlers *bool
+	// Runtime is the connected CRI client (containerd or runtime/fake);
+	// required. The caller closes it after Run returns.
+	Runtime *runtime.Client
+	// Client is the API server's; nil: standalone. Set, the agent joins
+	// the cluster: the Node and its lease, the API server's pods, mirror
+	// pods for static ones, events and pod statuses. The caller owns its
+	// transport (several agents may share one).
+	Client kubernetes.Interface
+	// Registerer gets the agent's metrics (PLEG, pod sources, runtime
+	// sync, pod workers); Gatherer is served on /metrics by the handlers.
+	// ProbeRegisterer and ProbeGatherer likewise for /metrics/probes.
+	// nil: not registered, not served. The process's Go and process
+	// collectors are the caller's.
+	Registerer, ProbeRegisterer prometheus.Registerer
+	Gatherer, ProbeGatherer     prometheus.Gatherer
+	// Clock paces every loop (default clock.RealClock{}).
+	Clock clock.WithTicker
+	Log   logr.Logger
+}
+
+// EvictionConfig is the kubelet's eviction settings.
+type EvictionConfig struct {
+	// Flags are the thresholds as the kubelet's flags spell them.
+	Flags eviction.Flags
+	// PressureTransitionPeriod is --eviction-pressure-transition-period
+	// (0: 5m).
+	PressureTransitionPeriod time.Duration
+	// MaxPodGracePeriodSeconds is --eviction-max-pod-grace-period.
+	MaxPodGracePeriodSeconds int64
+	// LocalStorageCapacityIsolation is the config field (nil: true).
+	LocalStorageCapacityIsolation *bool
+}
+
+func (c Config) withDefaults() (Config, error) {
+	switch {
+	case c.NodeName == "":
+		return c, fmt.Errorf("nodeagent: Config.NodeName: Required value")
+	case c.NodeIP == "":
+		return c, fmt.Errorf("nodeagent: Config.NodeIP: Required value")
+	case c.Runtime == nil:
+		return c, fmt.Errorf("nodeagent: Config.Runtime: Required value")
+	}
+	for _, d := range []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{{"SyncFrequency", &c.SyncFrequency, DefaultSyncFrequency}, {"RelistPeriod", &c.RelistPeriod, pleg.DefaultRelistPeriod},
+		{"FileCheckFrequency", &c.FileCheckFrequency, DefaultFileCheckFrequency},
+		{"NodeStatusUpdateFrequency", &c.NodeStatusUpdateFrequency, nodestatus.DefaultUpdateFrequency}} {
+		if *d.v < 0 {
+			return c, fmt.Errorf("nodeagent: Config.%s: Invalid value: %s: must not be negative", d.name, *d.v)
+		}
+		if *d.v == 0 {
+			*d.v = d.def
+		}
+	}
+	for _, n := range []struct {
+		name string
+		v    int
+	}{{"MaxPods", c.MaxPods}, {"LeaseDurationSeconds", int(c.LeaseDurationSeconds)}, {"Port", int(c.Port)}} {
+		if n.v < 0 {
+			return c, fmt.Errorf("nodeagent: Config.%s: Invalid value: %d: must not be negative", n.name, n.v)
+		}
+	}
+	if c.CgroupDriver != "" && c.CgroupDriver != cgroupmgr.DriverCgroupfs && c.CgroupDriver != cgroupmgr.DriverSystemd {
+		return c, fmt.Errorf("nodeagent: Config.CgroupDriver: Unsupported value: %q: want cgroupfs or systemd", c.CgroupDriver)
+	}
+	def := func(s *string, v string) {
+		if *s == "" {
+			*s = v
+		}
+	}
+	def(&c.RootDir, DefaultRootDir)
+	def(&c.PodLogsDir, runtime.DefaultPodLogsDir)
+	def(&c.CgroupRoot, DefaultCgroupRoot)
+	if c.CgroupDriver == "" {
+		c.CgroupDriver = cgroupmgr.DriverCgroupfs
+	}
+	if c.MaxPods == 0 {
+		c.MaxPods = DefaultMaxPods
+	}
+	if c.LeaseDurationSeconds == 0 {
+		c.LeaseDurationSeconds = nodestatus.DefaultLeaseDurationSeconds
+	}
+	if c.CgroupsPerQOS == nil {
+		c.CgroupsPerQOS = ptr.To(true)
+	}
+	if c.EnableDebuggingHandlers == nil {
+		c.EnableDebuggingHandlers = ptr.To(true)
+	}
+	if c.ContainerGC == nil {
+		c.ContainerGC = ptr.To(gc.DefaultContainerPolicy())
+	}
+	if c.ImageGC == nil {
+		c.ImageGC = ptr.To(gc.DefaultImagePolicy())
+	}
+	if c.Clock == nil {
+		c.Clock = clock.RealClock{}
+	}
+	if c.Log.GetSink() == nil {
+		c.Log = logr.Discard()
+	}
+	return c, nil
+}

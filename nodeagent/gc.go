@@ -1,0 +1,39 @@
+package nodeagent
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodekit-dev/nodekit/gc"
+)
+
+// newGC builds the container and image collectors over the runtime: only
+// this agent's sandboxes and their containers, pods gone once their
+// worker is, nothing before every source has delivered.
+func (a *Agent) newGC(ctx context.Context) error {
+	cfg, client := a.cfg, a.cfg.Runtime
+	var recorder gc.EventRecorder
+	if a.cluster != nil {
+		recorder = a.cluster.recorder
+	}
+	var err error
+	a.containerGC, err = gc.NewContainerGC(gc.ContainerConfig{Runtime: client, Policy: cfg.ContainerGC,
+		PodState:        gc.PodStateFunc(func(uid types.UID) bool { return !a.workers.Known()[uid] }),
+		AllSourcesReady: a.mux.AllSourcesReady, SandboxSelector: map[string]string{NodeLabel: cfg.NodeName},
+		PodLogsDir: cfg.PodLogsDir, Recorder: recorder, NodeName: cfg.NodeName, Clock: cfg.Clock, Log: a.log.WithName("container-gc")})
+	if err != nil {
+		return fmt.Errorf("nodeagent: Config.ContainerGC: %w", err)
+	}
+	sandboxImage := cfg.SandboxImage
+	if img, err := client.SandboxImage(ctx); err == nil && img != "" {
+		sandboxImage = img // the one the runtime really uses
+	}
+	a.imageGC, err = gc.NewImageGC(gc.ImageConfig{Images: client, Containers: client, Policy: cfg.ImageGC, SandboxImage: sandboxImage,
+		Recorder: recorder, NodeName: cfg.NodeName, Clock: cfg.Clock, Log: a.log.WithName("image-gc")})
+	if err != nil {
+		return fmt.Errorf("nodeagent: Config.ImageGC: %w", err)
+	}
+	return nil
+}
