@@ -71,13 +71,17 @@ type Agent struct {
 // New composes an agent over cfg.Runtime; nothing runs until Run. The
 // runtime is asked for its name and sandbox image, and the host for its
 // machine facts unless cfg.Machine is set.
-func New(ctx context.Context, cfg Config) (*Agent, error) {
-	cfg, err := cfg.withDefaults()
-	if err != nil {
+func New(ctx context.Context, cfg Config) (_ *Agent, err error) {
+	if cfg, err = cfg.withDefaults(); err != nil {
 		return nil, err
 	}
 	client, clk, log := cfg.Runtime, cfg.Clock, cfg.Log
 	a := &Agent{cfg: cfg, log: log, cache: statuscache.New(), statuses: podstatus.NewManager(clk), runtimeName: "cri"}
+	defer func() {
+		if err != nil && a.cluster != nil {
+			a.cluster.close() // its event broadcaster's goroutines
+		}
+	}()
 	if v, err := client.Version(ctx, runtime.CRIVersion); err == nil {
 		a.runtimeName = v.RuntimeName
 	}
@@ -291,9 +295,6 @@ func (a *Agent) Cgroups() *cgroupmgr.Manager { return a.cgroups }
 
 // Statuses is the status manager: every pod's latest API status.
 func (a *Agent) Statuses() *podstatus.Manager { return a.statuses }
-
-// Workers are the pod workers: the pods admitted and their state.
-func (a *Agent) Workers() *podworkers.Workers { return a.workers }
 
 // ContainerGC is the dead container collector (it runs on its own in Run).
 func (a *Agent) ContainerGC() *gc.ContainerGC { return a.containerGC }

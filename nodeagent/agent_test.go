@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	fakeclient "k8s.io/client-go/kubernetes/fake"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/nodekit-dev/nodekit/nodeagent"
@@ -135,4 +137,30 @@ func TestNewFillsDefaultsAndRejectsBadConfig(t *testing.T) {
 			assert.ErrorContains(t, err, tc.want)
 		})
 	}
+}
+
+// With Config.Client the agent joins the cluster: it registers its Node
+// and mirrors its static pods, and Run still returns clean (goleak).
+func TestAgentJoinsTheClusterWithAClient(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	manifests := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(manifests, "web.yaml"), []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: web}\n"+
+		"spec:\n  containers:\n  - {name: c, image: "+fake.TestbinImage+", args: [serve]}\n"), 0o644))
+	clk := testingclock.NewFakeClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	cfg := hollowConfig(t, clk, manifests)
+	client := fakeclient.NewClientset()
+	cfg.Client = client
+	a, err := nodeagent.New(ctx, cfg)
+	require.NoError(t, err)
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- a.Run(runCtx) }()
+	defer func() { stop(); <-done }()
+	require.Eventually(t, func() bool {
+		clk.Step(time.Second)
+		_, nodeErr := client.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
+		_, mirrorErr := client.CoreV1().Pods("default").Get(ctx, "web-n1", metav1.GetOptions{})
+		return nodeErr == nil && mirrorErr == nil
+	}, 20*time.Second, 10*time.Millisecond, "Node registered and the static pod mirrored")
 }

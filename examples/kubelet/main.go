@@ -1,6 +1,7 @@
 // Command kubelet is nodekit's reference node agent: flags, a
-// KubeletConfiguration file and the wiring of nodekit's packages, nothing
-// else. It runs static pods (--pod-manifest-path, --manifest-url) and, with
+// KubeletConfiguration file, the runtime connection and serving around
+// package nodeagent's composition of nodekit's packages, nothing else.
+// It runs static pods (--pod-manifest-path, --manifest-url) and, with
 // --kubeconfig, the API server's pods, on containerd or on an in-process
 // fake runtime: pod workers (podworkers) sync each pod through podsync and
 // the runtime manager, the PLEG and the prober wake them, podstatus makes
