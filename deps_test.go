@@ -84,6 +84,11 @@ func TestPackageDependencies(t *testing.T) {
 			"mirrorpod", "nodestatus", "pleg", "pleg/plegmetrics", "podpath", "podsource", "podsource/apiserver", "podstatus",
 			"podstatus/apiclient", "podsync", "podworkers", "prober", "prober/probe", "resources", "runtime", "runtime/fake",
 			"server", "statuscache", "volume", "volume/apiclient"}, nil, 74},
+		// Hollow nodes: nodeagent, each on its own runtime/fake.
+		{"hollow", []string{"admission", "cgroupmgr", "eviction", "fieldpath", "gc", "internal/fsstats", "kubecontainer",
+			"mirrorpod", "nodeagent", "nodestatus", "pleg", "pleg/plegmetrics", "podpath", "podsource", "podsource/apiserver", "podstatus",
+			"podstatus/apiclient", "podsync", "podworkers", "prober", "prober/probe", "resources", "runtime", "runtime/fake",
+			"server", "statuscache", "volume", "volume/apiclient"}, nil, 74},
 	} {
 		t.Run(tc.pkg, func(t *testing.T) {
 			out, err := exec.Command("go", "list", "-deps", "-f",

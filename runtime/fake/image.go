@@ -178,7 +178,7 @@ func (r *Runtime) PullImage(ctx context.Context, req *runtimeapi.PullImageReques
 	if present {
 		return &runtimeapi.PullImageResponse{ImageRef: im.id}, nil
 	}
-	if !pullable {
+	if !pullable && !r.pullAny {
 		return nil, status.Errorf(codes.NotFound,
 			"failed to pull and unpack image %q: failed to resolve reference %q: %s: not found", n, n, n)
 	}

@@ -171,3 +171,16 @@ func TestPullImage(t *testing.T) {
 		assert.True(t, errors.Is(err, context.Canceled) || status.Code(err) == codes.Canceled, "%v", err)
 	})
 }
+
+func TestPullAnyImage(t *testing.T) {
+	ctx := context.Background()
+	r := New(WithAnyImagePullable())
+	t.Cleanup(func() { r.Close() })
+	resp, err := r.PullImage(ctx, &runtimeapi.PullImageRequest{Image: spec("registry.example/app:2")})
+	require.NoError(t, err, "any image pulls")
+	assert.Equal(t, imageIDFor("registry.example/app:2"), resp.ImageRef)
+	want := status.Error(codes.Unavailable, "registry down")
+	r.SetPullBehavior("broken", 0, want)
+	_, err = r.PullImage(ctx, &runtimeapi.PullImageRequest{Image: spec("broken")})
+	assert.Equal(t, want, err, "an image's own rule still wins")
+}

@@ -27,6 +27,7 @@ type options struct {
 	behaviors map[string]Behavior
 	podIPs    func(n int) string
 	hostPorts bool
+	pullAny   bool
 	name      string
 	version   string
 	handlers  []string
@@ -67,6 +68,14 @@ func WithPodIPs(f func(n int) string) Option {
 // so that unit tests need no free ports.
 func WithHostPorts(on bool) Option {
 	return func(o *options) { o.hostPorts = on }
+}
+
+// WithAnyImagePullable makes PullImage succeed at once for any image
+// without a rule of its own (SetPullBehavior), as a registry that has
+// every image would: what a hollow node's runtime needs. Off by default, so
+// that a test names the images it may pull.
+func WithAnyImagePullable() Option {
+	return func(o *options) { o.pullAny = true }
 }
 
 // WithRuntimeName sets VersionResponse.RuntimeName ("nodekit-fake").

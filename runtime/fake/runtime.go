@@ -28,6 +28,7 @@ type Runtime struct {
 
 	clock     clock.WithTicker
 	hostPorts bool
+	pullAny   bool // any image pulls (WithAnyImagePullable)
 	podIP     func(n int) string
 	version   *runtimeapi.VersionResponse
 	handlers  map[string]bool
@@ -114,6 +115,7 @@ func New(opts ...Option) *Runtime {
 	r := &Runtime{
 		clock:     o.clock,
 		hostPorts: o.hostPorts,
+		pullAny:   o.pullAny,
 		podIP:     o.podIPs,
 		version: &runtimeapi.VersionResponse{
 			Version:           "0.1.0",
