@@ -9,9 +9,12 @@
 #   from a ConfigMap through env, a readiness probe, ConfigMap and Secret volumes) Running
 #   and Ready, with the kubelet's events in "kubectl describe"; the ConfigMap's update
 #   reaching the volume (read on the node's own disk, under --root-dir); the pod deleted
-#   with its grace period and gone; a 30 s kube-apiserver outage (only kube-apiserver is
-#   killed, etcd keeps running) during which the agent's /healthz stays ok and its /pods
-#   keeps the static pod Running (curl on 127.0.0.1: kubectl has nothing to talk to);
+#   with its grace period and gone, after kubectl debug ran an ephemeral container in it
+#   (targeting its container: terminated 0 in status.ephemeralContainerStatuses, its
+#   output in kubectl logs -c, the pod's container not restarted); a 30 s kube-apiserver
+#   outage (only kube-apiserver is killed, etcd keeps running) during which the agent's
+#   /healthz stays ok and its /pods keeps the static pod Running (curl on 127.0.0.1:
+#   kubectl has nothing to talk to);
 #   after the restart the Lease renewed, the Node Ready and a new pod Running; the Node
 #   deleted and registered again with a new UID.
 # And the node API (issue #16): the agent serves --port over TLS, trusting the apiserver's
@@ -520,6 +523,24 @@ SEEN=$(k -n "$NS" logs --previous "$P-crash" 2>&1) && [[ $SEEN == "exiting with 
   fail "kubectl logs --previous $P-crash to show the previous instance's 'exiting with 3'"
 k -n "$NS" delete pod "$P-cat" "$P-crash" --wait=false >/dev/null
 log "kubectl logs --previous: '$SEEN'"
+
+step kubectl-debug
+OBJ=(-n "$NS" pod "$P-web")
+WEB_ID=$(jp -n "$NS" pod "$P-web" '{.status.containerStatuses[0].containerID}')
+# An ephemeral container in the running pod, in the process namespace of its container.
+SEEN=$(k -n "$NS" debug "$P-web" --image=nodekit.local/testbin:1 --image-pull-policy=Never --target=web \
+  --container=debugger -- /testbin echo debug-hello 2>&1) ||
+  fail "kubectl debug $P-web --target=web to add the ephemeral container debugger"
+debug_done() {
+  SEEN=$(jp -n "$NS" pod "$P-web" '{.status.ephemeralContainerStatuses[?(@.name=="debugger")].state.terminated.exitCode}') &&
+    [[ $SEEN == 0 ]]
+}
+within 30 "the ephemeral container debugger terminated with exit code 0 in status.ephemeralContainerStatuses" debug_done
+SEEN=$(k -n "$NS" logs "$P-web" -c debugger 2>&1) && [[ $SEEN == debug-hello ]] ||
+  fail "kubectl logs $P-web -c debugger to show debug-hello"
+SEEN=$(jp -n "$NS" pod "$P-web" '{.status.phase} {.status.containerStatuses[0].restartCount} {.status.containerStatuses[0].containerID}')
+[[ $SEEN == "Running 0 $WEB_ID" ]] || fail "pod $P-web still Running, its container web not restarted ($WEB_ID)"
+log "kubectl debug: the ephemeral container debugger ran in $P-web and logged '$(k -n "$NS" logs "$P-web" -c debugger 2>&1)'"
 
 step delete-pod
 OBJ=(-n "$NS" pod "$P-web")

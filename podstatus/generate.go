@@ -1,6 +1,8 @@
 package podstatus
 
 import (
+	"sort"
+
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -44,7 +46,7 @@ type Input struct {
 }
 
 // Generate is the kubelet's generateAPIPodStatus for what a node knows: the
-// containers' statuses (state, last termination, restart count, image ID,
+// containers' statuses, ephemeral ones included (state, last termination, restart count, image ID,
 // waiting reasons of failed starts, Started and Ready), the phase
 // (getPhase), the conditions, the pod and host IPs, and the QoS class. It
 // reads nothing but its input. Times that depend on what was published
@@ -74,6 +76,7 @@ func Generate(in Input) v1.PodStatus {
 	}
 	out.InitContainerStatuses = containerStatuses(in, pod.Spec.InitContainers, true)
 	out.ContainerStatuses = containerStatuses(in, pod.Spec.Containers, false)
+	out.EphemeralContainerStatuses = ephemeralStatuses(in)
 	started := anyRegularContainerStarted(pod, in.Runtime)
 	if in.Probes != nil {
 		in.Probes.UpdatePodStatus(pod, &out)
@@ -124,6 +127,24 @@ func containerStatuses(in Input, specs []v1.Container, init bool) []v1.Container
 		}
 		out = append(out, s)
 	}
+	return out
+}
+
+// ephemeralStatuses is convertToAPIContainerStatuses for the ephemeral
+// containers (kubectl debug), sorted by name as the kubelet sorts them.
+// Nothing else reads them: they never count toward the phase or
+// readiness, and the prober leaves them unready.
+func ephemeralStatuses(in Input) []v1.ContainerStatus {
+	eph := in.Pod.Spec.EphemeralContainers
+	if len(eph) == 0 {
+		return nil
+	}
+	specs := make([]v1.Container, len(eph))
+	for i := range eph {
+		specs[i] = v1.Container(eph[i].EphemeralContainerCommon)
+	}
+	out := containerStatuses(in, specs, false)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 

@@ -69,6 +69,12 @@ func TestStatusPatchIsTheKubelets(t *testing.T) {
 		{"host IPs", func(s *v1.PodStatus) { s.HostIPs = []v1.HostIP{{IP: "fd00::1"}} }},
 		{"a container restarted", func(s *v1.PodStatus) { s.ContainerStatuses[1].RestartCount = 4 }},
 		{"start time cleared", func(s *v1.PodStatus) { s.StartTime = nil }},
+		{"an ephemeral container added (kubectl debug)", func(s *v1.PodStatus) {
+			s.EphemeralContainerStatuses = []v1.ContainerStatus{waiting("debug", "ContainerCreating")}
+		}},
+		{"an ephemeral container terminated", func(s *v1.PodStatus) {
+			s.EphemeralContainerStatuses = []v1.ContainerStatus{running("debug", false), exited("debug2", 0)}
+		}},
 		{"a claim status", func(s *v1.PodStatus) { s.ResourceClaimStatuses[0].ResourceClaimName = nil }},
 		{"a claim status renamed", func(s *v1.PodStatus) { s.ResourceClaimStatuses[0].ResourceClaimName = ptr("gpu-2") }},
 		{"resources", func(s *v1.PodStatus) {

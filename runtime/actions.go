@@ -46,6 +46,11 @@ type PodActions struct {
 	InitContainersToStart []int
 	// ContainersToStart are indexes into pod.Spec.Containers.
 	ContainersToStart []int
+	// EphemeralContainersToStart are indexes into
+	// pod.Spec.EphemeralContainers (kubectl debug): those with no status
+	// yet. They start first, even while initialization goes on, and are
+	// never restarted nor started along with a new sandbox.
+	EphemeralContainersToStart []int
 	// ContainersToKill maps container IDs to why they are killed.
 	ContainersToKill map[string]ContainerToKill
 }
@@ -70,8 +75,8 @@ func (noProbeResults) StartupSucceeded(string) bool { return true }
 
 // ComputePodActions is the kubelet's computePodActions: given the desired pod
 // and what the runtime reports, decide whether to (re)create the sandbox,
-// which init containers and sidecars start, which containers start and
-// which are killed. It does no I/O; restart back-off is applied later, when
+// which ephemeral containers, init containers and sidecars start, which
+// containers start and which are killed. It does no I/O; restart back-off is applied later, when
 // starting.
 func ComputePodActions(pod *v1.Pod, status *kc.PodStatus, probes ProbeResults) PodActions {
 	if probes == nil {
@@ -116,6 +121,15 @@ func ComputePodActions(pod *v1.Pod, status *kc.PodStatus, probes ProbeResults) P
 		}
 		a.ContainersToStart = toStart
 		return a
+	}
+
+	// Ephemeral containers start whatever the initialization's progress:
+	// they are how one debugs a pod stuck in it. One that ran, whatever
+	// its end, is never started again.
+	for i := range pod.Spec.EphemeralContainers {
+		if status.FindContainerStatusByName(pod.Spec.EphemeralContainers[i].Name) == nil {
+			a.EphemeralContainersToStart = append(a.EphemeralContainersToStart, i)
+		}
 	}
 
 	if initialized := initContainerActions(pod, status, probes, &a); a.KillPod || !initialized {

@@ -221,3 +221,64 @@ func TestContainerConfigRestartPolicy(t *testing.T) {
 		})
 	}
 }
+
+// An ephemeral container's config: the API server's validateEphemeralContainers
+// forbids ports, probes, lifecycle and restartPolicy; the kubelet's
+// generateLinuxContainerConfig gives a targeted one its target's process
+// namespace (Pid TARGET) only when the pod's mode is CONTAINER.
+func TestContainerConfigEphemeralContainer(t *testing.T) {
+	m := newTestManager(t)
+	always := v1.ContainerRestartPolicyAlways
+	probe := &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}}
+	yes := true
+	for _, tc := range []struct {
+		name     string
+		edit     func(pod *v1.Pod, c *v1.EphemeralContainerCommon)
+		target   string
+		wantPid  runtimeapi.NamespaceMode
+		wantErr  string
+		wantTgID string
+	}{
+		{name: "validateEphemeralContainers: a plain ephemeral container is accepted",
+			edit: func(*v1.Pod, *v1.EphemeralContainerCommon) {}, wantPid: runtimeapi.NamespaceMode_CONTAINER},
+		{name: "generateLinuxContainerConfig: a target turns Pid CONTAINER into TARGET",
+			edit: func(*v1.Pod, *v1.EphemeralContainerCommon) {}, target: "cid-web",
+			wantPid: runtimeapi.NamespaceMode_TARGET, wantTgID: "cid-web"},
+		{name: "generateLinuxContainerConfig: shareProcessNamespace keeps Pid POD",
+			edit: func(p *v1.Pod, _ *v1.EphemeralContainerCommon) { p.Spec.ShareProcessNamespace = &yes }, target: "cid-web",
+			wantPid: runtimeapi.NamespaceMode_POD},
+		{name: "generateLinuxContainerConfig: hostPID keeps Pid NODE",
+			edit: func(p *v1.Pod, _ *v1.EphemeralContainerCommon) { p.Spec.HostPID = true }, target: "cid-web",
+			wantPid: runtimeapi.NamespaceMode_NODE},
+		{name: "validateEphemeralContainers: ports are forbidden",
+			edit:    func(_ *v1.Pod, c *v1.EphemeralContainerCommon) { c.Ports = []v1.ContainerPort{{ContainerPort: 80}} },
+			wantErr: "ephemeral container debug: ports: Forbidden: cannot be set for an Ephemeral Container"},
+		{name: "validateEphemeralContainers: probes are forbidden",
+			edit:    func(_ *v1.Pod, c *v1.EphemeralContainerCommon) { c.ReadinessProbe = probe },
+			wantErr: "ephemeral container debug: readinessProbe: Forbidden"},
+		{name: "validateEphemeralContainers: lifecycle is forbidden",
+			edit:    func(_ *v1.Pod, c *v1.EphemeralContainerCommon) { c.Lifecycle = &v1.Lifecycle{} },
+			wantErr: "ephemeral container debug: lifecycle: Forbidden"},
+		{name: "validateEphemeralContainers: restartPolicy is forbidden",
+			edit:    func(_ *v1.Pod, c *v1.EphemeralContainerCommon) { c.RestartPolicy = &always },
+			wantErr: `ephemeral container debug: restartPolicy: Forbidden: cannot be set for an Ephemeral Container (value "Always")`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := webPod()
+			pod.Spec.EphemeralContainers = []v1.EphemeralContainer{{TargetContainerName: pod.Spec.Containers[0].Name,
+				EphemeralContainerCommon: v1.EphemeralContainerCommon{Name: "debug", Image: "busybox"}}}
+			ec := &pod.Spec.EphemeralContainers[0].EphemeralContainerCommon
+			tc.edit(pod, ec)
+			cfg, err := m.ContainerConfig(pod, (*v1.Container)(ec), ContainerInput{TargetID: tc.target})
+			if tc.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			ns := cfg.Linux.SecurityContext.NamespaceOptions
+			assert.Equal(t, tc.wantPid, ns.Pid)
+			assert.Equal(t, tc.wantTgID, ns.TargetId)
+		})
+	}
+}

@@ -30,6 +30,11 @@ type ContainerInput struct {
 	ImageRef     string // resolved image ID
 	PodIPs       []string
 	Mounts       []kc.Mount
+	// TargetID is, for an ephemeral container with a targetContainerName,
+	// the runtime ID of that container: the ephemeral container joins its
+	// process namespace (Pid mode TARGET), unless the pod shares one
+	// process namespace or the host's. Empty for the others.
+	TargetID string
 }
 
 // ContainerConfig builds the CRI container config (the kubelet's
@@ -89,16 +94,22 @@ func (m *Manager) ContainerConfig(pod *v1.Pod, c *v1.Container, in ContainerInpu
 		Tty:         c.TTY,
 		Linux: &runtimeapi.LinuxContainerConfig{
 			Resources:       linuxResources(resources.ContainerResources(pod, c, m.cfg.Resources)),
-			SecurityContext: containerSecurityContext(pod, c),
+			SecurityContext: containerSecurityContext(pod, c, in.TargetID),
 		},
 	}
 	cfg.Linux.Resources.Unified = m.unifiedResources()
 	return cfg, nil
 }
 
-func containerSecurityContext(pod *v1.Pod, c *v1.Container) *runtimeapi.LinuxContainerSecurityContext {
+func containerSecurityContext(pod *v1.Pod, c *v1.Container, targetID string) *runtimeapi.LinuxContainerSecurityContext {
+	ns := namespaceOptions(pod)
+	// The kubelet's generateLinuxContainerConfig: only a container with its
+	// own process namespace can be given its target's instead.
+	if targetID != "" && ns.Pid == runtimeapi.NamespaceMode_CONTAINER {
+		ns.Pid, ns.TargetId = runtimeapi.NamespaceMode_TARGET, targetID
+	}
 	sc := &runtimeapi.LinuxContainerSecurityContext{
-		NamespaceOptions: namespaceOptions(pod),
+		NamespaceOptions: ns,
 		// Copies: a caller that edits one container's config must not
 		// change every later container's.
 		MaskedPaths:   slices.Clone(defaultMaskedPaths),
@@ -176,13 +187,47 @@ func ValidateInitContainer(c *v1.Container) error {
 	return nil
 }
 
-// validateContainerIn validates c as an init container when it is one of
-// the pod's, else as a regular container.
+// ValidateEphemeralContainer is ValidateContainer for an ephemeral
+// container (kubectl debug), given as the v1.Container its
+// EphemeralContainerCommon converts to: as the API server's
+// validateEphemeralContainers, it may not have ports, probes, a lifecycle
+// or a restartPolicy, which the runtime would otherwise act on.
+func ValidateEphemeralContainer(c *v1.Container) error {
+	if err := validateCommon(c); err != nil {
+		return err
+	}
+	forbidden := func(field string) error {
+		return fmt.Errorf("ephemeral container %s: %s: Forbidden: cannot be set for an Ephemeral Container", c.Name, field)
+	}
+	switch {
+	case len(c.Ports) > 0:
+		return forbidden("ports")
+	case c.LivenessProbe != nil:
+		return forbidden("livenessProbe")
+	case c.ReadinessProbe != nil:
+		return forbidden("readinessProbe")
+	case c.StartupProbe != nil:
+		return forbidden("startupProbe")
+	case c.Lifecycle != nil:
+		return forbidden("lifecycle")
+	case c.RestartPolicy != nil:
+		return fmt.Errorf("ephemeral container %s: restartPolicy: Forbidden: cannot be set for an Ephemeral Container (value %q)", c.Name, *c.RestartPolicy)
+	}
+	return nil
+}
+
+// validateContainerIn validates c as an init container or an ephemeral
+// container when it is one of the pod's, else as a regular container.
 func validateContainerIn(pod *v1.Pod, c *v1.Container) error {
 	if pod != nil {
 		for i := range pod.Spec.InitContainers {
 			if pod.Spec.InitContainers[i].Name == c.Name {
 				return ValidateInitContainer(c)
+			}
+		}
+		for i := range pod.Spec.EphemeralContainers {
+			if pod.Spec.EphemeralContainers[i].Name == c.Name {
+				return ValidateEphemeralContainer(c)
 			}
 		}
 	}

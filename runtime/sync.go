@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -28,9 +29,11 @@ type SyncOptions struct {
 //  2. kill the pod when the sandbox must be recreated, else kill the
 //     containers that must go;
 //  3. create the sandbox if needed;
-//  4. start the init containers and sidecars to start, in spec order, then
-//     the regular containers to start, each after its CrashLoopBackOff and
-//     image pull. A sidecar that fails to start does not hold back the rest.
+//  4. start the new ephemeral containers, then the init containers and
+//     sidecars to start, in spec order, then the regular containers to
+//     start, each after its CrashLoopBackOff and image pull. An ephemeral
+//     container or a sidecar that fails to start does not hold back the
+//     rest.
 //
 // A failing container does not stop the others; every step is in the result.
 func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus, opts SyncOptions) *SyncResult {
@@ -89,26 +92,48 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus
 		return res // nothing to run: the pod is done
 	}
 
-	start := func(action SyncAction, c *v1.Container) error {
+	// ec is the ephemeral container c is, nil for the others.
+	start := func(action SyncAction, typ string, c *v1.Container, ec *v1.EphemeralContainer) error {
 		if err := m.checkBackOff(pod, c, status); err != nil {
 			res.add(action, c.Name, err)
 			return err
 		}
-		err := m.startContainer(ctx, sandboxID, sandboxCfg, pod, c, status, podIPs)
-		m.cfg.Metrics.containerStarted(action, err)
+		err := m.startContainer(ctx, sandboxID, sandboxCfg, pod, c, ec, status, podIPs)
+		m.cfg.Metrics.containerStarted(typ, err)
 		res.add(action, c.Name, err)
 		return err
 	}
+	// Ephemeral containers first, so a failing init container does not
+	// keep one from debugging it; a failed one holds nothing back.
+	for _, i := range a.EphemeralContainersToStart {
+		ec := &pod.Spec.EphemeralContainers[i]
+		_ = start(ActionStartContainer, containerTypeEphemeral, (*v1.Container)(&ec.EphemeralContainerCommon), ec)
+	}
 	for _, i := range a.InitContainersToStart {
 		c := &pod.Spec.InitContainers[i]
-		if err := start(ActionInitContainer, c); err != nil && !IsRestartableInitContainer(c) {
+		if err := start(ActionInitContainer, containerTypeInit, c, nil); err != nil && !IsRestartableInitContainer(c) {
 			return res // a regular init container that failed to start holds the rest back
 		}
 	}
 	for _, i := range a.ContainersToStart {
-		_ = start(ActionStartContainer, &pod.Spec.Containers[i])
+		_ = start(ActionStartContainer, containerTypeContainer, &pod.Spec.Containers[i], nil)
 	}
 	return res
+}
+
+// targetID is the kubelet's getTargetID: the runtime ID of the container
+// whose process namespace the ephemeral container ec joins (its
+// targetContainerName), or "" when ec is nil or names none. The target is
+// looked up by name among the statuses, newest first.
+func targetID(ec *v1.EphemeralContainer, status *kc.PodStatus) (string, error) {
+	if ec == nil || ec.TargetContainerName == "" {
+		return "", nil
+	}
+	cs := status.FindContainerStatusByName(ec.TargetContainerName)
+	if cs == nil {
+		return "", fmt.Errorf("unable to find target container %s", ec.TargetContainerName)
+	}
+	return cs.ID, nil
 }
 
 func (m *Manager) createSandbox(ctx context.Context, pod *v1.Pod, cfg *runtimeapi.PodSandboxConfig) (string, []string, error) {
@@ -154,8 +179,10 @@ func (m *Manager) checkBackOff(pod *v1.Pod, c *v1.Container, status *kc.PodStatu
 	return nil
 }
 
+// startContainer starts c; ec is the ephemeral container c is, nil for the
+// others.
 func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxCfg *runtimeapi.PodSandboxConfig,
-	pod *v1.Pod, c *v1.Container, status *kc.PodStatus, podIPs []string) error {
+	pod *v1.Pod, c *v1.Container, ec *v1.EphemeralContainer, status *kc.PodStatus, podIPs []string) error {
 	if err := validateContainerIn(pod, c); err != nil {
 		return fail(ErrCreateConfig, "pod %s: %w", podRef(pod), err)
 	}
@@ -170,6 +197,11 @@ func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxC
 		// Containers may have been removed while their logs stayed: keep counting.
 		restartCount = restartCountFromLogs(sandboxCfg.LogDirectory, c.Name)
 	}
+	target, err := targetID(ec, status)
+	if err != nil {
+		m.event(pod, c, v1.EventTypeWarning, EventFailed, "Error: %v", err)
+		return fail(ErrCreateConfig, "pod %s: container %s: %w", podRef(pod), c.Name, err)
+	}
 	var mounts []kc.Mount
 	if m.cfg.Mounts != nil {
 		if mounts, err = m.cfg.Mounts(pod, c); err != nil {
@@ -181,7 +213,8 @@ func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxC
 	} else if tm != nil {
 		mounts = append(mounts, *tm)
 	}
-	cfg, err := m.ContainerConfig(pod, c, ContainerInput{RestartCount: restartCount, ImageRef: imageRef, PodIPs: podIPs, Mounts: mounts})
+	cfg, err := m.ContainerConfig(pod, c, ContainerInput{RestartCount: restartCount, ImageRef: imageRef, PodIPs: podIPs, Mounts: mounts,
+		TargetID: target})
 	if err != nil {
 		return fail(ErrCreateConfig, "pod %s: %w", podRef(pod), err)
 	}

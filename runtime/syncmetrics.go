@@ -8,6 +8,7 @@ import (
 const (
 	containerTypeContainer = "container"
 	containerTypeInit      = "init_container"
+	containerTypeEphemeral = "ephemeral_container"
 )
 
 // SyncMetrics counts the pods and containers SyncPod starts, under the
@@ -67,15 +68,11 @@ func (m *SyncMetrics) sandboxCreated(err error) {
 }
 
 // containerStarted counts a container start SyncPod tried (past its
-// back-off), by the step's action: init containers, sidecars among them,
-// or the others.
-func (m *SyncMetrics) containerStarted(action SyncAction, err error) {
+// back-off), by container type: init containers (sidecars among them),
+// ephemeral containers, or the others.
+func (m *SyncMetrics) containerStarted(typ string, err error) {
 	if m == nil {
 		return
-	}
-	typ := containerTypeContainer
-	if action == ActionInitContainer {
-		typ = containerTypeInit
 	}
 	m.containers.WithLabelValues(typ).Inc()
 	if err != nil {

@@ -1,0 +1,92 @@
+//go:build integration
+
+package main
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+func ephemeralStatus(p *v1.Pod, name string) v1.ContainerStatus {
+	for _, s := range p.Status.EphemeralContainerStatuses {
+		if s.Name == name {
+			return s
+		}
+	}
+	return v1.ContainerStatus{}
+}
+
+// TestEphemeralContainerOnContainerd is kubectl debug against the agent on
+// containerd and a real API server: an ephemeral container added through
+// the pods/ephemeralcontainers subresource, targeting the pod's container,
+// is started in the running pod (the kubelet's computePodActions), runs to
+// completion, shows in status.ephemeralContainerStatuses terminated with
+// exit code 0, leaves its output in its log, and is not restarted; the
+// pod's own container is untouched and the pod stays Running and Ready.
+func TestEphemeralContainerOnContainerd(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c, stop := startClusterAgent(t, ctx)
+	defer stop()
+
+	c.create("debug-me", v1.PodSpec{HostNetwork: true, TerminationGracePeriodSeconds: ptr.To[int64](5),
+		Containers: []v1.Container{testbin("app", "sleep")}})
+	within(t, 60*time.Second, "the pod running", func() bool {
+		p := c.get("debug-me")
+		return p.Status.Phase == v1.PodRunning && containerStatus(p, "app").State.Running != nil
+	})
+	before := containerStatus(c.get("debug-me"), "app")
+
+	// What kubectl debug -it debug-me --image=... --target=app does.
+	p := c.get("debug-me")
+	p.Spec.EphemeralContainers = append(p.Spec.EphemeralContainers, v1.EphemeralContainer{TargetContainerName: "app",
+		EphemeralContainerCommon: v1.EphemeralContainerCommon{Name: "debugger", Image: testbinImage,
+			ImagePullPolicy: v1.PullNever, Args: []string{"echo", "debug-hello"},
+			TerminationMessagePolicy: v1.TerminationMessageReadFile}})
+	_, err := c.api.Admin.CoreV1().Pods("default").UpdateEphemeralContainers(ctx, "debug-me", p, metav1.UpdateOptions{})
+	require.NoError(t, err)
+
+	within(t, 60*time.Second, "the ephemeral container terminated in the pod's status", func() bool {
+		return ephemeralStatus(c.get("debug-me"), "debugger").State.Terminated != nil
+	})
+	p = c.get("debug-me")
+	debugger := ephemeralStatus(p, "debugger")
+	assert.Equal(t, int32(0), debugger.State.Terminated.ExitCode)
+	assert.Equal(t, "Completed", debugger.State.Terminated.Reason)
+	assert.Equal(t, testbinImage, debugger.Image)
+	assert.NotEmpty(t, debugger.ContainerID)
+	assert.Zero(t, debugger.RestartCount)
+	assert.False(t, debugger.Ready)
+
+	path, err := c.a.logPath(ctx, "default", "debug-me", "debugger", false)
+	require.NoError(t, err)
+	log, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Contains(t, string(log), "debug-hello")
+
+	// A few syncs later (--sync-frequency 2s): not restarted, the target
+	// untouched, the pod still Running and Ready.
+	time.Sleep(5 * time.Second) // real time on a real runtime: waiting for syncs that must do nothing
+	p = c.get("debug-me")
+	again := ephemeralStatus(p, "debugger")
+	assert.Equal(t, debugger.ContainerID, again.ContainerID, "ephemeral containers are never restarted")
+	assert.Zero(t, again.RestartCount)
+	app := containerStatus(p, "app")
+	assert.Equal(t, before.ContainerID, app.ContainerID, "the target container was not restarted")
+	assert.Zero(t, app.RestartCount)
+	require.NotNil(t, app.State.Running)
+	assert.Equal(t, v1.PodRunning, p.Status.Phase)
+	assert.Equal(t, v1.ConditionTrue, podCondition(p, v1.PodReady), "an ephemeral container does not count toward readiness")
+	for _, e := range c.events("debug-me") {
+		assert.False(t, strings.HasPrefix(e, "Failed"), "event %q", e)
+	}
+}
