@@ -119,8 +119,14 @@ func New(ctx context.Context, cfg Config) (_ *Agent, err error) {
 		CgroupV2: a.runtimeName != fake.RuntimeName && cgroupmgr.HostMode() == cgroupmgr.ModeV2}); err != nil {
 		return nil, err
 	}
-	if a.pleg, err = pleg.NewGeneric(pleg.Config{Runtime: a.mgr, Cache: a.cache, Clock: clk, RelistPeriod: cfg.RelistPeriod,
-		Metrics: plegMetrics, Log: log.WithName("pleg")}); err != nil {
+	plegCfg := pleg.Config{Runtime: a.mgr, Cache: a.cache, Clock: clk, RelistPeriod: cfg.RelistPeriod,
+		Metrics: plegMetrics, Log: log.WithName("pleg")}
+	if cfg.EventedPLEG {
+		a.pleg, err = pleg.NewEvented(pleg.EventedConfig{Config: plegCfg, Events: cfg.Runtime})
+	} else {
+		a.pleg, err = pleg.NewGeneric(plegCfg)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if a.prober, err = prober.New(prober.Config{Statuses: a.cache, Exec: client, HostIP: cfg.NodeIP, Clock: clk, Recorder: recorder,

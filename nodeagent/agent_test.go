@@ -2,6 +2,7 @@ package nodeagent_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -163,4 +164,59 @@ func TestAgentJoinsTheClusterWithAClient(t *testing.T) {
 		_, mirrorErr := client.CoreV1().Pods("default").Get(ctx, "web-n1", metav1.GetOptions{})
 		return nodeErr == nil && mirrorErr == nil
 	}, 20*time.Second, 10*time.Millisecond, "Node registered and the static pod mirrored")
+}
+
+// The kubelet's EventedPLEG gate: the runtime's events drive the PLEG, the
+// relister a 300s safety net; without it the PLEG relists every second.
+func TestEventedPLEGRelistsOnlyAsASafetyNet(t *testing.T) {
+	for _, tc := range []struct {
+		evented      bool
+		minRelists   float64
+		maxRelists   float64
+		relistPeriod string
+	}{{false, 10, 1000, "1s"}, {true, 0, 2, "300s"}} {
+		t.Run(fmt.Sprintf("evented=%v relists every %s", tc.evented, tc.relistPeriod), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			manifests := t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(manifests, "web.yaml"), []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: web}\n"+
+				"spec:\n  containers:\n  - {name: c, image: "+fake.TestbinImage+", args: [serve]}\n"), 0o644))
+			clk := testingclock.NewFakeClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+			reg := prometheus.NewRegistry()
+			cfg := hollowConfig(t, clk, manifests)
+			cfg.Registerer, cfg.EventedPLEG = reg, tc.evented
+			a, err := nodeagent.New(ctx, cfg)
+			require.NoError(t, err)
+			runCtx, stop := context.WithCancel(ctx)
+			done := make(chan error, 1)
+			go func() { done <- a.Run(runCtx) }()
+			defer func() { stop(); require.NoError(t, <-done) }()
+			require.Eventually(t, func() bool {
+				clk.Step(100 * time.Millisecond)
+				ps := a.Pods()
+				return len(ps) == 1 && ps[0].Status.Phase == v1.PodRunning
+			}, 20*time.Second, 10*time.Millisecond, "static pod Running")
+			relists := func() float64 {
+				mfs, err := reg.Gather()
+				require.NoError(t, err)
+				for _, mf := range mfs {
+					if mf.GetName() == "kubelet_pleg_relist_duration_seconds" {
+						return float64(mf.GetMetric()[0].GetHistogram().GetSampleCount())
+					}
+				}
+				return 0
+			}
+			before := relists()
+			if !tc.evented {
+				require.Eventually(t, func() bool { clk.Step(time.Second); return relists()-before >= tc.minRelists },
+					10*time.Second, 10*time.Millisecond, "a relist every second")
+				return
+			}
+			for range 15 {
+				clk.Step(time.Second)
+			}
+			assert.Never(t, func() bool { return relists()-before > tc.maxRelists }, 300*time.Millisecond, 10*time.Millisecond,
+				"no relist but the 300s safety net's")
+		})
+	}
 }

@@ -52,6 +52,10 @@ type Config struct {
 	// ManifestPath is re-read (20s); NodeStatusUpdateFrequency how often
 	// the Node's status is computed (10s).
 	SyncFrequency, RelistPeriod, FileCheckFrequency, NodeStatusUpdateFrequency time.Duration
+	// EventedPLEG is the kubelet's EventedPLEG feature gate: the runtime's
+	// container events drive the PLEG, which relists only every 300s as a
+	// safety net, and every RelistPeriod again if the events fail.
+	EventedPLEG bool
 	// LeaseDurationSeconds is the node lease's duration (40).
 	LeaseDurationSeconds int32
 	// MaxPods is the pods capacity (110); more are rejected at admission.

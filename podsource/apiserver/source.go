@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -55,11 +54,8 @@ type Source struct {
 	mu        sync.Mutex
 	running   bool
 	synced    bool
-	converted map[types.UID]convertedPod // by UID: the store's object and our copy
 	reflector *cache.Reflector
 }
-
-type convertedPod struct{ from, out *v1.Pod }
 
 // New returns a Source sending to sink.
 func New(cfg Config, sink podsource.Sink) (*Source, error) {
@@ -78,8 +74,7 @@ func New(cfg Config, sink podsource.Sink) (*Source, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
-	return &Source{cfg: cfg, sink: sink, log: cfg.Log.WithValues("source", cfg.Name, "node", cfg.NodeName),
-		converted: map[types.UID]convertedPod{}}, nil
+	return &Source{cfg: cfg, sink: sink, log: cfg.Log.WithValues("source", cfg.Name, "node", cfg.NodeName)}, nil
 }
 
 // Name is the source's name in the mux.
@@ -151,15 +146,28 @@ func (s *Source) listWatch() cache.ListerWatcher {
 			if err != nil && ctx.Err() == nil {
 				s.cfg.Metrics.FetchError(s.cfg.Name)
 			}
+			if l != nil {
+				for i := range l.Items {
+					prepare(&l.Items[i])
+				}
+			}
 			return l, err
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.FieldSelector = selector
 			w, err := pods.Watch(ctx, o)
-			if err != nil && ctx.Err() == nil {
-				s.cfg.Metrics.FetchError(s.cfg.Name)
+			if err != nil {
+				if ctx.Err() == nil {
+					s.cfg.Metrics.FetchError(s.cfg.Name)
+				}
+				return w, err
 			}
-			return w, err
+			return watch.Filter(w, func(ev watch.Event) (watch.Event, bool) {
+				if p, ok := ev.Object.(*v1.Pod); ok {
+					prepare(p)
+				}
+				return ev, true
+			}), nil
 		},
 	}
 	// Lets the reflector know when the client (a fake) cannot do streaming lists.
@@ -170,9 +178,7 @@ func (s *Source) listWatch() cache.ListerWatcher {
 // reflector's goroutine, so a slow consumer of the mux slows the watch, as
 // in the kubelet.
 func (s *Source) push(ctx context.Context, objs []interface{}) {
-	s.mu.Lock()
 	pods := make([]*v1.Pod, 0, len(objs))
-	next := make(map[types.UID]convertedPod, len(objs))
 	for _, o := range objs {
 		p, ok := o.(*v1.Pod)
 		if !ok {
@@ -183,15 +189,8 @@ func (s *Source) push(ctx context.Context, objs []interface{}) {
 		if p.Spec.NodeName != s.cfg.NodeName {
 			continue
 		}
-		c, ok := s.converted[p.UID]
-		if !ok || c.from != p {
-			c = convertedPod{from: p, out: ConvertPod(p)}
-		}
-		next[p.UID] = c
-		pods = append(pods, c.out)
+		pods = append(pods, p) // prepared as it was decoded: no copy
 	}
-	s.converted = next
-	s.mu.Unlock()
 
 	err := s.sink.Update(ctx, podsource.PodUpdate{Op: podsource.SET, Pods: pods, Source: s.cfg.Name})
 	switch {
@@ -202,6 +201,18 @@ func (s *Source) push(ctx context.Context, objs []interface{}) {
 	case ctx.Err() == nil:
 		s.log.Error(err, "Cannot deliver the API server's pods")
 	}
+}
+
+// prepare makes a decoded API pod, in place, what the source sends
+// (ConvertPod's result), before the store keeps it: one copy of each pod
+// fewer than converting on every push. Its managedFields are dropped too:
+// nothing on a node reads them, and they are a third of a pod's memory.
+func prepare(p *v1.Pod) {
+	p.ManagedFields = nil
+	if p.Annotations == nil {
+		p.Annotations = map[string]string{}
+	}
+	p.Annotations[podsource.ConfigSourceAnnotation] = podsource.SourceAPI
 }
 
 // ConvertPod returns the copy of an API server pod that the source

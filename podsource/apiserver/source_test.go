@@ -72,7 +72,9 @@ func TestSourceFake(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// The fake ignores field selectors: the source must filter by itself.
-	client := fake.NewClientset(apiPod("a", node, "uid-a"), apiPod("other", "node-2", "uid-o"))
+	withFields := apiPod("a", node, "uid-a")
+	withFields.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate}}
+	client := fake.NewClientset(withFields, apiPod("other", "node-2", "uid-o"))
 	mux := podsource.NewMux(podsource.MuxConfig{})
 	src, err := New(Config{Client: client, NodeName: node, Metrics: podsource.NewMetrics()}, mux)
 	require.NoError(t, err)
@@ -93,6 +95,7 @@ func TestSourceFake(t *testing.T) {
 	assert.Equal(t, types.UID("uid-a"), p.UID)
 	assert.Equal(t, podsource.SourceAPI, p.Annotations[podsource.ConfigSourceAnnotation])
 	assert.Equal(t, "x", p.Annotations["user"])
+	assert.Empty(t, p.ManagedFields, "nothing on a node reads managedFields: not kept")
 	assert.NotEmpty(t, p.Annotations[podsource.ConfigSeenAnnotation])
 	assert.True(t, mux.SourcesReady("api"))
 	assert.True(t, src.HasSynced())

@@ -1,0 +1,251 @@
+//go:build integration
+
+package hollow_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+
+	"github.com/nodekit-dev/nodekit/hollow"
+	"github.com/nodekit-dev/nodekit/internal/testenv"
+)
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// countingTransport counts the requests the hollow nodes send.
+type countingTransport struct {
+	rt http.RoundTripper
+	n  *atomic.Int64
+}
+
+func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.rt.RoundTrip(r)
+}
+
+// rssBytes is this process's resident set (VmRSS).
+func rssBytes(b *testing.B) int64 {
+	f, err := os.Open("/proc/self/status")
+	require.NoError(b, err)
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if rest, ok := strings.CutPrefix(s.Text(), "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			require.NoError(b, err)
+			return kb << 10
+		}
+	}
+	b.Fatal("no VmRSS in /proc/self/status")
+	return 0
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkHollowNodes100x110 runs NODEKIT_HOLLOW_NODES (100) hollow nodes
+// in this process against the real API server, binds
+// NODEKIT_HOLLOW_PODS (110) pods to each, and reports, as the API sees it:
+// the time from the first pod created to all Running and Ready
+// (s-to-all-running), and over a steady window of NODEKIT_HOLLOW_WINDOW
+// seconds (30) once all run: RSS per node (the process's growth since
+// before the nodes started, over the node count), CPU per node (cores),
+// and the nodes' API requests per node per second.
+func BenchmarkHollowNodes100x110(b *testing.B) {
+	api := testenv.NeedAPIServer(b)
+	nodesN, podsN := envInt("NODEKIT_HOLLOW_NODES", 100), envInt("NODEKIT_HOLLOW_PODS", 110)
+	window := time.Duration(envInt("NODEKIT_HOLLOW_WINDOW", 30)) * time.Second
+	for i := 0; i < b.N; i++ {
+		runHollowScale(b, api, nodesN, podsN, window)
+	}
+}
+
+func runHollowScale(b *testing.B, api *testenv.APIServer, nodesN, podsN int, window time.Duration) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	run := rand.String(5)
+	prefix := "bench-" + run + "-"
+	// The creator and watcher: fast, and apart from the nodes' transport.
+	admin := rest.CopyConfig(api.AdminConfig)
+	admin.QPS, admin.Burst = 2000, 2000
+	// A transport of its own, closed at the end: nothing left running.
+	tlsCfg, err := rest.TLSConfigFor(admin)
+	require.NoError(b, err)
+	conns := &http.Transport{TLSClientConfig: tlsCfg, ForceAttemptHTTP2: true}
+	defer conns.CloseIdleConnections()
+	rt, err := rest.HTTPWrappersForConfig(admin, conns)
+	require.NoError(b, err)
+	creator, err := kubernetes.NewForConfigAndClient(admin, &http.Client{Transport: rt})
+	require.NoError(b, err)
+	pods := creator.CoreV1().Pods("default")
+	selector := "hollow-bench=" + run
+	defer func() {
+		_ = pods.DeleteCollection(context.Background(), metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)},
+			metav1.ListOptions{LabelSelector: selector})
+	}()
+
+	goruntime.GC()
+	debug.FreeOSMemory()
+	rss0 := rssBytes(b)
+	var requests atomic.Int64
+	nodeCfg := rest.CopyConfig(api.AdminConfig)
+	nodeCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{rt, &requests} })
+	nodes, err := hollow.New(ctx, hollow.Config{Rest: nodeCfg, Nodes: nodesN, NamePrefix: prefix})
+	require.NoError(b, err)
+	done := make(chan error, 1)
+	go func() { done <- nodes.Run(ctx) }()
+	defer func() { cancel(); require.NoError(b, <-done) }()
+	waitUntil(b, 120*time.Second, "all nodes registered", func() bool {
+		l, err := creator.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		n := 0
+		for _, node := range l.Items {
+			if strings.HasPrefix(node.Name, prefix) {
+				n++
+			}
+		}
+		return err == nil && n == nodesN
+	})
+
+	w, err := pods.Watch(ctx, metav1.ListOptions{LabelSelector: selector})
+	require.NoError(b, err)
+	defer w.Stop()
+	ready := map[string]bool{}
+	allReady := make(chan time.Time, 1)
+	go func() {
+		for ev := range w.ResultChan() {
+			p, ok := ev.Object.(*v1.Pod)
+			if !ok || ev.Type == watch.Deleted {
+				continue
+			}
+			if p.Status.Phase == v1.PodRunning && len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].Ready {
+				ready[p.Name] = true
+			}
+			if len(ready) == nodesN*podsN {
+				allReady <- time.Now()
+				return
+			}
+		}
+	}()
+
+	start := time.Now()
+	var wg sync.WaitGroup
+	work := make(chan [2]int)
+	var createErr atomic.Value
+	for range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for job := range work {
+				node, j := job[0], job[1]
+				_, err := pods.Create(ctx, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s%d-%d", prefix, node, j),
+					Labels: map[string]string{"hollow-bench": run}},
+					Spec: v1.PodSpec{NodeName: fmt.Sprintf("%s%d", prefix, node), TerminationGracePeriodSeconds: ptr.To[int64](0),
+						Containers: []v1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}}}, metav1.CreateOptions{})
+				if err != nil {
+					createErr.Store(err)
+				}
+			}
+		}()
+	}
+	for j := 0; j < podsN; j++ { // round robin: every node fills at once, as a scheduler spreads
+		for node := 0; node < nodesN; node++ {
+			work <- [2]int{node, j}
+		}
+	}
+	close(work)
+	wg.Wait()
+	created := time.Since(start)
+	if err, _ := createErr.Load().(error); err != nil {
+		b.Fatalf("creating pods: %v", err)
+	}
+	var end time.Time
+	select {
+	case end = <-allReady:
+	case <-time.After(10 * time.Minute):
+		b.Fatalf("not all %d pods Running and Ready after 10m: %d are", nodesN*podsN, len(ready))
+	}
+	toAll := end.Sub(start)
+
+	time.Sleep(10 * time.Second) // the start's work settles
+	req0, cpu0, t0 := requests.Load(), cpuTime(), time.Now()
+	stopProfile := profile(b)
+	time.Sleep(window)
+	elapsed := time.Since(t0)
+	stopProfile()
+	cpu := float64(cpuTime()-cpu0) / float64(elapsed)
+	reqs := float64(requests.Load()-req0) / elapsed.Seconds()
+	rss := rssBytes(b)
+	var ms goruntime.MemStats
+	goruntime.ReadMemStats(&ms)
+	perNode := func(v float64) float64 { return v / float64(nodesN) }
+	b.ReportMetric(toAll.Seconds(), "s-to-all-running")
+	b.ReportMetric(perNode(float64(rss-rss0))/(1<<20), "MB-RSS/node")
+	b.ReportMetric(perNode(cpu), "cores/node")
+	b.ReportMetric(perNode(reqs), "req/node/s")
+	b.Logf("HOLLOW nodes=%d pods=%d created in %v, all Running+Ready %v after the first create; steady %v: RSS %d MB (%d MB before the nodes), "+
+		"heap in use %d MB, %d goroutines, CPU %.3f cores, %.1f API req/s", nodesN, nodesN*podsN, created.Round(time.Millisecond),
+		toAll.Round(time.Millisecond), elapsed.Round(time.Second), rss>>20, rss0>>20, ms.HeapInuse>>20, goruntime.NumGoroutine(), cpu, reqs)
+}
+
+// profile writes CPU (over the steady window) and heap profiles to
+// $NODEKIT_HOLLOW_PROFILE, when set.
+func profile(b *testing.B) func() {
+	dir := os.Getenv("NODEKIT_HOLLOW_PROFILE")
+	if dir == "" {
+		return func() {}
+	}
+	f, err := os.Create(filepath.Join(dir, "cpu.pprof"))
+	require.NoError(b, err)
+	require.NoError(b, pprof.StartCPUProfile(f))
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+		h, err := os.Create(filepath.Join(dir, "heap.pprof"))
+		require.NoError(b, err)
+		goruntime.GC()
+		require.NoError(b, pprof.WriteHeapProfile(h))
+		h.Close()
+	}
+}
+
+func waitUntil(b *testing.B, d time.Duration, what string, cond func() bool) {
+	b.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			b.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
