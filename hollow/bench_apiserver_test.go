@@ -33,6 +33,9 @@ import (
 	"github.com/nodekit-dev/nodekit/internal/testenv"
 )
 
+// hollowGCPercent is examples/hollownodes' GOGC.
+const hollowGCPercent = 50
+
 func envInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
 		return v
@@ -115,6 +118,8 @@ func runHollowScale(b *testing.B, api *testenv.APIServer, nodesN, podsN int, win
 			metav1.ListOptions{LabelSelector: selector})
 	}()
 
+	// As examples/hollownodes runs: GOGC 50 (its live heap is the nodes').
+	defer debug.SetGCPercent(debug.SetGCPercent(hollowGCPercent))
 	goruntime.GC()
 	debug.FreeOSMemory()
 	rss0 := rssBytes(b)

@@ -64,7 +64,8 @@ func (n *Nodes) newNode(ctx context.Context, i int) (_ *Node, err error) {
 		PodLogsDir: filepath.Join(dir, "logs"), MaxPods: cfg.MaxPods, Labels: cfg.Labels, Taints: cfg.Taints,
 		Machine: &nodestatus.MachineInfo{NumCPU: cfg.CPU, MemoryCapacity: cfg.Memory, RootfsCapacity: 100 << 30,
 			MachineID: node.Name, SystemUUID: node.Name, BootID: node.Name, KernelVersion: "hollow", OSImage: "nodekit hollow node"},
-		Runtime: node.client, Client: node.api, Clock: cfg.Clock, Log: cfg.Log.WithValues("node", node.Name)}
+		Runtime: node.client, Client: node.api, EventedPLEG: !cfg.RelistingPLEG, Clock: cfg.Clock,
+		Log: cfg.Log.WithValues("node", node.Name)}
 	if cfg.Registerer != nil {
 		ac.Registerer = prometheus.WrapRegistererWith(prometheus.Labels{"node": node.Name}, cfg.Registerer)
 	}

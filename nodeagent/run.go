@@ -85,8 +85,8 @@ func (a *Agent) apply(u podsource.PodUpdate) {
 // the sources still have (an API pod's final status, until it is deleted).
 func (a *Agent) keptStatuses() map[types.UID]bool {
 	keep := a.workers.Known()
-	for _, p := range a.mux.Pods() {
-		keep[p.UID] = true
+	for uid := range a.mux.UIDs() {
+		keep[uid] = true
 	}
 	return keep
 }

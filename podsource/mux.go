@@ -174,6 +174,23 @@ func (m *Mux) Pods() []*v1.Pod {
 	return m.allPods()
 }
 
+// UIDs returns the UIDs of every pod in the stream (not the held-back
+// ones): Pods without the copies, for a caller that only asks which pods
+// the sources have.
+func (m *Mux) UIDs() map[types.UID]bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[types.UID]bool{}
+	for _, src := range m.order {
+		for uid, e := range m.sources[src].pods {
+			if !e.shadowed {
+				out[uid] = true
+			}
+		}
+	}
+	return out
+}
+
 func (m *Mux) allPods() []*v1.Pod {
 	var out []*v1.Pod
 	for _, src := range m.order {

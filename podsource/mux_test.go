@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
@@ -118,6 +119,7 @@ func TestMuxSeenAnnotationAndCopies(t *testing.T) {
 	assert.Equal(t, UPDATE, us[0].Op)
 	assert.Equal(t, "2026-01-02T03:04:05.000000006Z", us[0].Pods[0].Annotations[ConfigSeenAnnotation], "first sight is kept on update")
 	assert.Equal(t, "img:2", m.Pods()[0].Spec.Containers[0].Image)
+	assert.Equal(t, map[types.UID]bool{"uid-a": true}, m.UIDs(), "UIDs are Pods' without copies")
 }
 
 func TestMuxSourcesReady(t *testing.T) {

@@ -146,28 +146,15 @@ func (s *Source) listWatch() cache.ListerWatcher {
 			if err != nil && ctx.Err() == nil {
 				s.cfg.Metrics.FetchError(s.cfg.Name)
 			}
-			if l != nil {
-				for i := range l.Items {
-					prepare(&l.Items[i])
-				}
-			}
 			return l, err
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.FieldSelector = selector
 			w, err := pods.Watch(ctx, o)
-			if err != nil {
-				if ctx.Err() == nil {
-					s.cfg.Metrics.FetchError(s.cfg.Name)
-				}
-				return w, err
+			if err != nil && ctx.Err() == nil {
+				s.cfg.Metrics.FetchError(s.cfg.Name)
 			}
-			return watch.Filter(w, func(ev watch.Event) (watch.Event, bool) {
-				if p, ok := ev.Object.(*v1.Pod); ok {
-					prepare(p)
-				}
-				return ev, true
-			}), nil
+			return w, err
 		},
 	}
 	// Lets the reflector know when the client (a fake) cannot do streaming lists.
@@ -189,7 +176,8 @@ func (s *Source) push(ctx context.Context, objs []interface{}) {
 		if p.Spec.NodeName != s.cfg.NodeName {
 			continue
 		}
-		pods = append(pods, p) // prepared as it was decoded: no copy
+		prepare(p) // the store's own object, once: no copy per push
+		pods = append(pods, p)
 	}
 
 	err := s.sink.Update(ctx, podsource.PodUpdate{Op: podsource.SET, Pods: pods, Source: s.cfg.Name})
@@ -203,12 +191,18 @@ func (s *Source) push(ctx context.Context, objs []interface{}) {
 	}
 }
 
-// prepare makes a decoded API pod, in place, what the source sends
-// (ConvertPod's result), before the store keeps it: one copy of each pod
-// fewer than converting on every push. Its managedFields are dropped too:
-// nothing on a node reads them, and they are a third of a pod's memory.
+// prepare makes a pod of the source's store, in place, what the source
+// sends (ConvertPod's result): no copy of each pod besides the store's.
+// The store is the source's own, and the mux copies what it keeps. Its
+// managedFields are dropped too: nothing on a node reads them, and they
+// are a third of a pod's memory. It is idempotent.
 func prepare(p *v1.Pod) {
-	p.ManagedFields = nil
+	if p.ManagedFields != nil { // written once: a prepared pod is only read
+		p.ManagedFields = nil
+	}
+	if p.Annotations[podsource.ConfigSourceAnnotation] == podsource.SourceAPI {
+		return
+	}
 	if p.Annotations == nil {
 		p.Annotations = map[string]string{}
 	}
