@@ -241,6 +241,10 @@ func profile(b *testing.B) func() {
 		goruntime.GC()
 		require.NoError(b, pprof.WriteHeapProfile(h))
 		h.Close()
+		g, err := os.Create(filepath.Join(dir, "goroutines.txt"))
+		require.NoError(b, err)
+		require.NoError(b, pprof.Lookup("goroutine").WriteTo(g, 1))
+		g.Close()
 	}
 }
 

@@ -72,8 +72,11 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) (changed bool) 
 		c.LastTransitionTime = now
 	}
 	changed = old == nil || !apiequality.Semantic.DeepEqual(*old, status)
-	p := pod.DeepCopy()
-	p.Status = status
+	// A shallow copy: pods are shared and never modified once handed
+	// around (the sources' and workers' rule), so the metadata and spec
+	// need no copy of their own per pod; only the status is the Manager's.
+	p := new(v1.Pod)
+	p.TypeMeta, p.ObjectMeta, p.Spec, p.Status = pod.TypeMeta, pod.ObjectMeta, pod.Spec, status
 	m.pods[pod.UID] = p
 	if changed {
 		m.seq++

@@ -157,15 +157,25 @@ type Config struct {
 	Log    logr.Logger
 }
 
-// Workers runs one worker goroutine per pod: it serializes everything done
-// to that pod. See the package doc for the ordering rules.
+// Workers runs each pod's work on a worker goroutine of its own, one Work
+// at a time: it serializes everything done to that pod. See the package
+// doc for the ordering rules. Unlike the kubelet's, a pod's goroutine lives
+// only while the pod has work: an idle pod (nearly all of them, between
+// resyncs) costs no goroutine stack, which matters with hundreds of pods
+// or hollow nodes in one process.
 type Workers struct {
 	cfg Config
 
-	mu      sync.Mutex
-	m       *machine
-	ctx     context.Context // set by Run; workers start once it is
+	mu sync.Mutex
+	m  *machine
+	// ctx is set by Run; workers start once it is, and no more once Run
+	// is stopping.
+	ctx      context.Context
+	stopping bool
+	// wake holds a token per pod record: a forgotten pod's worker sees
+	// its token gone; busy says which tokens have a goroutine.
 	wake    map[types.UID]chan struct{}
+	busy    map[chan struct{}]bool
 	waiters map[types.UID][]chan struct{} // KillPodNow callers, until the pod is terminated
 	running sync.WaitGroup
 }
@@ -197,7 +207,7 @@ func New(cfg Config) (*Workers, error) {
 		cfg.Jitter = func(d time.Duration) time.Duration { return wait.Jitter(d, DefaultJitterFactor) }
 	}
 	return &Workers{cfg: cfg, m: newMachine(cfg.ResyncInterval, cfg.BackOffPeriod, cfg.Jitter),
-		wake: map[types.UID]chan struct{}{}, waiters: map[types.UID][]chan struct{}{}}, nil
+		wake: map[types.UID]chan struct{}{}, busy: map[chan struct{}]bool{}, waiters: map[types.UID][]chan struct{}{}}, nil
 }
 
 // UpdatePod tells the workers what happened to a pod. It never blocks.
@@ -210,7 +220,7 @@ func (w *Workers) UpdatePod(u Update) {
 	wake, created := w.m.update(u)
 	w.wakeLocked(wake)
 	if _, kept := w.m.pods[u.Pod.UID]; !kept {
-		delete(w.wake, u.Pod.UID) // forgotten (killed while waiting): its worker, woken, ends
+		delete(w.wake, u.Pod.UID) // forgotten (killed while waiting): a running worker ends
 	}
 	if created {
 		w.wake[u.Pod.UID] = make(chan struct{}, 1)
@@ -296,7 +306,13 @@ func (w *Workers) Run(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
+			w.mu.Lock()
+			w.stopping = true // no worker starts after this: Wait is safe
+			w.mu.Unlock()
 			w.running.Wait()
+			w.mu.Lock()
+			w.stopping = false
+			w.mu.Unlock()
 			return nil
 		case <-ticker.C():
 			w.Tick()
@@ -406,12 +422,15 @@ func (w *Workers) Known() map[types.UID]bool {
 	return out
 }
 
-// startLocked starts the pod's worker once Run has given a context.
+// startLocked starts the pod's worker, once Run has given a context,
+// unless it has one running (which looks for work again before it ends).
 func (w *Workers) startLocked(uid types.UID) {
-	if w.ctx == nil {
+	wake, ok := w.wake[uid]
+	if w.ctx == nil || w.stopping || !ok || w.busy[wake] {
 		return
 	}
-	ctx, wake := w.ctx, w.wake[uid]
+	ctx := w.ctx
+	w.busy[wake] = true
 	w.running.Add(1)
 	go func() {
 		defer w.running.Done()
@@ -421,16 +440,19 @@ func (w *Workers) startLocked(uid types.UID) {
 
 func (w *Workers) wakeLocked(uids []types.UID) {
 	for _, uid := range uids {
-		select {
-		case w.wake[uid] <- struct{}{}:
-		default: // already woken
-		}
+		w.startLocked(uid)
 	}
 }
 
-// work is one pod's worker: it runs the pod's Work, one at a time, until
-// the pod is forgotten or ctx ends.
+// work is one pod's worker: it runs the pod's Work, one at a time, while
+// there is some, and ends when there is none (the next update or due time
+// starts a worker again), when the pod is forgotten, or when ctx ends.
 func (w *Workers) work(ctx context.Context, uid types.UID, wake chan struct{}) {
+	defer func() {
+		w.mu.Lock()
+		delete(w.busy, wake)
+		w.mu.Unlock()
+	}()
 	for {
 		w.mu.Lock()
 		if w.wake[uid] != wake {
@@ -438,15 +460,12 @@ func (w *Workers) work(ctx context.Context, uid types.UID, wake chan struct{}) {
 			return // forgotten; the UID may have come back with its own worker
 		}
 		work, ok, _ := w.m.next(uid)
-		w.mu.Unlock()
-		if !ok {
-			select {
-			case <-ctx.Done():
-				return
-			case <-wake:
-				continue
-			}
+		if !ok || ctx.Err() != nil {
+			delete(w.busy, wake) // under the lock: a wake from now on starts a worker
+			w.mu.Unlock()
+			return
 		}
+		w.mu.Unlock()
 		began := w.cfg.Clock.Now()
 		err := w.run(ctx, &work)
 		if ctx.Err() != nil {
@@ -455,10 +474,10 @@ func (w *Workers) work(ctx context.Context, uid types.UID, wake chan struct{}) {
 		now := w.cfg.Clock.Now()
 		w.mu.Lock()
 		again, forgotten := w.m.done(uid, now, err)
-		w.wakeLocked(again)
 		if forgotten {
 			w.forgetLocked(uid, wake)
 		}
+		w.wakeLocked(again) // other pods (a waiting version); this one is busy: it looks again itself
 		w.notifyLocked(uid)
 		w.mu.Unlock()
 		if w.cfg.OnDone != nil {

@@ -71,6 +71,7 @@ func (r *Runtime) serve(ctx context.Context, lis net.Listener) error {
 	stopping, stopCalls := context.WithCancel(context.Background())
 	defer stopCalls()
 	s := grpc.NewServer(
+		grpc.SharedWriteBuffer(true), // as the client: idle connections hold no write buffer
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 			ctx, cancel := mergeCancel(ctx, stopping)
 			defer cancel()
