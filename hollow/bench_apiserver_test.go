@@ -25,12 +25,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	"github.com/nodekit-dev/nodekit/hollow"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
+	"github.com/nodekit-dev/nodekit/nodeagent"
 )
 
 // hollowGCPercent is examples/hollownodes' GOGC.
@@ -107,14 +107,11 @@ func runHollowScale(b *testing.B, api *testenv.APIServer, nodesN, podsN int, win
 	// The creator and watcher: fast, and apart from the nodes' transport.
 	admin := rest.CopyConfig(api.AdminConfig)
 	admin.QPS, admin.Burst = 2000, 2000
-	// A transport of its own, closed at the end: nothing left running.
-	tlsCfg, err := rest.TLSConfigFor(admin)
+	// Connections of its own, closed at the end: nothing left running.
+	conns, err := nodeagent.NewAPIConnections(admin)
 	require.NoError(b, err)
-	conns := &http.Transport{TLSClientConfig: tlsCfg, ForceAttemptHTTP2: true}
-	defer conns.CloseIdleConnections()
-	rt, err := rest.HTTPWrappersForConfig(admin, conns)
-	require.NoError(b, err)
-	creator, err := kubernetes.NewForConfigAndClient(admin, &http.Client{Transport: rt})
+	defer conns.Close()
+	creator, err := conns.Client(admin)
 	require.NoError(b, err)
 	pods := creator.CoreV1().Pods("default")
 	selector := "hollow-bench=" + run

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -125,7 +124,7 @@ func (c Config) withDefaults() (Config, error) {
 // Nodes is a set of running hollow nodes.
 type Nodes struct {
 	cfg     Config
-	conns   *http.Transport
+	conns   *nodeagent.APIConnections
 	dir     string
 	tempDir bool
 	nodes   []*Node
@@ -151,8 +150,8 @@ func New(ctx context.Context, cfg Config) (_ *Nodes, err error) {
 			n.close()
 		}
 	}()
-	if n.conns, err = sharedTransport(cfg.Rest); err != nil {
-		return nil, err
+	if n.conns, err = nodeagent.NewAPIConnections(cfg.Rest); err != nil {
+		return nil, fmt.Errorf("hollow: Config.Rest: %w", err)
 	}
 	for i := 0; i < cfg.Nodes; i++ {
 		node, err := n.newNode(ctx, i)
@@ -202,7 +201,7 @@ func (n *Nodes) close() {
 		node.close()
 	}
 	if n.conns != nil {
-		n.conns.CloseIdleConnections()
+		n.conns.Close()
 	}
 	if n.tempDir {
 		_ = os.RemoveAll(n.dir)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -78,27 +77,16 @@ func (n *Nodes) newNode(ctx context.Context, i int) (_ *Node, err error) {
 	return node, nil
 }
 
-// nodeClient is a node's API client: the shared transport, its own rate
-// limiter (the kubelet's QPS and burst).
-func nodeClient(cfg Config, conns *http.Transport) (kubernetes.Interface, error) {
+// nodeClient is a node's API client: the shared connections, its own
+// rate limiter (the kubelet's QPS and burst).
+func nodeClient(cfg Config, conns *nodeagent.APIConnections) (kubernetes.Interface, error) {
 	rc := rest.CopyConfig(cfg.Rest)
 	rc.QPS, rc.Burst, rc.RateLimiter = cfg.QPS, cfg.Burst, nil
-	rt, err := rest.HTTPWrappersForConfig(rc, conns)
+	c, err := conns.Client(rc)
 	if err != nil {
 		return nil, fmt.Errorf("hollow: Config.Rest: %w", err)
 	}
-	return kubernetes.NewForConfigAndClient(rc, &http.Client{Transport: rt, Timeout: rc.Timeout})
-}
-
-// sharedTransport is the nodes' one connection pool to the API server
-// (HTTP/2: a few connections multiplex every node's watches and writes).
-func sharedTransport(rc *rest.Config) (*http.Transport, error) {
-	tlsCfg, err := rest.TLSConfigFor(rc)
-	if err != nil {
-		return nil, fmt.Errorf("hollow: Config.Rest: %w", err)
-	}
-	return &http.Transport{TLSClientConfig: tlsCfg, Proxy: http.ProxyFromEnvironment, ForceAttemptHTTP2: true,
-		MaxIdleConnsPerHost: 25, IdleConnTimeout: 90 * time.Second}, nil
+	return c, nil
 }
 
 // nodeIP is node i's InternalIP: 127.1.x.y, a loopback address of its own.

@@ -1,0 +1,49 @@
+package nodeagent_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+
+	"github.com/nodekit-dev/nodekit/nodeagent"
+)
+
+// Close ends a connection that still carries a watch being torn down,
+// which CloseIdleConnections leaves (and goleak, in TestMain, would see).
+func TestAPIConnectionsCloseEveryConnection(t *testing.T) {
+	watching := make(chan struct{}, 1)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		watching <- struct{}{}
+		<-r.Context().Done() // a watch the server keeps open
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	rc := &rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
+	conns, err := nodeagent.NewAPIConnections(rc)
+	require.NoError(t, err)
+	client, err := conns.Client(rc)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := client.CoreV1().Pods("").Watch(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	<-watching
+	conns.Close()
+	select {
+	case _, ok := <-w.ResultChan():
+		assert.False(t, ok, "the watch ends with its connection")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the watch outlived Close")
+	}
+	cancel()
+}
