@@ -172,10 +172,9 @@ type Workers struct {
 	// is stopping.
 	ctx      context.Context
 	stopping bool
-	// wake holds a token per pod record: a forgotten pod's worker sees
-	// its token gone; busy says which tokens have a goroutine.
-	wake    map[types.UID]chan struct{}
-	busy    map[chan struct{}]bool
+	// workers holds one record per pod: a forgotten pod's goroutine sees
+	// its record gone (or replaced, when the UID comes back).
+	workers map[types.UID]*podWorker
 	waiters map[types.UID][]chan struct{} // KillPodNow callers, until the pod is terminated
 	running sync.WaitGroup
 }
@@ -207,7 +206,7 @@ func New(cfg Config) (*Workers, error) {
 		cfg.Jitter = func(d time.Duration) time.Duration { return wait.Jitter(d, DefaultJitterFactor) }
 	}
 	return &Workers{cfg: cfg, m: newMachine(cfg.ResyncInterval, cfg.BackOffPeriod, cfg.Jitter),
-		wake: map[types.UID]chan struct{}{}, busy: map[chan struct{}]bool{}, waiters: map[types.UID][]chan struct{}{}}, nil
+		workers: map[types.UID]*podWorker{}, waiters: map[types.UID][]chan struct{}{}}, nil
 }
 
 // UpdatePod tells the workers what happened to a pod. It never blocks.
@@ -220,10 +219,10 @@ func (w *Workers) UpdatePod(u Update) {
 	wake, created := w.m.update(u)
 	w.wakeLocked(wake)
 	if _, kept := w.m.pods[u.Pod.UID]; !kept {
-		delete(w.wake, u.Pod.UID) // forgotten (killed while waiting): a running worker ends
+		delete(w.workers, u.Pod.UID) // forgotten (killed while waiting): a running worker ends
 	}
 	if created {
-		w.wake[u.Pod.UID] = make(chan struct{}, 1)
+		w.workers[u.Pod.UID] = &podWorker{}
 		w.startLocked(u.Pod.UID)
 	}
 	w.notifyLocked(u.Pod.UID)
@@ -297,7 +296,7 @@ func (w *Workers) Run(ctx context.Context) error {
 		return errors.New("podworkers: Run is already running")
 	}
 	w.ctx = ctx
-	for uid := range w.wake {
+	for uid := range w.workers {
 		w.startLocked(uid)
 	}
 	w.mu.Unlock()
@@ -422,19 +421,24 @@ func (w *Workers) Known() map[types.UID]bool {
 	return out
 }
 
+// podWorker is one pod record's worker state, guarded by Workers.mu.
+type podWorker struct {
+	busy bool // a goroutine runs the pod's work
+}
+
 // startLocked starts the pod's worker, once Run has given a context,
 // unless it has one running (which looks for work again before it ends).
 func (w *Workers) startLocked(uid types.UID) {
-	wake, ok := w.wake[uid]
-	if w.ctx == nil || w.stopping || !ok || w.busy[wake] {
+	pw, ok := w.workers[uid]
+	if w.ctx == nil || w.stopping || !ok || pw.busy {
 		return
 	}
 	ctx := w.ctx
-	w.busy[wake] = true
+	pw.busy = true
 	w.running.Add(1)
 	go func() {
 		defer w.running.Done()
-		w.work(ctx, uid, wake)
+		w.work(ctx, uid, pw)
 	}()
 }
 
@@ -447,21 +451,21 @@ func (w *Workers) wakeLocked(uids []types.UID) {
 // work is one pod's worker: it runs the pod's Work, one at a time, while
 // there is some, and ends when there is none (the next update or due time
 // starts a worker again), when the pod is forgotten, or when ctx ends.
-func (w *Workers) work(ctx context.Context, uid types.UID, wake chan struct{}) {
+func (w *Workers) work(ctx context.Context, uid types.UID, pw *podWorker) {
 	defer func() {
 		w.mu.Lock()
-		delete(w.busy, wake)
+		pw.busy = false
 		w.mu.Unlock()
 	}()
 	for {
 		w.mu.Lock()
-		if w.wake[uid] != wake {
+		if w.workers[uid] != pw {
 			w.mu.Unlock()
 			return // forgotten; the UID may have come back with its own worker
 		}
 		work, ok, _ := w.m.next(uid)
 		if !ok || ctx.Err() != nil {
-			delete(w.busy, wake) // under the lock: a wake from now on starts a worker
+			pw.busy = false // under the lock: a wake from now on starts a worker
 			w.mu.Unlock()
 			return
 		}
@@ -475,7 +479,7 @@ func (w *Workers) work(ctx context.Context, uid types.UID, wake chan struct{}) {
 		w.mu.Lock()
 		again, forgotten := w.m.done(uid, now, err)
 		if forgotten {
-			w.forgetLocked(uid, wake)
+			w.forgetLocked(uid, pw)
 		}
 		w.wakeLocked(again) // other pods (a waiting version); this one is busy: it looks again itself
 		w.notifyLocked(uid)
@@ -489,10 +493,10 @@ func (w *Workers) work(ctx context.Context, uid types.UID, wake chan struct{}) {
 	}
 }
 
-// forgetLocked drops the wake channel of a forgotten pod's worker.
-func (w *Workers) forgetLocked(uid types.UID, wake chan struct{}) {
-	if w.wake[uid] == wake {
-		delete(w.wake, uid)
+// forgetLocked drops a forgotten pod's record.
+func (w *Workers) forgetLocked(uid types.UID, pw *podWorker) {
+	if w.workers[uid] == pw {
+		delete(w.workers, uid)
 	}
 }
 
