@@ -45,12 +45,19 @@ func hollowConfig(t *testing.T, clk *testingclock.FakeClock, manifests string) n
 		Machine: &nodestatus.MachineInfo{NumCPU: 4, MemoryCapacity: 8 << 30, RootfsCapacity: 100 << 30, MachineID: "m1"}}
 }
 
+// webManifest is a manifest directory with one static pod "web" (testbin
+// serve).
+func webManifest(t *testing.T) string {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "web.yaml"), []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: web}\n"+
+		"spec:\n  containers:\n  - {name: c, image: "+fake.TestbinImage+", args: [serve]}\n"), 0o644))
+	return dir
+}
+
 func TestAgentRunsAStaticPodOnTheFakeRuntime(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	manifests := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(manifests, "web.yaml"), []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: web}\n"+
-		"spec:\n  containers:\n  - {name: c, image: "+fake.TestbinImage+", args: [serve]}\n"), 0o644))
+	manifests := webManifest(t)
 	clk := testingclock.NewFakeClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 	reg := prometheus.NewRegistry()
 	cfg := hollowConfig(t, clk, manifests)
@@ -145,9 +152,7 @@ func TestNewFillsDefaultsAndRejectsBadConfig(t *testing.T) {
 func TestAgentJoinsTheClusterWithAClient(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	manifests := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(manifests, "web.yaml"), []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: web}\n"+
-		"spec:\n  containers:\n  - {name: c, image: "+fake.TestbinImage+", args: [serve]}\n"), 0o644))
+	manifests := webManifest(t)
 	clk := testingclock.NewFakeClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 	cfg := hollowConfig(t, clk, manifests)
 	client := fakeclient.NewClientset()
@@ -178,9 +183,7 @@ func TestEventedPLEGRelistsOnlyAsASafetyNet(t *testing.T) {
 		t.Run(fmt.Sprintf("evented=%v relists every %s", tc.evented, tc.relistPeriod), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			manifests := t.TempDir()
-			require.NoError(t, os.WriteFile(filepath.Join(manifests, "web.yaml"), []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: web}\n"+
-				"spec:\n  containers:\n  - {name: c, image: "+fake.TestbinImage+", args: [serve]}\n"), 0o644))
+			manifests := webManifest(t)
 			clk := testingclock.NewFakeClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 			reg := prometheus.NewRegistry()
 			cfg := hollowConfig(t, clk, manifests)
