@@ -37,6 +37,7 @@ type options struct {
 	kubeconfig, prefix, memory     string
 	labels, taints, metricsAddr    string
 	keep, servePorts               bool
+	memoryBytes                    int64 // --memory, parsed
 }
 
 // gcPercent is the process's GOGC unless the environment sets one: nearly
@@ -92,9 +93,11 @@ func parseFlags(args []string) (options, error) {
 	case o.nodes < 1:
 		return o, fmt.Errorf("--nodes: invalid value %d: must be at least 1", o.nodes)
 	}
-	if _, err := resource.ParseQuantity(o.memory); err != nil {
+	mem, err := resource.ParseQuantity(o.memory)
+	if err != nil {
 		return o, fmt.Errorf("--memory: invalid value %q: %w", o.memory, err)
 	}
+	o.memoryBytes = mem.Value()
 	return o, nil
 }
 
@@ -113,8 +116,7 @@ func run(ctx context.Context, o options, log *slog.Logger) error {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	mem := resource.MustParse(o.memory)
-	nodes, err := hollow.New(ctx, hollow.Config{Rest: rc, Nodes: o.nodes, NamePrefix: o.prefix, CPU: o.cpu, Memory: mem.Value(),
+	nodes, err := hollow.New(ctx, hollow.Config{Rest: rc, Nodes: o.nodes, NamePrefix: o.prefix, CPU: o.cpu, Memory: o.memoryBytes,
 		MaxPods: o.maxPods, Labels: labels, Taints: taints, KeepNodes: o.keep, ServePorts: o.servePorts, Registerer: reg,
 		Log: logr.FromSlogHandler(log.Handler())})
 	if err != nil {
