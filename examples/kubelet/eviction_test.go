@@ -264,7 +264,7 @@ func TestMemoryPressureEvictsTheHog(t *testing.T) {
 	assert.Equal(t, "Evicted", evicted.Reason)
 	prefix := fmt.Sprintf("The node was low on resource: memory. Threshold quantity: %dMi, available: ", threshold)
 	assert.True(t, strings.HasPrefix(evicted.Message, prefix), evicted.Message)
-	assert.Regexp(t, `Container c was using \d+Ki, request is 0, has larger consumption of memory. $`, evicted.Message)
+	assert.Regexp(t, `Container c was using \d+(Ki|Mi|Gi)?, request is 0, has larger consumption of memory. $`, evicted.Message)
 	assert.Equal(t, v1.PodRunning, c.get("calm").Status.Phase, "within its request: not ranked first")
 	within(t, 60*time.Second, "MemoryPressure cleared", func() bool {
 		return c.nodeCondition(v1.NodeMemoryPressure) == v1.ConditionFalse
