@@ -452,20 +452,18 @@ func (w *Workers) wakeLocked(uids []types.UID) {
 // there is some, and ends when there is none (the next update or due time
 // starts a worker again), when the pod is forgotten, or when ctx ends.
 func (w *Workers) work(ctx context.Context, uid types.UID, pw *podWorker) {
-	defer func() {
-		w.mu.Lock()
-		pw.busy = false
-		w.mu.Unlock()
-	}()
 	for {
 		w.mu.Lock()
 		if w.workers[uid] != pw {
+			pw.busy = false
 			w.mu.Unlock()
 			return // forgotten; the UID may have come back with its own worker
 		}
 		work, ok, _ := w.m.next(uid)
 		if !ok || ctx.Err() != nil {
-			pw.busy = false // under the lock: a wake from now on starts a worker
+			// Under the lock, and only here: a wake from now on starts a
+			// worker, which must not find its busy mark cleared by this one.
+			pw.busy = false
 			w.mu.Unlock()
 			return
 		}
@@ -473,6 +471,9 @@ func (w *Workers) work(ctx context.Context, uid types.UID, pw *podWorker) {
 		began := w.cfg.Clock.Now()
 		err := w.run(ctx, &work)
 		if ctx.Err() != nil {
+			w.mu.Lock()
+			pw.busy = false
+			w.mu.Unlock()
 			return
 		}
 		now := w.cfg.Clock.Now()
@@ -488,6 +489,9 @@ func (w *Workers) work(ctx context.Context, uid types.UID, pw *podWorker) {
 			w.cfg.OnDone(work, now.Sub(began), err)
 		}
 		if forgotten {
+			w.mu.Lock()
+			pw.busy = false
+			w.mu.Unlock()
 			return
 		}
 	}
