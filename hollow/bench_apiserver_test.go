@@ -24,8 +24,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
 	"github.com/nodekit-dev/nodekit/hollow"
@@ -144,26 +145,14 @@ func runHollowScale(b *testing.B, api *testenv.APIServer, nodesN, podsN int, win
 		return err == nil && n == nodesN
 	})
 
-	w, err := pods.Watch(ctx, metav1.ListOptions{LabelSelector: selector})
-	require.NoError(b, err)
-	defer w.Stop()
-	ready := map[string]bool{}
-	allReady := make(chan time.Time, 1)
-	go func() {
-		for ev := range w.ResultChan() {
-			p, ok := ev.Object.(*v1.Pod)
-			if !ok || ev.Type == watch.Deleted {
-				continue
-			}
-			if p.Status.Phase == v1.PodRunning && len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].Ready {
-				ready[p.Name] = true
-			}
-			if len(ready) == nodesN*podsN {
-				allReady <- time.Now()
-				return
-			}
-		}
-	}()
+	// An informer, not a bare watch: the API server closes a watch that
+	// falls behind 11,000 pods' updates, and an informer lists and
+	// watches again.
+	// It is stopped once all are ready: its 11,000 pods are not the nodes'
+	// memory.
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	readyPods := watchReady(watchCtx, b, creator, selector, nodesN*podsN)
 
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -198,11 +187,12 @@ func runHollowScale(b *testing.B, api *testenv.APIServer, nodesN, podsN int, win
 	}
 	var end time.Time
 	select {
-	case end = <-allReady:
+	case end = <-readyPods.all:
 	case <-time.After(10 * time.Minute):
-		b.Fatalf("not all %d pods Running and Ready after 10m: %d are", nodesN*podsN, len(ready))
+		b.Fatalf("not all %d pods Running and Ready after 10m: %s", nodesN*podsN, readyPods.summary())
 	}
 	toAll := end.Sub(start)
+	stopWatch()
 
 	time.Sleep(10 * time.Second) // the start's work settles
 	req0, cpu0, t0 := requests.Load(), cpuTime(), time.Now()
@@ -248,6 +238,70 @@ func profile(b *testing.B) func() {
 		require.NoError(b, pprof.Lookup("goroutine").WriteTo(g, 1))
 		g.Close()
 	}
+}
+
+// readyPods counts the pods the API shows Running with their one
+// container Ready, and sends the time on all when every pod is.
+type readyPods struct {
+	store cache.Store
+	all   chan time.Time
+}
+
+func watchReady(ctx context.Context, b *testing.B, client kubernetes.Interface, selector string, want int) *readyPods {
+	lw := cache.NewFilteredListWatchFromClient(client.CoreV1().RESTClient(), "pods", "default",
+		func(o *metav1.ListOptions) { o.LabelSelector = selector })
+	inf := cache.NewSharedIndexInformer(lw, &v1.Pod{}, 0, cache.Indexers{})
+	r := &readyPods{store: inf.GetStore(), all: make(chan time.Time, 1)}
+	var mu sync.Mutex
+	ready := map[string]bool{}
+	seen := func(obj any) {
+		p, ok := obj.(*v1.Pod)
+		if !ok || !podReady(p) {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !ready[p.Name] {
+			ready[p.Name] = true
+			if len(ready) == want {
+				r.all <- time.Now()
+			}
+		}
+	}
+	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    seen,
+		UpdateFunc: func(_, obj any) { seen(obj) },
+	})
+	require.NoError(b, err)
+	go inf.Run(ctx.Done())
+	require.True(b, cache.WaitForCacheSync(ctx.Done(), inf.HasSynced), "pod informer never synced")
+	return r
+}
+
+func podReady(p *v1.Pod) bool {
+	return p.Status.Phase == v1.PodRunning && len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].Ready
+}
+
+// summary says how many pods are ready, and what holds the others: their
+// counts by phase and waiting reason, and by node.
+func (r *readyPods) summary() string {
+	ready, by, nodes := 0, map[string]int{}, map[string]int{}
+	for _, obj := range r.store.List() {
+		p := obj.(*v1.Pod)
+		if podReady(p) {
+			ready++
+			continue
+		}
+		why := string(p.Status.Phase)
+		for _, c := range p.Status.ContainerStatuses {
+			if c.State.Waiting != nil {
+				why += "/" + c.State.Waiting.Reason
+			}
+		}
+		by[why]++
+		nodes[p.Spec.NodeName]++
+	}
+	return fmt.Sprintf("%d are; the others by phase/reason %v, on %d nodes: %v", ready, by, len(nodes), nodes)
 }
 
 func waitUntil(b *testing.B, d time.Duration, what string, cond func() bool) {
