@@ -31,9 +31,12 @@
 // 1,000 pods changed, 10 ms runtime latency per status read: ~1.2 s serial,
 // ~130 ms with the default, on two cores.
 //
-// One deliberate difference: the evented PLEG resets its failure count when
-// a stream opens, so occasional reconnects over days do not add up to a
-// fallback (the kubelet counts them forever).
+// Two deliberate differences in the evented PLEG: it resets its failure
+// count when a stream opens, so occasional reconnects over days do not add
+// up to a fallback (the kubelet counts them forever); and a container stop
+// older than the cache's data still sends ContainerDied (the kubelet drops
+// it), because nodekit's pod sync reads the pod's status back into the
+// cache, and that read may be the only one to have seen the stop.
 //
 // # Use
 //

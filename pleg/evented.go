@@ -199,7 +199,15 @@ func (e *EventedPLEG) handle(ev *kc.ContainerEvent) {
 	e.cfg.Metrics.EventLatency(e.cfg.Clock.Since(created))
 	uid := st.ID
 	if !e.cfg.Cache.Set(uid, st, nil, created) {
-		return // older than what the cache holds: already reported
+		// Older than what the cache holds. The kubelet drops such an event
+		// whole; here a pod's sync reads its status back (podsync), and
+		// when that read is what saw a container stop, the worker has not
+		// acted on it: without this ContainerDied a crashed container
+		// would wait for the next resync. An extra sync costs little.
+		if ev.Type == kc.ContainerStoppedEvent {
+			e.generic.send(&PodLifecycleEvent{ID: uid, Type: ContainerDied, ContainerID: ev.ContainerID})
+		}
+		return
 	}
 	id := ev.ContainerID
 	switch ev.Type {

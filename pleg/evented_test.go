@@ -155,6 +155,30 @@ func TestEventedTranslatesEvents(t *testing.T) {
 	assert.False(t, ee.e.FellBack())
 }
 
+// An event older than the cache's data is no news, except a stop: the
+// newer data may be a pod sync's own read-back, which no worker acted on.
+func TestEventedSendsStopsOlderThanTheCache(t *testing.T) {
+	ee := startEvented(t)
+	ee.cache.mu.Lock()
+	ee.cache.refuse = true
+	ee.cache.mu.Unlock()
+	for i, tc := range []struct {
+		typ  kc.ContainerEventType
+		want []string
+	}{
+		{kc.ContainerCreatedEvent, nil},
+		{kc.ContainerStartedEvent, nil},
+		{kc.ContainerStoppedEvent, []string{"u/ContainerDied/c1"}},
+	} {
+		ee.src.feed <- event(tc.typ, "u", "sb", "c1", int64(i+1))
+		waitFor(t, "cache set", func() bool { ee.cache.mu.Lock(); defer ee.cache.mu.Unlock(); return len(ee.cache.sets["u"]) > i })
+		if tc.want != nil {
+			waitFor(t, "events", func() bool { return len(ee.e.Watch()) >= len(tc.want) })
+		}
+		assert.Equal(t, tc.want, drain(ee.e.Watch()), string(tc.typ))
+	}
+}
+
 func TestEventedIgnoresEventsWithoutSandbox(t *testing.T) {
 	ee := startEvented(t)
 	ev := event(kc.ContainerStartedEvent, "u", "sb", "c1", 1)

@@ -75,6 +75,7 @@ func (s *stubRuntime) GetPodStatus(ctx context.Context, uid types.UID, name, ns 
 type recordingCache struct {
 	mu      sync.Mutex
 	sets    map[types.UID][]time.Time
+	refuse  bool // Set reports the data older than the cache's
 	errs    map[types.UID]error
 	deletes []types.UID
 	times   []time.Time
@@ -89,7 +90,7 @@ func (c *recordingCache) Set(uid types.UID, _ *kc.PodStatus, err error, ts time.
 	defer c.mu.Unlock()
 	c.sets[uid] = append(c.sets[uid], ts)
 	c.errs[uid] = err
-	return true
+	return !c.refuse
 }
 
 func (c *recordingCache) Delete(uid types.UID) {
