@@ -8,8 +8,9 @@
 // Each hollow node is a nodeagent.Agent, the composition the reference
 // agent (examples/kubelet) runs: pod workers, PLEG, prober, status manager,
 // node status and lease, admission, container and image GC. Nothing is
-// forked: only the runtime is a fake (runtime/fake, a CRI server over
-// gRPC on a unix socket of its own) that pulls any image. A container of
+// forked: only the runtime is a fake (runtime/fake, called in process
+// through runtime.NewInProcessClient: the CRI calls as over gRPC, without
+// the encoding) that pulls any image. A container of
 // any image runs until it is stopped, unless SetBehavior says otherwise;
 // the project's test image (fake.TestbinImage) behaves as the real one
 // ("exit 3", "sleep 5", and "serve", which answers HTTP probes on the pod's

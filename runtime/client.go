@@ -124,7 +124,7 @@ func (c *Client) intercept(ctx context.Context, method string, req, reply any, c
 	err := invoker(ctx, method, req, reply, cc, opts...)
 	c.opts.metrics.observe(op, start, err)
 	err = wrapError(op, err)
-	if errors.Is(err, ErrUnavailable) {
+	if errors.Is(err, ErrUnavailable) && cc != nil { // nil: an in-process runtime
 		// Skip the rest of the reconnect backoff: the next call tries at once,
 		// so a restarted runtime is used as soon as it is back.
 		cc.ResetConnectBackoff()
@@ -137,6 +137,9 @@ func (c *Client) intercept(ctx context.Context, method string, req, reply any, c
 func (c *Client) Close(context.Context) error { return c.closeConns() }
 
 func (c *Client) closeConns() error {
+	if c.conn == nil { // an in-process runtime: nothing to close
+		return nil
+	}
 	err := c.conn.Close()
 	if c.imageConn != c.conn {
 		if err2 := c.imageConn.Close(); err == nil {

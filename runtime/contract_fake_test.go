@@ -49,3 +49,19 @@ func TestContractFake(t *testing.T) {
 		}
 	})
 }
+
+// TestContractInProcess runs the same suite against the fake called in
+// process (NewInProcessClient): the same answers, errors and events as over
+// gRPC.
+func TestContractInProcess(t *testing.T) {
+	runtimetest.Run(t, func(t *testing.T) runtimetest.Target {
+		f := fake.New(fake.WithImages(testImage, pauseImage))
+		t.Cleanup(func() { f.Close() })
+		return runtimetest.Target{
+			Client:         runtime.NewInProcessClient(f),
+			TestImage:      testImage,
+			RemovableImage: removableImage,
+			LoadImage:      func(t *testing.T, ref string) { require.NoError(t, f.LoadImages(ref)) },
+		}
+	})
+}
