@@ -48,7 +48,9 @@ type Config struct {
 	Clock  clock.WithTicker
 	// MaxConcurrentProbes bounds probes in flight (default 512).
 	MaxConcurrentProbes int
-	// UpdatesCapacity is each Results channel's buffer (default 1000).
+	// UpdatesCapacity is each Results channel's buffer (default 20, the
+	// kubelet's results manager): a full channel holds back the probe
+	// that changed, as in the kubelet, until the consumer reads.
 	UpdatesCapacity int
 	Metrics         *Metrics
 	// Recorder gets the kubelet's Unhealthy and ProbeWarning events on
@@ -91,7 +93,7 @@ func New(cfg Config) (*Manager, error) {
 		cfg.MaxConcurrentProbes = 512
 	}
 	if cfg.UpdatesCapacity <= 0 {
-		cfg.UpdatesCapacity = 1000
+		cfg.UpdatesCapacity = 20
 	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics()
