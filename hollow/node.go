@@ -46,7 +46,7 @@ func (n *Nodes) newNode(ctx context.Context, i int) (_ *Node, err error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("hollow: %s: %w", node.Name, err)
 	}
-	node.fake = fake.New(fake.WithImages(fake.PauseImage, fake.TestbinImage), fake.WithAnyImagePullable(),
+	node.fake = fake.New(fake.WithImages(fake.PauseImage, fake.TestbinImage), fake.WithAnyImagePullable(), fake.WithCompactConfigs(),
 		fake.WithHostPorts(cfg.ServePorts), fake.WithClock(cfg.Clock), fake.WithPodIPs(podIPs(i)))
 	// Called in process: the runtime manager's CRI calls, timeouts and
 	// errors as over a socket, without encoding each one twice.

@@ -3,6 +3,7 @@ package podsource
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -83,7 +84,10 @@ type sourceState struct {
 }
 
 type entry struct {
-	pod      *v1.Pod // the mux's copy, with config.seen
+	// pod is what the mux passes on: a shallow copy of the source's pod
+	// with its own annotations (config.seen), sharing the rest. A held-back
+	// pod is the source's own, until it passes.
+	pod      *v1.Pod
 	from     *v1.Pod // the source's pointer, to skip unchanged pods fast
 	shadowed bool
 }
@@ -114,7 +118,10 @@ func (m *Mux) Register(sources ...string) {
 	}
 }
 
-// Updates is the merged stream. The pods in it are copies the consumer owns.
+// Updates is the merged stream. Its pods are shared, not copies: the
+// mux's, over the source's objects (one copy of a pod per node, not three,
+// as the kubelet's podStorage shares them). A consumer must not modify one;
+// it copies what it would change.
 func (m *Mux) Updates() <-chan PodUpdate { return m.updates }
 
 // SourcesReady reports whether each of the named sources has delivered its
@@ -220,7 +227,7 @@ func (b *batch) add(src string, op Op, p *v1.Pod) {
 		b.ops[src] = byOp
 		b.order = append(b.order, src)
 	}
-	byOp[op] = append(byOp[op], p.DeepCopy())
+	byOp[op] = append(byOp[op], p)
 }
 
 // Update merges one update of a source (SET: its full set; ADD, UPDATE,
@@ -313,7 +320,7 @@ func (m *Mux) upsert(src string, st *sourceState, p *v1.Pod, b *batch, released 
 	}
 	if !ok {
 		if owner, taken := m.owners[name]; taken {
-			st.pods[p.UID] = &entry{pod: p.DeepCopy(), from: p, shadowed: true}
+			st.pods[p.UID] = &entry{pod: p, from: p, shadowed: true}
 			m.shadowed[name]++
 			c := Conflict{FullName: name, Kept: owner, Rejected: Ref{src, p.UID}}
 			m.log.Error(nil, "Pod conflict: same namespace/name from another pod; keeping the first", "conflict", c.String())
@@ -321,30 +328,28 @@ func (m *Mux) upsert(src string, st *sourceState, p *v1.Pod, b *batch, released 
 			return
 		}
 		m.owners[name] = Ref{src, p.UID}
-		np := p.DeepCopy()
-		m.stampSeen(np, "")
+		np := m.withSeen(p, "")
 		st.pods[p.UID] = &entry{pod: np, from: p}
 		st.active++
 		b.add(src, ADD, np)
 		return
 	}
 	if e.shadowed {
-		e.pod, e.from = p.DeepCopy(), p
+		e.pod, e.from = p, p
 		return
 	}
 	old := e.pod
 	e.from = p
 	if !podsDifferSemantically(old, p) {
 		if !equality.Semantic.DeepEqual(old.Status, p.Status) {
-			np := old.DeepCopy()
-			p.Status.DeepCopyInto(&np.Status)
-			e.pod = np
-			b.add(src, RECONCILE, np)
+			np := *old // a new object: the old one may be in the consumer's hands
+			np.Status = p.Status
+			e.pod = &np
+			b.add(src, RECONCILE, &np)
 		}
 		return
 	}
-	np := p.DeepCopy()
-	m.stampSeen(np, old.Annotations[ConfigSeenAnnotation])
+	np := m.withSeen(p, old.Annotations[ConfigSeenAnnotation])
 	e.pod = np
 	if np.DeletionTimestamp != nil {
 		b.add(src, DELETE, np)
@@ -353,14 +358,18 @@ func (m *Mux) upsert(src string, st *sourceState, p *v1.Pod, b *batch, released 
 	}
 }
 
-func (m *Mux) stampSeen(p *v1.Pod, seen string) {
-	if p.Annotations == nil {
-		p.Annotations = map[string]string{}
-	}
+// withSeen returns a shallow copy of p whose annotations are its own, with
+// kubernetes.io/config.seen set to seen (now, if empty): the source's pod
+// is never modified.
+func (m *Mux) withSeen(p *v1.Pod, seen string) *v1.Pod {
 	if seen == "" {
 		seen = m.clock.Now().UTC().Format(time.RFC3339Nano)
 	}
-	p.Annotations[ConfigSeenAnnotation] = seen
+	np := *p
+	np.Annotations = make(map[string]string, len(p.Annotations)+1)
+	maps.Copy(np.Annotations, p.Annotations)
+	np.Annotations[ConfigSeenAnnotation] = seen
+	return &np
 }
 
 // promote gives each released name still free to the first held-back pod
@@ -382,7 +391,7 @@ func (m *Mux) promote(released []string, b *batch) {
 					st.active++
 					m.unshadow(name)
 					m.owners[name] = Ref{src, uid}
-					m.stampSeen(e.pod, "")
+					e.pod = m.withSeen(e.pod, "")
 					b.add(src, ADD, e.pod)
 					m.log.Info("Pod held back by a conflict now passes", "pod", name, "source", src, "podUID", uid)
 					break search

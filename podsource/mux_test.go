@@ -96,7 +96,9 @@ func TestMuxOps(t *testing.T) {
 	}
 }
 
-func TestMuxSeenAnnotationAndCopies(t *testing.T) {
+// The mux passes pods on without copying them, and stamps config.seen on
+// its own shallow copy: the source's object is never modified.
+func TestMuxSeenAnnotationSharesWithoutModifying(t *testing.T) {
 	ctx := context.Background()
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC))
 	m := NewMux(MuxConfig{Clock: clk})
@@ -108,7 +110,7 @@ func TestMuxSeenAnnotationAndCopies(t *testing.T) {
 	got := us[0].Pods[0]
 	assert.Equal(t, "2026-01-02T03:04:05.000000006Z", got.Annotations[ConfigSeenAnnotation])
 	assert.NotContains(t, a.Annotations, ConfigSeenAnnotation, "the source's pod is not modified")
-	got.Spec.Containers[0].Image = "mutated" // the consumer owns it
+	assert.Same(t, &a.Spec.Containers[0], &got.Spec.Containers[0], "the spec is shared, not copied")
 
 	clk.Step(time.Hour)
 	a2 := a.DeepCopy()
@@ -117,9 +119,29 @@ func TestMuxSeenAnnotationAndCopies(t *testing.T) {
 	us = drain(m)
 	require.Len(t, us, 1)
 	assert.Equal(t, UPDATE, us[0].Op)
+	updated := us[0].Pods[0]
 	assert.Equal(t, "2026-01-02T03:04:05.000000006Z", us[0].Pods[0].Annotations[ConfigSeenAnnotation], "first sight is kept on update")
 	assert.Equal(t, "img:2", m.Pods()[0].Spec.Containers[0].Image)
 	assert.Equal(t, map[types.UID]bool{"uid-a": true}, m.UIDs(), "UIDs are Pods' without copies")
+
+	// A status-only change (RECONCILE) and a held-back pod that passes
+	// once its name is free: still nothing of the source's is modified.
+	a3 := a2.DeepCopy()
+	a3.Status.Phase = v1.PodRunning
+	dup := testPod("file", "a", "uid-dup")
+	sent := []*v1.Pod{a3.DeepCopy(), dup.DeepCopy()}
+	require.NoError(t, m.Update(ctx, PodUpdate{Op: SET, Pods: sent, Source: "file"}))
+	us = drain(m)
+	require.Len(t, us, 1)
+	assert.Equal(t, RECONCILE, us[0].Op)
+	assert.NotSame(t, updated, us[0].Pods[0], "a new object: the one the consumer has is left as it was")
+	require.NoError(t, m.Update(ctx, PodUpdate{Op: SET, Pods: sent[1:], Source: "file"}))
+	us = drain(m)
+	require.Len(t, us, 2)
+	assert.Equal(t, ADD, us[1].Op, "the held-back pod passes")
+	assert.Contains(t, us[1].Pods[0].Annotations, ConfigSeenAnnotation)
+	assert.Empty(t, updated.Status.Phase, "the consumer's object is left as it was")
+	assert.Equal(t, []*v1.Pod{a3, dup}, sent, "the source's pods are as sent")
 }
 
 func TestMuxSourcesReady(t *testing.T) {

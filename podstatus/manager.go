@@ -1,6 +1,7 @@
 package podstatus
 
 import (
+	"slices"
 	"sort"
 	"sync"
 
@@ -41,7 +42,10 @@ func NewManager(clk clock.PassiveClock) *Manager {
 // condition's LastTransitionTime is kept while its status stays the same
 // and is now when it changes, and a terminal phase (Succeeded, Failed)
 // never changes back. It reports whether the status differs from the last
-// one published, times aside.
+// one published, times aside. The Manager keeps status as given, without a
+// deep copy (the status is most of what it holds per pod): the caller must
+// not modify it afterwards. It copies only the conditions, whose times it
+// sets.
 func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) (changed bool) {
 	now := metav1.NewTime(m.clock.Now())
 	m.mu.Lock()
@@ -51,7 +55,7 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) (changed bool) 
 	if prev != nil {
 		old = &prev.Status
 	}
-	status = *status.DeepCopy()
+	status.Conditions = slices.Clone(status.Conditions)
 	switch {
 	case old != nil && old.StartTime != nil:
 		status.StartTime = old.StartTime

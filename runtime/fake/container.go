@@ -20,7 +20,7 @@ type container struct {
 	id      string
 	name    string
 	sb      *sandbox
-	cfg     *runtimeapi.ContainerConfig // private clone, HOSTNAME added
+	cfg     *runtimeapi.ContainerConfig // private clone, HOSTNAME added; keptConfig's part under WithCompactConfigs
 	imageID string
 	logPath string // as reported; empty unless the config sets one
 	logFile string // where lines are written; empty unless both dir and path are set
@@ -191,6 +191,9 @@ func (r *Runtime) CreateContainer(ctx context.Context, req *runtimeapi.CreateCon
 		createdAt: now,
 		exited:    make(chan struct{}),
 	}
+	if r.compact {
+		c.cfg = keptConfig(cfg)
+	}
 	if p := cfg.GetLogPath(); p != "" {
 		dir := req.GetSandboxConfig().GetLogDirectory()
 		c.logPath = filepath.Join(dir, p)
@@ -209,6 +212,14 @@ func (r *Runtime) CreateContainer(ctx context.Context, req *runtimeapi.CreateCon
 	sb.containers = append(sb.containers, c)
 	r.publishLocked(c, runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT, now)
 	return &runtimeapi.CreateContainerResponse{ContainerId: id}, nil
+}
+
+// keptConfig is the part of a container's config the fake reads after
+// CreateContainer (statuses, listings, attach): WithCompactConfigs.
+func keptConfig(cfg *runtimeapi.ContainerConfig) *runtimeapi.ContainerConfig {
+	return &runtimeapi.ContainerConfig{Metadata: cfg.GetMetadata(), Image: cfg.GetImage(), Labels: cfg.GetLabels(),
+		Annotations: cfg.GetAnnotations(), Mounts: cfg.GetMounts(), LogPath: cfg.GetLogPath(),
+		Stdin: cfg.GetStdin(), StdinOnce: cfg.GetStdinOnce(), Tty: cfg.GetTty()}
 }
 
 // containerConfig clones the request's config and, like containerd, puts

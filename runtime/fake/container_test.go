@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -400,4 +401,41 @@ func TestImageDigests(t *testing.T) {
 	// containerd 1.6 reports the repo digest as ImageRef when there is one.
 	assert.Equal(t, "example.com/app@"+digest, cs.ImageRef)
 	assert.Equal(t, "example.com/app:v1", cs.Image.Image)
+}
+
+// WithCompactConfigs keeps what statuses read and drops the rest of the
+// config once the Behavior has seen it.
+func TestCompactConfigs(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		opts     []Option
+		wantEnvs bool
+	}{
+		{"full config by default", nil, true},
+		{"WithCompactConfigs", []Option{WithCompactConfigs()}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var seen string
+			r, _ := newTest(t, append(tc.opts, WithBehavior(TestbinImage, func(cfg *runtimeapi.ContainerConfig) Program {
+				seen = envOf(cfg)["GREETING"]
+				return TestbinBehavior(cfg)
+			}))...)
+			cfg := testbin("web", "sleep")
+			cfg.Envs = []*runtimeapi.KeyValue{{Key: "GREETING", Value: []byte("hello")}}
+			cfg.Annotations = map[string]string{"io.kubernetes.container.hash": "abc"}
+			cfg.Mounts = []*runtimeapi.Mount{{ContainerPath: "/data", HostPath: "/tmp/data"}}
+			_, id := run(t, r, cfg)
+			assert.Equal(t, "hello", seen, "the Behavior sees the whole config")
+
+			st := containerStatus(t, r, id)
+			assert.Equal(t, "web", st.GetMetadata().GetName())
+			assert.Equal(t, TestbinImage, st.GetImage().GetImage())
+			assert.Equal(t, map[string]string{"container": "web"}, st.GetLabels())
+			assert.Equal(t, cfg.Annotations, st.GetAnnotations())
+			assert.Len(t, st.GetMounts(), 1)
+			verbose, err := r.ContainerStatus(context.Background(), &runtimeapi.ContainerStatusRequest{ContainerId: id, Verbose: true})
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantEnvs, strings.Contains(verbose.Info["info"], "GREETING"), verbose.Info["info"])
+		})
+	}
 }

@@ -28,6 +28,7 @@ type options struct {
 	podIPs    func(n int) string
 	hostPorts bool
 	pullAny   bool
+	compact   bool
 	name      string
 	version   string
 	handlers  []string
@@ -76,6 +77,18 @@ func WithHostPorts(on bool) Option {
 // that a test names the images it may pull.
 func WithAnyImagePullable() Option {
 	return func(o *options) { o.pullAny = true }
+}
+
+// WithCompactConfigs makes the fake keep, of each container's config, only
+// what its statuses, listings and attach read (metadata, image, labels,
+// annotations, mounts, log path, stdin and tty), dropping env, command and
+// Linux settings once the container is created and its Behavior has seen
+// them. A verbose ContainerStatus then shows only that part as "config".
+// For many fakes in one process (hollow nodes), where the rest would be
+// most of a container's memory. Off by default: a test may read the full
+// config the runtime got.
+func WithCompactConfigs() Option {
+	return func(o *options) { o.compact = true }
 }
 
 // WithRuntimeName sets VersionResponse.RuntimeName ("nodekit-fake").

@@ -29,6 +29,7 @@ type Runtime struct {
 	clock     clock.WithTicker
 	hostPorts bool
 	pullAny   bool // any image pulls (WithAnyImagePullable)
+	compact   bool // WithCompactConfigs
 	podIP     func(n int) string
 	version   *runtimeapi.VersionResponse
 	handlers  map[string]bool
@@ -116,6 +117,7 @@ func New(opts ...Option) *Runtime {
 		clock:     o.clock,
 		hostPorts: o.hostPorts,
 		pullAny:   o.pullAny,
+		compact:   o.compact,
 		podIP:     o.podIPs,
 		version: &runtimeapi.VersionResponse{
 			Version:           "0.1.0",
