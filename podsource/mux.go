@@ -84,9 +84,9 @@ type sourceState struct {
 }
 
 type entry struct {
-	// pod is what the mux passes on: a shallow copy of the source's pod
-	// with its own annotations (config.seen), sharing the rest. A held-back
-	// pod is the source's own, until it passes.
+	// pod is what the mux passed on last as ADD or UPDATE: a shallow copy
+	// of the source's pod with its own annotations (config.seen), sharing
+	// the rest. A held-back pod is the source's own, until it passes.
 	pod      *v1.Pod
 	from     *v1.Pod // the source's pointer, to skip unchanged pods fast
 	shadowed bool
@@ -203,7 +203,9 @@ func (m *Mux) allPods() []*v1.Pod {
 	for _, src := range m.order {
 		for _, e := range m.sources[src].pods {
 			if !e.shadowed {
-				out = append(out, e.pod.DeepCopy())
+				p := e.pod.DeepCopy()
+				e.from.Status.DeepCopyInto(&p.Status) // the latest, which a RECONCILE does not keep in e.pod
+				out = append(out, p)
 			}
 		}
 	}
@@ -338,13 +340,15 @@ func (m *Mux) upsert(src string, st *sourceState, p *v1.Pod, b *batch, released 
 		e.pod, e.from = p, p
 		return
 	}
-	old := e.pod
+	old, prev := e.pod, e.from
 	e.from = p
 	if !podsDifferSemantically(old, p) {
-		if !equality.Semantic.DeepEqual(old.Status, p.Status) {
-			np := *old // a new object: the old one may be in the consumer's hands
+		// A status change only: passed on, not kept (the source's latest
+		// status is e.from's), so that a pod whose API status moves on
+		// costs no copy.
+		if !equality.Semantic.DeepEqual(prev.Status, p.Status) {
+			np := *old
 			np.Status = p.Status
-			e.pod = &np
 			b.add(src, RECONCILE, &np)
 		}
 		return

@@ -134,6 +134,7 @@ func TestMuxSeenAnnotationSharesWithoutModifying(t *testing.T) {
 	us = drain(m)
 	require.Len(t, us, 1)
 	assert.Equal(t, RECONCILE, us[0].Op)
+	assert.Equal(t, v1.PodRunning, m.Pods()[0].Status.Phase, "Pods has the latest status")
 	assert.NotSame(t, updated, us[0].Pods[0], "a new object: the one the consumer has is left as it was")
 	require.NoError(t, m.Update(ctx, PodUpdate{Op: SET, Pods: sent[1:], Source: "file"}))
 	us = drain(m)

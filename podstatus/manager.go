@@ -20,7 +20,7 @@ import (
 type Manager struct {
 	clock clock.PassiveClock
 	mu    sync.Mutex
-	pods  map[types.UID]*v1.Pod // with the published status; never modified once stored
+	pods  map[types.UID]*entry
 	// For a Syncer: each pod's status version (the seq of its last
 	// change) and a signal that something is to be written.
 	versions map[types.UID]uint64
@@ -33,7 +33,7 @@ func NewManager(clk clock.PassiveClock) *Manager {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	return &Manager{clock: clk, pods: map[types.UID]*v1.Pod{}, versions: map[types.UID]uint64{},
+	return &Manager{clock: clk, pods: map[types.UID]*entry{}, versions: map[types.UID]uint64{},
 		changed: make(chan struct{}, 1)}
 }
 
@@ -53,7 +53,7 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) (changed bool) 
 	var old *v1.PodStatus
 	prev := m.pods[pod.UID]
 	if prev != nil {
-		old = &prev.Status
+		old = &prev.status
 	}
 	status.Conditions = slices.Clone(status.Conditions)
 	switch {
@@ -76,18 +76,13 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) (changed bool) 
 		c.LastTransitionTime = now
 	}
 	changed = old == nil || !apiequality.Semantic.DeepEqual(*old, status)
-	// A shallow copy: pods are shared and never modified once handed
-	// around (the sources' and workers' rule), so the metadata and spec
-	// need no copy of their own per pod; only the status is the Manager's.
-	p := new(v1.Pod)
-	p.TypeMeta, p.ObjectMeta, p.Spec, p.Status = pod.TypeMeta, pod.ObjectMeta, pod.Spec, status
-	m.pods[pod.UID] = p
+	m.pods[pod.UID] = &entry{pod: pod, status: status}
 	if changed {
 		m.seq++
 		m.versions[pod.UID] = m.seq
 	}
 	// A deletion request may let a Syncer delete the pod, status unchanged.
-	if changed || (pod.DeletionTimestamp != nil && prev != nil && prev.DeletionTimestamp == nil) {
+	if changed || (pod.DeletionTimestamp != nil && prev != nil && prev.pod.DeletionTimestamp == nil) {
 		select {
 		case m.changed <- struct{}{}:
 		default: // already signalled
@@ -100,19 +95,21 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) (changed bool) 
 func (m *Manager) PodStatus(uid types.UID) (v1.PodStatus, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	p := m.pods[uid]
-	if p == nil {
+	e := m.pods[uid]
+	if e == nil {
 		return v1.PodStatus{}, false
 	}
-	return *p.Status.DeepCopy(), true
+	return *e.status.DeepCopy(), true
 }
 
 // Pods returns every pod with its published status, by namespace and name.
 func (m *Manager) Pods() []v1.Pod {
 	m.mu.Lock()
 	out := make([]v1.Pod, 0, len(m.pods))
-	for _, p := range m.pods {
-		out = append(out, *p)
+	for _, e := range m.pods {
+		p := *e.pod
+		p.Status = e.status
+		out = append(out, p)
 	}
 	m.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool {
@@ -147,10 +144,19 @@ func (m *Manager) RemoveOrphans(keep map[types.UID]bool) {
 	}
 }
 
-// versioned is a published pod (shared: not to be modified) and the
-// version of its status.
+// entry is a pod (shared: pods are never modified once handed around, the
+// sources' and workers' rule) and the status published for it, the
+// Manager's own: no copy of the pod per status.
+type entry struct {
+	pod    *v1.Pod
+	status v1.PodStatus
+}
+
+// versioned is a published pod, its status (both shared: not to be
+// modified) and the version of the status.
 type versioned struct {
 	pod     *v1.Pod
+	status  *v1.PodStatus
 	version uint64
 }
 
@@ -158,8 +164,8 @@ type versioned struct {
 func (m *Manager) published(dst []versioned) []versioned {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for uid, p := range m.pods {
-		dst = append(dst, versioned{pod: p, version: m.versions[uid]})
+	for uid, e := range m.pods {
+		dst = append(dst, versioned{pod: e.pod, status: &e.status, version: m.versions[uid]})
 	}
 	return dst
 }
@@ -176,7 +182,7 @@ func (m *Manager) PodsOf(pods []*v1.Pod) []v1.Pod {
 	for _, pod := range pods {
 		p := *pod
 		if published := m.pods[pod.UID]; published != nil {
-			p.Status = published.Status
+			p.Status = published.status
 		} else {
 			p.Status = v1.PodStatus{Phase: v1.PodPending, QOSClass: resources.ComputePodQOS(pod)}
 		}

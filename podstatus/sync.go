@@ -205,7 +205,7 @@ func (s *Syncer) sync(ctx context.Context) (tried int, retry time.Time) {
 		if r.target != t.uid {
 			*r = record{target: t.uid, seen: s.batch}
 		}
-		deleting := !t.static && deletable(p.pod)
+		deleting := !t.static && deletable(p.pod, p.status)
 		if r.done || (r.version >= p.version && !deleting) {
 			continue
 		}
@@ -262,7 +262,7 @@ func (s *Syncer) target(pod *v1.Pod) (apiPod, bool) {
 // if it can be. A pod not found, or found with another UID (recreated), is
 // done: nothing more is written to it.
 func (s *Syncer) syncPod(ctx context.Context, p versioned, t apiPod, r *record, deleting bool) error {
-	status := &p.pod.Status
+	status := p.status
 	if !deleting && r.written != nil && apiequality.Semantic.DeepEqual(*r.written, *status) {
 		r.version, r.written = p.version, status // changed back to what was written
 		return nil
@@ -331,8 +331,8 @@ func (s *Syncer) backOff(failures int) time.Duration {
 // deletable is the kubelet's canBeDeleted, on the node's side: deletion was
 // asked and the pod's published status is terminal or shows no container
 // running.
-func deletable(pod *v1.Pod) bool {
-	return pod.DeletionTimestamp != nil && (terminal(pod.Status.Phase) || !anyRunning(&pod.Status))
+func deletable(pod *v1.Pod, status *v1.PodStatus) bool {
+	return pod.DeletionTimestamp != nil && (terminal(status.Phase) || !anyRunning(status))
 }
 
 func klogRef(p *v1.Pod) string { return p.Namespace + "/" + p.Name }
