@@ -409,7 +409,7 @@ func TestCompactConfigs(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		opts     []Option
-		wantEnvs bool
+		wantEnvs bool // and the rest of the full configs
 	}{
 		{"full config by default", nil, true},
 		{"WithCompactConfigs", []Option{WithCompactConfigs()}, false},
@@ -424,7 +424,7 @@ func TestCompactConfigs(t *testing.T) {
 			cfg.Envs = []*runtimeapi.KeyValue{{Key: "GREETING", Value: []byte("hello")}}
 			cfg.Annotations = map[string]string{"io.kubernetes.container.hash": "abc"}
 			cfg.Mounts = []*runtimeapi.Mount{{ContainerPath: "/data", HostPath: "/tmp/data"}}
-			_, id := run(t, r, cfg)
+			sbID, id := run(t, r, cfg)
 			assert.Equal(t, "hello", seen, "the Behavior sees the whole config")
 
 			st := containerStatus(t, r, id)
@@ -436,6 +436,13 @@ func TestCompactConfigs(t *testing.T) {
 			verbose, err := r.ContainerStatus(context.Background(), &runtimeapi.ContainerStatusRequest{ContainerId: id, Verbose: true})
 			require.NoError(t, err)
 			assert.Equal(t, tc.wantEnvs, strings.Contains(verbose.Info["info"], "GREETING"), verbose.Info["info"])
+
+			sb := sandboxStatus(t, r, sbID)
+			assert.Equal(t, "pod-web", sb.GetMetadata().GetName())
+			assert.Equal(t, map[string]string{"app": "pod-web"}, sb.GetLabels())
+			sbVerbose, err := r.PodSandboxStatus(context.Background(), &runtimeapi.PodSandboxStatusRequest{PodSandboxId: sbID, Verbose: true})
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantEnvs, strings.Contains(sbVerbose.Info["info"], `"hostname"`), "the sandbox's hostname is dropped too")
 		})
 	}
 }

@@ -83,7 +83,8 @@ func WithAnyImagePullable() Option {
 // what its statuses, listings and attach read (metadata, image, labels,
 // annotations, mounts, log path, stdin and tty), dropping env, command and
 // Linux settings once the container is created and its Behavior has seen
-// them. A verbose ContainerStatus then shows only that part as "config".
+// them; of each sandbox's, its metadata, labels, annotations and namespace
+// options. Verbose statuses then show only that part as "config".
 // For many fakes in one process (hollow nodes), where the rest would be
 // most of a container's memory. Off by default: a test may read the full
 // config the runtime got.

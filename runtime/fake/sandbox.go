@@ -117,6 +117,9 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandb
 		createdAt:   now,
 		ready:       true,
 	}
+	if r.compact {
+		sb.cfg = keptSandboxConfig(cfg)
+	}
 	if !sb.hostNetwork {
 		r.st.podSeq++
 		sb.ip = r.podIP(r.st.podSeq)
@@ -294,4 +297,14 @@ func (r *Runtime) sandboxesLocked() []*runtimeapi.PodSandbox {
 	}
 	r.sandboxList.Store(&l)
 	return l
+}
+
+// keptSandboxConfig is the part of a sandbox's config the fake reads after
+// RunPodSandbox (statuses, listings, stats): WithCompactConfigs.
+func keptSandboxConfig(cfg *runtimeapi.PodSandboxConfig) *runtimeapi.PodSandboxConfig {
+	kept := &runtimeapi.PodSandboxConfig{Metadata: cfg.GetMetadata(), Labels: cfg.GetLabels(), Annotations: cfg.GetAnnotations()}
+	if ns := cfg.GetLinux().GetSecurityContext().GetNamespaceOptions(); ns != nil {
+		kept.Linux = &runtimeapi.LinuxPodSandboxConfig{SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{NamespaceOptions: ns}}
+	}
+	return kept
 }
