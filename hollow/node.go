@@ -50,7 +50,7 @@ func (n *Nodes) newNode(ctx context.Context, i int) (_ *Node, err error) {
 		fake.WithHostPorts(cfg.ServePorts), fake.WithClock(cfg.Clock), fake.WithPodIPs(podIPs(i)))
 	// Called in process: the runtime manager's CRI calls, timeouts and
 	// errors as over a socket, without encoding each one twice.
-	node.client = runtime.NewInProcessClient(node.fake)
+	node.client = runtime.NewInProcessClient(node.fake, runtime.WithSharedListResponses())
 	if node.api, err = nodeClient(cfg, n.conns); err != nil {
 		return nil, err
 	}

@@ -54,11 +54,16 @@ func TestContractFake(t *testing.T) {
 // process (NewInProcessClient): the same answers, errors and events as over
 // gRPC.
 func TestContractInProcess(t *testing.T) {
+	t.Run("copied", func(t *testing.T) { runInProcessContract(t) })
+	t.Run("shared lists", func(t *testing.T) { runInProcessContract(t, runtime.WithSharedListResponses()) })
+}
+
+func runInProcessContract(t *testing.T, opts ...runtime.Option) {
 	runtimetest.Run(t, func(t *testing.T) runtimetest.Target {
 		f := fake.New(fake.WithImages(testImage, pauseImage))
 		t.Cleanup(func() { f.Close() })
 		return runtimetest.Target{
-			Client:         runtime.NewInProcessClient(f),
+			Client:         runtime.NewInProcessClient(f, opts...),
 			TestImage:      testImage,
 			RemovableImage: removableImage,
 			LoadImage:      func(t *testing.T, ref string) { require.NoError(t, f.LoadImages(ref)) },

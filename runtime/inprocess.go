@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"sync"
 
 	"google.golang.org/grpc"
@@ -58,11 +59,33 @@ func unary[Req, Resp proto.Message](c *Client, ctx context.Context, method strin
 	err := c.intercept(ctx, method, in, nil, nil, func(ctx context.Context, _ string, _, _ any, _ *grpc.ClientConn, _ ...grpc.CallOption) error {
 		resp, err := call(ctx, proto.Clone(in).(Req))
 		if err == nil {
-			out = proto.Clone(resp).(Resp)
+			out = c.copyResponse(resp).(Resp)
 		}
 		return err
 	})
 	return out, err
+}
+
+// copyResponse is what gRPC's encoding gives a caller: a copy of resp, or
+// under WithSharedListResponses, for a listing, the same items in a new
+// slice (the Manager sorts some listings in place).
+func (c *Client) copyResponse(resp proto.Message) proto.Message {
+	if !c.opts.sharedLists {
+		return proto.Clone(resp)
+	}
+	switch r := resp.(type) {
+	case *runtimeapi.ListPodSandboxResponse:
+		return &runtimeapi.ListPodSandboxResponse{Items: slices.Clone(r.Items)}
+	case *runtimeapi.ListContainersResponse:
+		return &runtimeapi.ListContainersResponse{Containers: slices.Clone(r.Containers)}
+	case *runtimeapi.ListImagesResponse:
+		return &runtimeapi.ListImagesResponse{Images: slices.Clone(r.Images)}
+	case *runtimeapi.ListContainerStatsResponse:
+		return &runtimeapi.ListContainerStatsResponse{Stats: slices.Clone(r.Stats)}
+	case *runtimeapi.ListPodSandboxStatsResponse:
+		return &runtimeapi.ListPodSandboxStatsResponse{Stats: slices.Clone(r.Stats)}
+	}
+	return proto.Clone(resp)
 }
 
 func errUnimplementedInProcess(method string) error {

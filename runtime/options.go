@@ -26,6 +26,7 @@ type options struct {
 	waitForReady      bool
 	reconnectMaxDelay time.Duration
 	skipVersionCheck  bool
+	sharedLists       bool
 }
 
 // Option configures Dial.
@@ -59,3 +60,13 @@ func WithReconnectMaxDelay(d time.Duration) Option {
 // WithoutVersionCheck skips the CRI v1 check in Dial, for runtimes that are
 // not up yet when the agent starts; the first call then connects lazily.
 func WithoutVersionCheck() Option { return func(o *options) { o.skipVersionCheck = true } }
+
+// WithSharedListResponses is for NewInProcessClient: the items of list
+// responses (ListPodSandbox, ListContainers, ListImages and the stats
+// listings) reach the caller as the server returned them, in slices of
+// their own, rather than deep-copied. Other responses are still copied.
+// Only for a server that never modifies what it has returned, as
+// runtime/fake, which rebuilds its snapshots rather than changing them;
+// the Client and Manager never modify a listed item. A relist then costs
+// no copy of every container: most of an in-process agent's CPU otherwise.
+func WithSharedListResponses() Option { return func(o *options) { o.sharedLists = true } }
