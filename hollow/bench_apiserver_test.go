@@ -34,9 +34,6 @@ import (
 	"github.com/nodekit-dev/nodekit/nodeagent"
 )
 
-// hollowGCPercent is examples/hollownodes' GOGC.
-const hollowGCPercent = 50
-
 func envInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
 		return v
@@ -121,8 +118,8 @@ func runHollowScale(b *testing.B, api *testenv.APIServer, nodesN, podsN int, win
 			metav1.ListOptions{LabelSelector: selector})
 	}()
 
-	// As examples/hollownodes runs: GOGC 50 (its live heap is the nodes').
-	defer debug.SetGCPercent(debug.SetGCPercent(hollowGCPercent))
+	// As examples/hollownodes runs (NODEKIT_HOLLOW_GOGC to try another).
+	defer debug.SetGCPercent(debug.SetGCPercent(envInt("NODEKIT_HOLLOW_GOGC", hollow.GCPercent)))
 	goruntime.GC()
 	debug.FreeOSMemory()
 	rss0 := rssBytes(b)

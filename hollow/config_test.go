@@ -22,6 +22,8 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"too many nodes", hollow.Config{Rest: rc, Nodes: 1 << 20}, "hollow: Config.Nodes: Invalid value: 1048576: at most 64000"},
 		{"negative capacity", hollow.Config{Rest: rc, Nodes: 1, CPU: -1}, "hollow: Config.CPU: Invalid value: -1: must not be negative"},
 		{"negative burst", hollow.Config{Rest: rc, Nodes: 1, Burst: -5}, "hollow: Config.Burst: Invalid value: -5: must not be negative"},
+		{"negative event cache", hollow.Config{Rest: rc, Nodes: 1, EventCacheSize: -1},
+			"hollow: Config.EventCacheSize: Invalid value: -1: must not be negative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := hollow.New(context.Background(), tc.cfg)

@@ -27,6 +27,16 @@ const (
 	// --kube-api-burst, per node.
 	DefaultQPS   = 50
 	DefaultBurst = 100
+	// DefaultEventCacheSize is each node's event correlator cache (the
+	// kubelet's, client-go's, is 4096 per cache): room for a node's
+	// recently noisy objects, at a fraction of the memory.
+	DefaultEventCacheSize = 128
+	// GCPercent is the GOGC a process of hollow nodes runs best with
+	// (examples/hollownodes sets it): nearly all of its heap is the nodes'
+	// long-lived state, so collecting at 25% growth rather than Go's 100%
+	// keeps the resident set near the live heap, for a little more of the
+	// CPU the nodes hardly use.
+	GCPercent = 25
 )
 
 // Config describes a set of hollow nodes. Zero fields get the defaults.
@@ -49,6 +59,10 @@ type Config struct {
 	// QPS and Burst limit each node's requests (50, 100).
 	QPS   float32
 	Burst int
+	// EventCacheSize is each node's event correlator LRU cache size
+	// (default DefaultEventCacheSize): fewer repeated events are
+	// aggregated than by a kubelet, for less memory.
+	EventCacheSize int
 	// ServePorts makes the fake really serve the test image's HTTP and
 	// gRPC on its pods' loopback IPs, so that probes of such pods pass as
 	// on a real node. Off, an HTTP probe of a pod fails (nothing listens).
@@ -89,7 +103,8 @@ func (c Config) withDefaults() (Config, error) {
 	for _, f := range []struct {
 		name string
 		v    int64
-	}{{"CPU", int64(c.CPU)}, {"Memory", c.Memory}, {"MaxPods", int64(c.MaxPods)}, {"Burst", int64(c.Burst)}} {
+	}{{"CPU", int64(c.CPU)}, {"Memory", c.Memory}, {"MaxPods", int64(c.MaxPods)}, {"Burst", int64(c.Burst)},
+		{"EventCacheSize", int64(c.EventCacheSize)}} {
 		if f.v < 0 {
 			return c, fmt.Errorf("hollow: Config.%s: Invalid value: %d: must not be negative", f.name, f.v)
 		}
@@ -111,6 +126,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Burst == 0 {
 		c.Burst = DefaultBurst
+	}
+	if c.EventCacheSize == 0 {
+		c.EventCacheSize = DefaultEventCacheSize
 	}
 	if c.Clock == nil {
 		c.Clock = clock.RealClock{}

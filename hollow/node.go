@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"k8s.io/client-go/tools/record"
+
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -59,7 +61,8 @@ func (n *Nodes) newNode(ctx context.Context, i int) (_ *Node, err error) {
 		Machine: &nodestatus.MachineInfo{NumCPU: cfg.CPU, MemoryCapacity: cfg.Memory, RootfsCapacity: 100 << 30,
 			MachineID: node.Name, SystemUUID: node.Name, BootID: node.Name, KernelVersion: "hollow", OSImage: "nodekit hollow node"},
 		Runtime: node.client, Client: node.api, EventedPLEG: !cfg.RelistingPLEG, Clock: cfg.Clock,
-		Log: cfg.Log.WithValues("node", node.Name)}
+		EventCorrelator: record.CorrelatorOptions{LRUCacheSize: cfg.EventCacheSize},
+		Log:             cfg.Log.WithValues("node", node.Name)}
 	if cfg.Registerer != nil {
 		ac.Registerer = prometheus.WrapRegistererWith(prometheus.Labels{"node": node.Name}, cfg.Registerer)
 	}

@@ -37,7 +37,8 @@ type cluster struct {
 // newCluster builds the API clients; the runtime manager's events go
 // through the recorder it holds.
 func newCluster(ctx context.Context, cfg Config) (*cluster, error) {
-	c := &cluster{client: cfg.Client, events: record.NewBroadcaster(record.WithContext(ctx))}
+	c := &cluster{client: cfg.Client, events: record.NewBroadcaster(record.WithContext(ctx),
+		record.WithCorrelatorOptions(cfg.EventCorrelator))}
 	c.recorder = c.events.NewRecorder(scheme.Scheme, v1.EventSource{Component: "kubelet", Host: cfg.NodeName})
 	var err error
 	if c.objects, err = volumeapi.New(c.client); err != nil {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/client-go/tools/record"
+
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
@@ -102,6 +104,12 @@ type Config struct {
 	// pods for static ones, events and pod statuses. The caller owns its
 	// transport (several agents may share one).
 	Client kubernetes.Interface
+	// EventCorrelator tunes the client-go event correlator the agent's
+	// events go through (zero: client-go's defaults, as the kubelet). Its
+	// caches are the agent's largest per-node state after its pods; many
+	// agents in one process (hollow nodes) may set a smaller LRUCacheSize,
+	// so that fewer repeated events are aggregated.
+	EventCorrelator record.CorrelatorOptions
 	// Registerer gets the agent's metrics (PLEG, pod sources, runtime
 	// sync, pod workers); Gatherer is served on /metrics by the handlers.
 	// ProbeRegisterer and ProbeGatherer likewise for /metrics/probes.

@@ -62,7 +62,10 @@
 // labels, generation, deletion timestamp or annotations (except the local
 // config.seen, config.source, config.mirror) an UPDATE (DELETE if a
 // deletion timestamp is set), a pod gone a REMOVE. The first sight of a pod
-// stamps config.seen (RFC3339Nano, from the injected clock). ModeSnapshot
+// stamps config.seen (RFC3339Nano, from the injected clock) on the mux's
+// shallow copy, unless its source stamped it (the API server source does,
+// on its own objects). Emitted pods are shared, never copied per consumer:
+// consumers must not modify them. ModeSnapshot
 // emits one SET of everything instead. SourcesReady/AllSourcesReady say
 // whether the sources have delivered a first SET; pod GC must wait for it.
 // A source's first SET with nothing to add emits an empty ADD, the

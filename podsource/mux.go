@@ -362,10 +362,14 @@ func (m *Mux) upsert(src string, st *sourceState, p *v1.Pod, b *batch, released 
 	}
 }
 
-// withSeen returns a shallow copy of p whose annotations are its own, with
-// kubernetes.io/config.seen set to seen (now, if empty): the source's pod
-// is never modified.
+// withSeen returns p with kubernetes.io/config.seen: p itself when its
+// source stamped it (the API server source does, keeping the first sight
+// across updates), else a shallow copy of p whose annotations are its own,
+// with seen (now, if empty). The source's pod is never modified.
 func (m *Mux) withSeen(p *v1.Pod, seen string) *v1.Pod {
+	if p.Annotations[ConfigSeenAnnotation] != "" {
+		return p
+	}
 	if seen == "" {
 		seen = m.clock.Now().UTC().Format(time.RFC3339Nano)
 	}

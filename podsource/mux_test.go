@@ -145,6 +145,29 @@ func TestMuxSeenAnnotationSharesWithoutModifying(t *testing.T) {
 	assert.Equal(t, []*v1.Pod{a3, dup}, sent, "the source's pods are as sent")
 }
 
+// A pod its source stamped with config.seen (the API server source does,
+// keeping the first sight across updates) is passed on as it is: no copy.
+func TestMuxPassesPodsTheSourceStamped(t *testing.T) {
+	ctx := context.Background()
+	m := NewMux(MuxConfig{Clock: clocktesting.NewFakeClock(time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC))})
+	m.Register("api")
+	a := testPod("api", "a", "uid-a")
+	a.Annotations = map[string]string{ConfigSeenAnnotation: "2025-12-31T00:00:00Z"}
+	require.NoError(t, m.Update(ctx, PodUpdate{Op: SET, Pods: []*v1.Pod{a}, Source: "api"}))
+	us := drain(m)
+	require.Len(t, us, 1)
+	assert.Same(t, a, us[0].Pods[0])
+
+	a2 := a.DeepCopy()
+	a2.Spec.Containers[0].Image = "img:2"
+	require.NoError(t, m.Update(ctx, PodUpdate{Op: SET, Pods: []*v1.Pod{a2}, Source: "api"}))
+	us = drain(m)
+	require.Len(t, us, 1)
+	assert.Equal(t, UPDATE, us[0].Op)
+	assert.Same(t, a2, us[0].Pods[0])
+	assert.Equal(t, "2025-12-31T00:00:00Z", us[0].Pods[0].Annotations[ConfigSeenAnnotation])
+}
+
 func TestMuxSourcesReady(t *testing.T) {
 	ctx := context.Background()
 	m := NewMux(MuxConfig{})

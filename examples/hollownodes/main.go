@@ -40,15 +40,9 @@ type options struct {
 	memoryBytes                    int64 // --memory, parsed
 }
 
-// gcPercent is the process's GOGC unless the environment sets one: nearly
-// all of its heap is the nodes' long-lived state, so collecting at 50%
-// growth rather than Go's 100% keeps RSS down for little CPU (as
-// examples/kubelet does).
-const gcPercent = 50
-
 func main() {
 	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent)
+		debug.SetGCPercent(hollow.GCPercent) // unless the environment sets GOGC
 	}
 	o, err := parseFlags(os.Args[1:])
 	if errors.Is(err, flag.ErrHelp) {

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -30,7 +32,8 @@ type Config struct {
 	NodeName string
 	// Name is the source's name in the mux. Default "api".
 	Name string
-	// Clock drives the reflector's backoff and timers. Default: real.
+	// Clock drives the reflector's backoff and timers, and stamps
+	// kubernetes.io/config.seen. Default: real.
 	Clock   clock.Clock
 	Log     logr.Logger
 	Metrics *podsource.Metrics
@@ -55,6 +58,11 @@ type Source struct {
 	running   bool
 	synced    bool
 	reflector *cache.Reflector
+
+	// seen is each pod's kubernetes.io/config.seen, kept across the new
+	// objects each update decodes; only the reflector's goroutine (push)
+	// uses it.
+	seen map[types.UID]string
 }
 
 // New returns a Source sending to sink.
@@ -74,7 +82,7 @@ func New(cfg Config, sink podsource.Sink) (*Source, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
-	return &Source{cfg: cfg, sink: sink, log: cfg.Log.WithValues("source", cfg.Name, "node", cfg.NodeName)}, nil
+	return &Source{cfg: cfg, sink: sink, seen: map[types.UID]string{}, log: cfg.Log.WithValues("source", cfg.Name, "node", cfg.NodeName)}, nil
 }
 
 // Name is the source's name in the mux.
@@ -166,6 +174,7 @@ func (s *Source) listWatch() cache.ListerWatcher {
 // in the kubelet.
 func (s *Source) push(ctx context.Context, objs []interface{}) {
 	pods := make([]*v1.Pod, 0, len(objs))
+	now := ""
 	for _, o := range objs {
 		p, ok := o.(*v1.Pod)
 		if !ok {
@@ -176,8 +185,29 @@ func (s *Source) push(ctx context.Context, objs []interface{}) {
 		if p.Spec.NodeName != s.cfg.NodeName {
 			continue
 		}
-		prepare(p) // the store's own object, once: no copy per push
+		if !prepared(p) { // the store's own object, once: no copy per push
+			seen, ok := s.seen[p.UID]
+			if !ok {
+				if now == "" {
+					now = s.cfg.Clock.Now().UTC().Format(time.RFC3339Nano)
+				}
+				seen = now
+				s.seen[p.UID] = seen
+			}
+			prepare(p, seen)
+		}
 		pods = append(pods, p)
+	}
+	if len(s.seen) > len(pods) { // some are gone
+		keep := make(map[types.UID]bool, len(pods))
+		for _, p := range pods {
+			keep[p.UID] = true
+		}
+		for uid := range s.seen {
+			if !keep[uid] {
+				delete(s.seen, uid)
+			}
+		}
 	}
 
 	err := s.sink.Update(ctx, podsource.PodUpdate{Op: podsource.SET, Pods: pods, Source: s.cfg.Name})
@@ -192,21 +222,23 @@ func (s *Source) push(ctx context.Context, objs []interface{}) {
 }
 
 // prepare makes a pod of the source's store, in place, what the source
-// sends (ConvertPod's result): no copy of each pod besides the store's.
-// The store is the source's own, and the mux copies what it keeps. Its
-// managedFields are dropped too: nothing on a node reads them, and they
-// are a third of a pod's memory. It is idempotent.
-func prepare(p *v1.Pod) {
-	if p.ManagedFields != nil { // written once: a prepared pod is only read
-		p.ManagedFields = nil
-	}
-	if p.Annotations[podsource.ConfigSourceAnnotation] == podsource.SourceAPI {
-		return
-	}
+// sends: ConvertPod's result, and stamped with kubernetes.io/config.seen
+// (the time the source first saw it, which the mux keeps), so that the mux
+// needs no copy of its own. Only the store's pods are prepared, each once,
+// before the mux has them. Their managedFields are dropped too: nothing on
+// a node reads them, and they are a third of a pod's memory.
+func prepare(p *v1.Pod, seen string) {
+	p.ManagedFields = nil
 	if p.Annotations == nil {
-		p.Annotations = map[string]string{}
+		p.Annotations = make(map[string]string, 2)
 	}
 	p.Annotations[podsource.ConfigSourceAnnotation] = podsource.SourceAPI
+	p.Annotations[podsource.ConfigSeenAnnotation] = seen
+}
+
+// prepared says whether prepare has seen p.
+func prepared(p *v1.Pod) bool {
+	return p.Annotations[podsource.ConfigSourceAnnotation] == podsource.SourceAPI && p.Annotations[podsource.ConfigSeenAnnotation] != ""
 }
 
 // ConvertPod returns the copy of an API server pod that the source

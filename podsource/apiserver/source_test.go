@@ -2,6 +2,8 @@ package apiserver
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -96,7 +98,8 @@ func TestSourceFake(t *testing.T) {
 	assert.Equal(t, podsource.SourceAPI, p.Annotations[podsource.ConfigSourceAnnotation])
 	assert.Equal(t, "x", p.Annotations["user"])
 	assert.Empty(t, p.ManagedFields, "nothing on a node reads managedFields: not kept")
-	assert.NotEmpty(t, p.Annotations[podsource.ConfigSeenAnnotation])
+	seen := p.Annotations[podsource.ConfigSeenAnnotation]
+	assert.NotEmpty(t, seen, "the source stamps config.seen, so the mux needs no copy")
 	assert.True(t, mux.SourcesReady("api"))
 	assert.True(t, src.HasSynced())
 	// The object in the "API" is untouched.
@@ -111,6 +114,7 @@ func TestSourceFake(t *testing.T) {
 	u = recvUntil(t, mux, 10*time.Second, func(u podsource.PodUpdate) bool { return u.Op != podsource.RECONCILE })
 	assert.Equal(t, podsource.UPDATE, u.Op)
 	assert.Equal(t, []string{"a"}, names(u.Pods))
+	assert.Equal(t, seen, u.Pods[0].Annotations[podsource.ConfigSeenAnnotation], "the first sight, on the update's new object")
 
 	// Status change only: podsource.RECONCILE.
 	stored, err = client.CoreV1().Pods("ns1").Get(ctx, "a", metav1.GetOptions{})
@@ -138,4 +142,7 @@ func TestSourceFake(t *testing.T) {
 	assert.Equal(t, []string{"b"}, names(mux.Pods()))
 
 	assert.Error(t, src.Run(ctx), "a second concurrent Run is refused")
+	cancel()
+	wg.Wait()
+	assert.Equal(t, []types.UID{"uid-b"}, slices.Collect(maps.Keys(src.seen)), "a deleted pod's first sight is forgotten")
 }
