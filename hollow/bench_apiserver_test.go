@@ -69,6 +69,14 @@ func rssBytes(b *testing.B) int64 {
 	return 0
 }
 
+// liveHeap is the heap the last GC found live: its next goal over
+// 1+GOGC/100.
+func liveHeap(ms *goruntime.MemStats) uint64 {
+	gc := debug.SetGCPercent(-1)
+	debug.SetGCPercent(gc)
+	return uint64(float64(ms.NextGC) / (1 + float64(gc)/100))
+}
+
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
@@ -208,8 +216,9 @@ func runHollowScale(b *testing.B, api *testenv.APIServer, nodesN, podsN int, win
 	b.ReportMetric(perNode(cpu), "cores/node")
 	b.ReportMetric(perNode(reqs), "req/node/s")
 	b.Logf("HOLLOW nodes=%d pods=%d created in %v, all Running+Ready %v after the first create; steady %v: RSS %d MB (%d MB before the nodes), "+
-		"heap in use %d MB, %d goroutines, CPU %.3f cores, %.1f API req/s", nodesN, nodesN*podsN, created.Round(time.Millisecond),
-		toAll.Round(time.Millisecond), elapsed.Round(time.Second), rss>>20, rss0>>20, ms.HeapInuse>>20, goruntime.NumGoroutine(), cpu, reqs)
+		"heap in use %d MB (live %d MB at the last GC), stacks %d MB, heap kept from the OS %d MB, %d goroutines, CPU %.3f cores, %.1f API req/s",
+		nodesN, nodesN*podsN, created.Round(time.Millisecond), toAll.Round(time.Millisecond), elapsed.Round(time.Second), rss>>20, rss0>>20,
+		ms.HeapInuse>>20, liveHeap(&ms)>>20, ms.StackInuse>>20, (ms.HeapIdle-ms.HeapReleased)>>20, goruntime.NumGoroutine(), cpu, reqs)
 }
 
 // profile writes CPU (over the steady window) and heap profiles to
