@@ -71,10 +71,8 @@ func rssBytes(b *testing.B) int64 {
 
 // liveHeap is the heap the last GC found live: its next goal over
 // 1+GOGC/100.
-func liveHeap(ms *goruntime.MemStats) uint64 {
-	gc := debug.SetGCPercent(-1)
-	debug.SetGCPercent(gc)
-	return uint64(float64(ms.NextGC) / (1 + float64(gc)/100))
+func liveHeap(ms *goruntime.MemStats, gogc int) uint64 {
+	return uint64(float64(ms.NextGC) / (1 + float64(gogc)/100))
 }
 
 func cpuTime() time.Duration {
@@ -127,7 +125,8 @@ func runHollowScale(b *testing.B, api *testenv.APIServer, nodesN, podsN int, win
 	}()
 
 	// As examples/hollownodes runs (NODEKIT_HOLLOW_GOGC to try another).
-	defer debug.SetGCPercent(debug.SetGCPercent(envInt("NODEKIT_HOLLOW_GOGC", hollow.GCPercent)))
+	gogc := envInt("NODEKIT_HOLLOW_GOGC", hollow.GCPercent)
+	defer debug.SetGCPercent(debug.SetGCPercent(gogc))
 	goruntime.GC()
 	debug.FreeOSMemory()
 	rss0 := rssBytes(b)
@@ -218,7 +217,7 @@ func runHollowScale(b *testing.B, api *testenv.APIServer, nodesN, podsN int, win
 	b.Logf("HOLLOW nodes=%d pods=%d created in %v, all Running+Ready %v after the first create; steady %v: RSS %d MB (%d MB before the nodes), "+
 		"heap in use %d MB (live %d MB at the last GC), stacks %d MB, heap kept from the OS %d MB, %d goroutines, CPU %.3f cores, %.1f API req/s",
 		nodesN, nodesN*podsN, created.Round(time.Millisecond), toAll.Round(time.Millisecond), elapsed.Round(time.Second), rss>>20, rss0>>20,
-		ms.HeapInuse>>20, liveHeap(&ms)>>20, ms.StackInuse>>20, (ms.HeapIdle-ms.HeapReleased)>>20, goruntime.NumGoroutine(), cpu, reqs)
+		ms.HeapInuse>>20, liveHeap(&ms, gogc)>>20, ms.StackInuse>>20, (ms.HeapIdle-ms.HeapReleased)>>20, goruntime.NumGoroutine(), cpu, reqs)
 }
 
 // profile writes CPU (over the steady window) and heap profiles to

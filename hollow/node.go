@@ -8,12 +8,11 @@ import (
 	"path/filepath"
 	"time"
 
-	"k8s.io/client-go/tools/record"
-
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/nodekit-dev/nodekit/nodeagent"

@@ -84,9 +84,10 @@ type sourceState struct {
 }
 
 type entry struct {
-	// pod is what the mux passed on last as ADD or UPDATE: a shallow copy
-	// of the source's pod with its own annotations (config.seen), sharing
-	// the rest. A held-back pod is the source's own, until it passes.
+	// pod is what the mux passed on last as ADD or UPDATE (withSeen): the
+	// source's pod when it stamped config.seen itself, else a shallow copy
+	// with annotations of its own. A held-back pod is the source's own,
+	// until it passes.
 	pod      *v1.Pod
 	from     *v1.Pod // the source's pointer, to skip unchanged pods fast
 	shadowed bool

@@ -195,8 +195,8 @@ var (
 // NewBatch returns an empty Batch using p's options (User-Agent, ...).
 func (p *HTTPProber) NewBatch() *Batch {
 	return &Batch{
-		p:       p,
-		base:    time.Now(),
+		p:    p,
+		base: time.Now(),
 		// scratch and br come with the first HTTP probe: an agent whose
 		// pods have none (most hollow nodes') keeps 16 KB less.
 	}
