@@ -223,3 +223,46 @@ func TestEventedPLEGRelistsOnlyAsASafetyNet(t *testing.T) {
 		})
 	}
 }
+
+// The kubelet's predicate admission (canAdmitPod, Fits): --max-pods is the
+// node's allocatable pods, and a pod over it is rejected as Failed with
+// OutOfpods, while the pods admitted before it run on.
+func TestAgentRejectsAPodOverMaxPods(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	manifests := t.TempDir()
+	for _, name := range []string{"a", "b"} {
+		require.NoError(t, os.WriteFile(filepath.Join(manifests, name+".yaml"), []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: "+name+"}\n"+
+			"spec:\n  containers:\n  - {name: c, image: "+fake.TestbinImage+", args: [serve]}\n"), 0o644))
+	}
+	clk := testingclock.NewFakeClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	cfg := hollowConfig(t, clk, manifests)
+	cfg.MaxPods = 1
+	a, err := nodeagent.New(ctx, cfg)
+	require.NoError(t, err)
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- a.Run(runCtx) }()
+	defer func() { stop(); require.NoError(t, <-done) }()
+
+	phases := func() map[v1.PodPhase][]v1.Pod {
+		clk.Step(time.Second)
+		byPhase := map[v1.PodPhase][]v1.Pod{}
+		for _, p := range a.Pods() {
+			byPhase[p.Status.Phase] = append(byPhase[p.Status.Phase], p)
+		}
+		return byPhase
+	}
+	require.Eventually(t, func() bool {
+		p := phases()
+		return len(p[v1.PodRunning]) == 1 && len(p[v1.PodFailed]) == 1
+	}, 20*time.Second, 10*time.Millisecond, "one pod Running, the other rejected")
+	rejected := phases()[v1.PodFailed][0]
+	assert.Equal(t, "OutOfpods", rejected.Status.Reason)
+	assert.Equal(t, "Pod was rejected: Node didn't have enough resource: pods, requested: 1, used: 1, capacity: 1", rejected.Status.Message)
+	assert.Empty(t, rejected.Status.ContainerStatuses, "the kubelet's rejectPod status has no container statuses")
+	onNode, err := a.Runtime().GetPods(ctx, true)
+	require.NoError(t, err)
+	require.Len(t, onNode, 1, "a rejected pod never reaches the runtime")
+	assert.NotEqual(t, rejected.UID, onNode[0].ID)
+}

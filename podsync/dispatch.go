@@ -65,7 +65,7 @@ type DispatchConfig struct {
 
 // Dispatcher hands the pod sources' updates to the pod workers, as the
 // kubelet's HandlePodAdditions, Updates and Removes do: a new pod is
-// admitted unless an Admit handler refuses it; a refused pod is not run, and its status
+// admitted unless an Admit handler refuses it; a refused pod is never run, its status
 // is the kubelet's rejectPod's (Failed, the reason, "Pod was rejected: "
 // and the message). A new pod already Failed or Succeeded in its source
 // (seen again after a restart) goes to the workers, which keep it
@@ -128,6 +128,14 @@ func (d *Dispatcher) reject(pod *v1.Pod, reason, message string) {
 	if d.cfg.Recorder != nil {
 		d.cfg.Recorder.Eventf(pod, v1.EventTypeWarning, reason, "%s", message)
 	}
-	d.cfg.Statuses.SetPodStatus(pod, v1.PodStatus{QOSClass: resources.PodQOSClass(pod), Phase: v1.PodFailed,
-		Reason: reason, Message: "Pod was rejected: " + message})
+	status := v1.PodStatus{QOSClass: resources.PodQOSClass(pod), Phase: v1.PodFailed,
+		Reason: reason, Message: "Pod was rejected: " + message}
+	d.cfg.Statuses.SetPodStatus(pod, status)
+	// The kubelet's pod manager keeps a rejected pod (its /pods lists it);
+	// here the workers do, as a pod that arrived finished: Terminated, never
+	// started, forgotten when its source removes it. The copy carries the
+	// Failed phase that keeps it so; the source's pod is not modified.
+	rejected := *pod
+	rejected.Status = status
+	d.cfg.Workers.UpdatePod(podworkers.Update{Type: podworkers.SyncPodCreate, Pod: &rejected})
 }

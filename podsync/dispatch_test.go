@@ -31,7 +31,11 @@ func (w *dispatchWorkers) State(uid types.UID) (podworkers.State, bool) {
 func (w *dispatchWorkers) UpdatePod(u podworkers.Update) {
 	names := map[podworkers.UpdateType]string{podworkers.SyncPodCreate: "SyncPodCreate", podworkers.SyncPodUpdate: "SyncPodUpdate",
 		podworkers.SyncPodKill: "SyncPodKill"}
-	w.updates = append(w.updates, fmt.Sprintf("%s %s", names[u.Type], u.Pod.Name))
+	update := fmt.Sprintf("%s %s", names[u.Type], u.Pod.Name)
+	if u.Pod.Status.Phase != "" {
+		update += " " + string(u.Pod.Status.Phase)
+	}
+	w.updates = append(w.updates, update)
 	if u.Type == podworkers.SyncPodCreate {
 		w.states[u.Pod.UID] = podworkers.Syncing
 	}
@@ -82,13 +86,15 @@ func TestDispatch(t *testing.T) {
 	}{
 		{name: "new pods are admitted and probed", update: podsource.PodUpdate{Op: podsource.ADD, Pods: []*v1.Pod{pod("a", false), pod("b", false)}},
 			updates: []string{"SyncPodCreate a", "SyncPodCreate b"}, probed: []string{"a", "b"}},
-		{name: "an admission handler refuses a pod, the next is asked no more", update: podsource.PodUpdate{Op: podsource.ADD,
-			Pods: []*v1.Pod{pod("a", false), pod("refused", false)}}, updates: []string{"SyncPodCreate a"}, probed: []string{"a"},
+		// The kubelet's pod manager keeps a rejected pod; here the workers
+		// keep it Terminated, never started.
+		{name: "an admission handler refuses a pod, the next is asked no more; the workers keep it as finished", update: podsource.PodUpdate{Op: podsource.ADD,
+			Pods: []*v1.Pod{pod("a", false), pod("refused", false)}}, updates: []string{"SyncPodCreate a", "SyncPodCreate refused Failed"}, probed: []string{"a"},
 			statuses: []string{`refused BestEffort Failed Evicted "Pod was rejected: The node had condition: [DiskPressure]. "`},
 			events:   []string{"Warning Evicted The node had condition: [DiskPressure]. "}},
 		{name: "a pod already finished is handed over, not probed", update: podsource.PodUpdate{Op: podsource.ADD,
 			Pods: []*v1.Pod{func() *v1.Pod { p := pod("done", false); p.Status.Phase = v1.PodSucceeded; return p }()}},
-			updates: []string{"SyncPodCreate done"}},
+			updates: []string{"SyncPodCreate done Succeeded"}},
 		{name: "mirror pods are not run", update: podsource.PodUpdate{Op: podsource.ADD, Pods: []*v1.Pod{pod("m", true)}}},
 		{name: "a known pod is updated", states: map[types.UID]podworkers.State{"a": podworkers.Syncing},
 			update: podsource.PodUpdate{Op: podsource.UPDATE, Pods: []*v1.Pod{pod("a", false)}}, updates: []string{"SyncPodUpdate a"}},
@@ -117,6 +123,11 @@ func TestDispatch(t *testing.T) {
 				Admit: admit, Recorder: r})
 			require.NoError(t, err)
 			d.Dispatch(tc.update)
+			for _, p := range tc.update.Pods {
+				if p.Name == "refused" {
+					assert.Empty(t, p.Status.Phase, "the source's pod is not modified")
+				}
+			}
 			assert.Equal(t, tc.updates, w.updates)
 			assert.Equal(t, tc.probed, r.probed)
 			assert.Equal(t, tc.statusRemoved, r.removed)
@@ -124,7 +135,7 @@ func TestDispatch(t *testing.T) {
 			assert.Equal(t, tc.events, r.events)
 			admitted := 0
 			for _, u := range w.updates {
-				if strings.HasPrefix(u, "SyncPodCreate") {
+				if strings.HasPrefix(u, "SyncPodCreate") && !strings.HasSuffix(u, " Failed") {
 					admitted++
 				}
 			}
