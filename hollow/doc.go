@@ -30,7 +30,7 @@
 //   - the fake is called in process with its listings shared
 //     (runtime.WithSharedListResponses) and keeps compact configs
 //     (fake.WithCompactConfigs);
-//   - each node's event correlator caches 128 objects, not 4096
+//   - each node's event correlator caches 32 objects, not 4096
 //     (Config.EventCacheSize);
 //   - a process of hollow nodes should run with GOGC=GCPercent (25), as
 //     examples/hollownodes does: its heap is the nodes' long-lived state.

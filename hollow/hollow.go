@@ -30,7 +30,7 @@ const (
 	// DefaultEventCacheSize is each node's event correlator cache (the
 	// kubelet's, client-go's, is 4096 per cache): room for a node's
 	// recently noisy objects, at a fraction of the memory.
-	DefaultEventCacheSize = 128
+	DefaultEventCacheSize = 32
 	// GCPercent is the GOGC a process of hollow nodes runs best with
 	// (examples/hollownodes sets it): nearly all of its heap is the nodes'
 	// long-lived state, so collecting at 25% growth rather than Go's 100%

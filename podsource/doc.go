@@ -64,7 +64,9 @@
 // deletion timestamp is set), a pod gone a REMOVE. The first sight of a pod
 // stamps config.seen (RFC3339Nano, from the injected clock) on the mux's
 // shallow copy, unless its source stamped it (the API server source does,
-// on its own objects). Emitted pods are shared, never copied per consumer:
+// on its own objects); such a pod's RECONCILE is the source's newer object,
+// which consumers may hold instead of the older one (the kubelet's pod
+// manager does). Emitted pods are shared, never copied per consumer:
 // consumers must not modify them. ModeSnapshot
 // emits one SET of everything instead. SourcesReady/AllSourcesReady say
 // whether the sources have delivered a first SET; pod GC must wait for it.

@@ -85,9 +85,9 @@ type sourceState struct {
 
 type entry struct {
 	// pod is what the mux passed on last as ADD or UPDATE (withSeen): the
-	// source's pod when it stamped config.seen itself, else a shallow copy
-	// with annotations of its own. A held-back pod is the source's own,
-	// until it passes.
+	// source's pod when it stamped config.seen itself (then also as
+	// RECONCILE), else a shallow copy with annotations of its own. A
+	// held-back pod is the source's own, until it passes.
 	pod      *v1.Pod
 	from     *v1.Pod // the source's pointer, to skip unchanged pods fast
 	shadowed bool
@@ -348,6 +348,13 @@ func (m *Mux) upsert(src string, st *sourceState, p *v1.Pod, b *batch, released 
 		// status is e.from's), so that a pod whose API status moves on
 		// costs no copy.
 		if !equality.Semantic.DeepEqual(prev.Status, p.Status) {
+			if p.Annotations[ConfigSeenAnnotation] != "" {
+				// The source's own, stamped: the mux and its consumers move
+				// to the new object, so the old one can go.
+				e.pod = p
+				b.add(src, RECONCILE, p)
+				return
+			}
 			np := *old
 			np.Status = p.Status
 			b.add(src, RECONCILE, &np)

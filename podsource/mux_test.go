@@ -166,6 +166,17 @@ func TestMuxPassesPodsTheSourceStamped(t *testing.T) {
 	assert.Equal(t, UPDATE, us[0].Op)
 	assert.Same(t, a2, us[0].Pods[0])
 	assert.Equal(t, "2025-12-31T00:00:00Z", us[0].Pods[0].Annotations[ConfigSeenAnnotation])
+
+	// A status change only: the source's newer object is passed on and
+	// kept, so the older one is no longer held beside it.
+	a3 := a2.DeepCopy()
+	a3.Status.Phase = v1.PodRunning
+	require.NoError(t, m.Update(ctx, PodUpdate{Op: SET, Pods: []*v1.Pod{a3}, Source: "api"}))
+	us = drain(m)
+	require.Len(t, us, 1)
+	assert.Equal(t, RECONCILE, us[0].Op)
+	assert.Same(t, a3, us[0].Pods[0])
+	assert.Same(t, a3, m.sources["api"].pods[a3.UID].pod)
 }
 
 func TestMuxSourcesReady(t *testing.T) {

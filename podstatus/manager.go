@@ -1,7 +1,6 @@
 package podstatus
 
 import (
-	"slices"
 	"sort"
 	"sync"
 
@@ -41,13 +40,16 @@ func NewManager(clk clock.PassiveClock) *Manager {
 // does: StartTime is that of the first status published (now, then), each
 // condition's LastTransitionTime is kept while its status stays the same
 // and is now when it changes, and a terminal phase (Succeeded, Failed)
-// never changes back. It reports whether the status differs from the last
-// one published, times aside. The Manager keeps status as given, without a
+// never changes back. Like the kubelet's, it keeps the status normalized
+// (normalizeStatus): times to the second, as the API server has them,
+// termination messages within MaxTerminationMessageBytes, container
+// statuses sorted. It reports whether the status differs from the last
+// one published. The Manager keeps the rest of status as given, without a
 // deep copy (the status is most of what it holds per pod): the caller must
-// not modify it afterwards. It copies only the conditions, whose times it
-// sets.
+// not modify it afterwards. It copies only what it changes.
 func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) (changed bool) {
-	now := metav1.NewTime(m.clock.Now())
+	now := metav1.NewTime(m.clock.Now()).Rfc3339Copy()
+	normalize(pod, &status)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var old *v1.PodStatus
@@ -55,7 +57,6 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) (changed bool) 
 	if prev != nil {
 		old = &prev.status
 	}
-	status.Conditions = slices.Clone(status.Conditions)
 	switch {
 	case old != nil && old.StartTime != nil:
 		status.StartTime = old.StartTime
@@ -76,7 +77,14 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) (changed bool) 
 		c.LastTransitionTime = now
 	}
 	changed = old == nil || !apiequality.Semantic.DeepEqual(*old, status)
-	m.pods[pod.UID] = &entry{pod: pod, status: status}
+	switch {
+	case changed:
+		m.pods[pod.UID] = &entry{pod: pod, status: status}
+	case prev.pod != pod:
+		// The same status kept, not the equal new one: it may be the one
+		// held in the pod (ReplacePod).
+		m.pods[pod.UID] = &entry{pod: pod, status: prev.status}
+	}
 	if changed {
 		m.seq++
 		m.versions[pod.UID] = m.seq
@@ -89,6 +97,26 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) (changed bool) 
 		}
 	}
 	return changed
+}
+
+// ReplacePod holds pod, a newer object of a pod with a status here that
+// differs only in its API status (a RECONCILE from its source), instead of
+// the older one. When the API status is the one published (it came back
+// from the API server), the Manager holds that one too, not a copy of its
+// own: a node's statuses are then kept once, in its pods.
+func (m *Manager) ReplacePod(pod *v1.Pod) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.pods[pod.UID]
+	if e == nil {
+		return
+	}
+	// A new entry: a Syncer may be reading the old one's status.
+	ne := &entry{pod: pod, status: e.status}
+	if apiequality.Semantic.DeepEqual(pod.Status, e.status) {
+		ne.status = pod.Status
+	}
+	m.pods[pod.UID] = ne
 }
 
 // PodStatus returns the status last published for the pod uid.

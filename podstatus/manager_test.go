@@ -1,6 +1,7 @@
 package podstatus_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -93,4 +94,86 @@ func TestSummarize(t *testing.T) {
 	}
 	s.ContainerStatuses[1].RestartCount = 3
 	assert.Equal(t, "init=exited:0(0) web=running,ready(0) db=CrashLoopBackOff(3) new=waiting(0)", podstatus.Summarize(s))
+}
+
+// The kubelet's HandlePodReconcile gives its pod manager the newer object:
+// the Manager holds it instead of the old one, its published status kept.
+func TestManagerReplacePodKeepsTheStatus(t *testing.T) {
+	m := podstatus.NewManager(clocktesting.NewFakeClock(t0))
+	old := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "u"}}
+	m.SetPodStatus(old, v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue}}})
+	newer := old.DeepCopy()
+	newer.Status.Phase = v1.PodRunning // as the API shows it now
+	m.ReplacePod(newer)
+	assert.Same(t, newer, podstatus.HeldPod(m, "u"))
+	status, ok := m.PodStatus("u")
+	require.True(t, ok)
+	assert.Equal(t, v1.PodRunning, status.Phase)
+
+	// The status back from the API server, equal to the one published: the
+	// Manager holds the pod's, not its own copy.
+	back := newer.DeepCopy()
+	back.Status = *podstatus.HeldStatus(m, "u").DeepCopy()
+	m.ReplacePod(back)
+	held := podstatus.HeldStatus(m, "u")
+	require.NotEmpty(t, held.Conditions)
+	assert.Same(t, &back.Status.Conditions[0], &held.Conditions[0], "one copy of the status, the pod's")
+	// An API status that differs (another writer's condition) is not taken.
+	other := back.DeepCopy()
+	other.Status.Conditions = append(other.Status.Conditions, v1.PodCondition{Type: "example.com/gate", Status: v1.ConditionTrue})
+	m.ReplacePod(other)
+	assert.Same(t, other, podstatus.HeldPod(m, "u"))
+	assert.Len(t, podstatus.HeldStatus(m, "u").Conditions, len(back.Status.Conditions))
+	assert.False(t, m.SetPodStatus(other, *held.DeepCopy()), "the status kept is the published one")
+
+	m.ReplacePod(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "q", Namespace: "ns", UID: "unknown"}})
+	assert.Nil(t, podstatus.HeldPod(m, "unknown"), "a pod without a status is not taken")
+	assert.Len(t, m.Pods(), 1)
+}
+
+// The kubelet's normalizeStatus, applied by its status manager to every
+// status it keeps: a status read back from the API server (times to the
+// second) compares equal to the one published.
+func TestManagerNormalizesAsTheKubelet(t *testing.T) {
+	at := t0.Add(1234567 * time.Nanosecond)
+	nano := metav1.NewTime(at)
+	clk := clocktesting.NewFakeClock(at)
+	m := podstatus.NewManager(clk)
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "u"}, Spec: v1.PodSpec{
+		InitContainers: []v1.Container{{Name: "z-init"}, {Name: "a-init"}},
+		Containers:     []v1.Container{{Name: "web"}, {Name: "db"}}}}
+	long := strings.Repeat("x", podstatus.MaxTerminationMessageBytes)
+	given := v1.PodStatus{Phase: v1.PodRunning,
+		Conditions: []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue, LastProbeTime: nano}},
+		InitContainerStatuses: []v1.ContainerStatus{
+			{Name: "a-init", State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{StartedAt: nano, FinishedAt: nano, Message: long}}},
+			{Name: "z-init", State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{StartedAt: nano, FinishedAt: nano}}}},
+		ContainerStatuses: []v1.ContainerStatus{
+			{Name: "web", State: v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: nano}},
+				LastTerminationState: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{FinishedAt: nano, Message: long}}},
+			{Name: "db", State: v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: nano}}}}}
+	snapshot := given.DeepCopy()
+	m.SetPodStatus(pod, given)
+	assert.Equal(t, snapshot, &given, "what the caller gave is not written through")
+
+	got, ok := m.PodStatus("u")
+	require.True(t, ok)
+	second := metav1.NewTime(t0)
+	isSecond := func(what string, tm metav1.Time) { assert.True(t, tm.Equal(&second), "%s: %v", what, tm) }
+	isSecond("start time", *got.StartTime)
+	isSecond("condition transition", got.Conditions[0].LastTransitionTime)
+	isSecond("condition probe", got.Conditions[0].LastProbeTime)
+	assert.Equal(t, []string{"db", "web"}, []string{got.ContainerStatuses[0].Name, got.ContainerStatuses[1].Name}, "by name")
+	assert.Equal(t, []string{"z-init", "a-init"}, []string{got.InitContainerStatuses[0].Name, got.InitContainerStatuses[1].Name}, "in spec order")
+	isSecond("running since", got.ContainerStatuses[1].State.Running.StartedAt)
+	isSecond("last finished", got.ContainerStatuses[1].LastTerminationState.Terminated.FinishedAt)
+	isSecond("init started", got.InitContainerStatuses[1].State.Terminated.StartedAt)
+	isSecond("init finished", got.InitContainerStatuses[1].State.Terminated.FinishedAt)
+	perContainer := podstatus.MaxTerminationMessageBytes / 4
+	assert.Len(t, got.InitContainerStatuses[1].State.Terminated.Message, perContainer, "12 KiB shared by 4 containers")
+	assert.Len(t, got.ContainerStatuses[1].LastTerminationState.Terminated.Message, perContainer)
+
+	// What the API server gives back (seconds) is the same status.
+	clk.Step(time.Second)
+	assert.False(t, m.SetPodStatus(pod, *got.DeepCopy()), "unchanged once normalized")
 }

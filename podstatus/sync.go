@@ -205,6 +205,11 @@ func (s *Syncer) sync(ctx context.Context) (tried int, retry time.Time) {
 		if r.target != t.uid {
 			*r = record{target: t.uid, seen: s.batch}
 		}
+		if r.version == p.version && r.written != nil {
+			// The same status, perhaps now the one held in the pod
+			// (Manager.ReplacePod): the older copy need not be kept.
+			r.written = p.status
+		}
 		deleting := !t.static && deletable(p.pod, p.status)
 		if r.done || (r.version >= p.version && !deleting) {
 			continue

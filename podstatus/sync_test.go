@@ -188,8 +188,11 @@ func TestSyncerMergesWithTheAPIStatus(t *testing.T) {
 			v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{running("web", true), exited("db", 1)}},
 			v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{running("web", true), waiting("db", "ContainerCreating")}},
 			func(t *testing.T, got v1.PodStatus) {
-				require.NotNil(t, got.ContainerStatuses[1].State.Terminated)
-				assert.Equal(t, int32(1), got.ContainerStatuses[1].State.Terminated.ExitCode)
+				require.Len(t, got.ContainerStatuses, 2)
+				db := got.ContainerStatuses[0] // by name, as the kubelet's normalizeStatus sorts them
+				require.Equal(t, "db", db.Name)
+				require.NotNil(t, db.State.Terminated)
+				assert.Equal(t, int32(1), db.State.Terminated.ExitCode)
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

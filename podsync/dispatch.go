@@ -18,6 +18,9 @@ import (
 type DispatchWorkers interface {
 	State(uid types.UID) (podworkers.State, bool)
 	UpdatePod(u podworkers.Update)
+	// ReplacePod takes a known pod's newer object, different only in its
+	// API status (a RECONCILE), in place of the one held, without work.
+	ReplacePod(pod *v1.Pod)
 }
 
 // MirrorSplitter takes the mirror pods out of an update (their static
@@ -38,6 +41,8 @@ type PodAdmitFunc func(pod *v1.Pod) (admit bool, reason, message string)
 type DispatchStatuses interface {
 	SetPodStatus(pod *v1.Pod, status v1.PodStatus) bool
 	RemovePod(uid types.UID)
+	// ReplacePod: as DispatchWorkers'.
+	ReplacePod(pod *v1.Pod)
 }
 
 // EventRecorder records a refused pod's event; client-go's
@@ -69,7 +74,9 @@ type DispatchConfig struct {
 // is the kubelet's rejectPod's (Failed, the reason, "Pod was rejected: "
 // and the message). A new pod already Failed or Succeeded in its source
 // (seen again after a restart) goes to the workers, which keep it
-// Terminated, without probes. A known pod is updated, a removed or deleted one
+// Terminated, without probes. A known pod is updated; on a status-only
+// change (RECONCILE) the workers and status manager hold the newer object
+// instead, as the kubelet's pod manager does; a removed or deleted one
 // killed (once), and a removed pod the workers have forgotten loses its
 // status.
 type Dispatcher struct{ cfg DispatchConfig }
@@ -101,6 +108,12 @@ func (d *Dispatcher) Dispatch(u podsource.PodUpdate) {
 				d.cfg.Prober.AddPod(pod)
 			}
 			d.cfg.Workers.UpdatePod(podworkers.Update{Type: podworkers.SyncPodCreate, Pod: pod})
+		case u.Op == podsource.RECONCILE && known:
+			// The kubelet's HandlePodReconcile gives its pod manager the
+			// newer object; here the workers and the status manager hold
+			// it, so the older one is not kept beside the source's.
+			d.cfg.Workers.ReplacePod(pod)
+			d.cfg.Statuses.ReplacePod(pod)
 		case u.Op == podsource.UPDATE && known:
 			d.cfg.Workers.UpdatePod(podworkers.Update{Type: podworkers.SyncPodUpdate, Pod: pod})
 		case u.Op == podsource.REMOVE && !known:

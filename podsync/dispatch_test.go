@@ -41,9 +41,13 @@ func (w *dispatchWorkers) UpdatePod(u podworkers.Update) {
 	}
 }
 
+func (w *dispatchWorkers) ReplacePod(p *v1.Pod) { w.updates = append(w.updates, "ReplacePod "+p.Name) }
+
 type recorded struct {
-	probed, removed, statuses, events []string
+	probed, removed, statuses, events, replaced []string
 }
+
+func (r *recorded) ReplacePod(p *v1.Pod) { r.replaced = append(r.replaced, p.Name) }
 
 func (r *recorded) SetPodStatus(p *v1.Pod, s v1.PodStatus) bool {
 	r.statuses = append(r.statuses, fmt.Sprintf("%s %s %s %s %q", p.Name, s.QOSClass, s.Phase, s.Reason, s.Message))
@@ -83,6 +87,7 @@ func TestDispatch(t *testing.T) {
 		statusRemoved []string
 		statuses      []string // set for refused pods
 		events        []string
+		replaced      []string // in the status manager
 	}{
 		{name: "new pods are admitted and probed", update: podsource.PodUpdate{Op: podsource.ADD, Pods: []*v1.Pod{pod("a", false), pod("b", false)}},
 			updates: []string{"SyncPodCreate a", "SyncPodCreate b"}, probed: []string{"a", "b"}},
@@ -98,6 +103,11 @@ func TestDispatch(t *testing.T) {
 		{name: "mirror pods are not run", update: podsource.PodUpdate{Op: podsource.ADD, Pods: []*v1.Pod{pod("m", true)}}},
 		{name: "a known pod is updated", states: map[types.UID]podworkers.State{"a": podworkers.Syncing},
 			update: podsource.PodUpdate{Op: podsource.UPDATE, Pods: []*v1.Pod{pod("a", false)}}, updates: []string{"SyncPodUpdate a"}},
+		{name: "kubelet HandlePodReconcile: a known pod's newer status is held in place of the old object, without work",
+			states: map[types.UID]podworkers.State{"a": podworkers.Syncing},
+			update: podsource.PodUpdate{Op: podsource.RECONCILE, Pods: []*v1.Pod{pod("a", false)}}, updates: []string{"ReplacePod a"},
+			replaced: []string{"a"}},
+		{name: "an unknown pod's status change is dropped", update: podsource.PodUpdate{Op: podsource.RECONCILE, Pods: []*v1.Pod{pod("a", false)}}},
 		{name: "an unknown pod's update is dropped", update: podsource.PodUpdate{Op: podsource.UPDATE, Pods: []*v1.Pod{pod("a", false)}}},
 		{name: "a deleted pod is killed", states: map[types.UID]podworkers.State{"a": podworkers.Syncing},
 			update: podsource.PodUpdate{Op: podsource.DELETE, Pods: []*v1.Pod{pod("a", false)}}, updates: []string{"SyncPodKill a"}},
@@ -133,6 +143,7 @@ func TestDispatch(t *testing.T) {
 			assert.Equal(t, tc.statusRemoved, r.removed)
 			assert.Equal(t, tc.statuses, r.statuses)
 			assert.Equal(t, tc.events, r.events)
+			assert.Equal(t, tc.replaced, r.replaced)
 			admitted := 0
 			for _, u := range w.updates {
 				if strings.HasPrefix(u, "SyncPodCreate") && !strings.HasSuffix(u, " Failed") {

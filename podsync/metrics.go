@@ -37,7 +37,7 @@ type Metrics struct {
 	worker *prometheus.HistogramVec
 
 	mu     sync.Mutex
-	synced map[types.UID]*v1.Pod // the pod object each pod's last sync had
+	synced map[types.UID]struct{} // the pods synced before
 }
 
 // NewMetrics returns the pod start and pod worker histograms.
@@ -49,7 +49,7 @@ func NewMetrics() *Metrics {
 		worker: prometheus.NewHistogramVec(prometheus.HistogramOpts{Subsystem: "kubelet", Name: "pod_worker_duration_seconds",
 			Help:    "Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync",
 			Buckets: prometheus.DefBuckets}, []string{"operation_type"}),
-		synced: map[types.UID]*v1.Pod{},
+		synced: map[types.UID]struct{}{},
 	}
 }
 
@@ -71,13 +71,13 @@ func (m *Metrics) ObserveWork(w podworkers.Work, took time.Duration, _ error) {
 	op := "kill"
 	if w.Type == podworkers.SyncPod {
 		m.mu.Lock()
-		last, seen := m.synced[w.Pod.UID]
-		m.synced[w.Pod.UID] = w.Pod
+		_, seen := m.synced[w.Pod.UID]
+		m.synced[w.Pod.UID] = struct{}{}
 		m.mu.Unlock()
 		switch {
 		case !seen:
 			op = "create"
-		case last != w.Pod: // the Dispatcher handed the workers the source's new object
+		case w.Updated:
 			op = "update"
 		default:
 			op = "sync"

@@ -24,26 +24,28 @@ import (
 func TestPodWorkerDurationByOperationType(t *testing.T) {
 	m := podsync.NewMetrics()
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", UID: "u1"}}
-	updated := pod.DeepCopy()
+	newer := pod.DeepCopy()
 	for _, w := range []struct {
-		typ  podworkers.WorkType
-		pod  *v1.Pod
-		took time.Duration
+		typ     podworkers.WorkType
+		pod     *v1.Pod
+		updated bool
+		took    time.Duration
 	}{
-		{podworkers.SyncPod, pod, 2 * time.Second},            // create: the first sync
-		{podworkers.SyncPod, pod, 30 * time.Millisecond},      // sync: the same object
-		{podworkers.SyncPod, updated, 200 * time.Millisecond}, // update: the source's new object
-		{podworkers.TerminatePod, updated, 3 * time.Second},   // kill
-		{podworkers.SyncPod, updated, 10 * time.Millisecond},  // create again once forgotten
+		{podworkers.SyncPod, pod, false, 2 * time.Second},         // create: the first sync
+		{podworkers.SyncPod, pod, false, 30 * time.Millisecond},   // sync
+		{podworkers.SyncPod, newer, true, 200 * time.Millisecond}, // update: its source changed it
+		{podworkers.SyncPod, newer, false, 40 * time.Millisecond}, // sync: a new object with only its status new is no update
+		{podworkers.TerminatePod, newer, false, 3 * time.Second},  // kill
+		{podworkers.SyncPod, newer, true, 10 * time.Millisecond},  // create again once forgotten
 	} {
-		m.ObserveWork(podworkers.Work{Type: w.typ, Pod: w.pod}, w.took, nil)
+		m.ObserveWork(podworkers.Work{Type: w.typ, Pod: w.pod, Updated: w.updated}, w.took, nil)
 	}
 	require.NoError(t, testutil.CollectAndCompare(m, strings.NewReader(`
 # HELP kubelet_pod_worker_duration_seconds Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync
 # TYPE kubelet_pod_worker_duration_seconds histogram
 `+bucketLines("create", map[float64]int{0.01: 1, 2.5: 2}, 2.01, 2)+
 		bucketLines("kill", map[float64]int{5: 1}, 3, 1)+
-		bucketLines("sync", map[float64]int{0.05: 1}, 0.03, 1)+
+		bucketLines("sync", map[float64]int{0.05: 2}, 0.07, 2)+
 		bucketLines("update", map[float64]int{0.25: 1}, 0.2, 1)), "kubelet_pod_worker_duration_seconds"))
 }
 

@@ -56,6 +56,7 @@ type podState struct {
 	removed     bool            // its source removed it: forgotten once terminated
 	due         time.Time       // next resync or retry (zero: none)
 	lastSync    time.Time       // when the last Work ended
+	updated     bool            // its source changed it since its last SyncPod
 }
 
 // machine is the pod workers' state machine: pure, without goroutines,
@@ -97,6 +98,7 @@ func (m *machine) update(u Update) (wake []types.UID, created bool) {
 			return nil, false
 		}
 		st.pod = u.Pod
+		st.updated = st.updated || u.Type == SyncPodUpdate
 		if st.state == Syncing {
 			st.wantSync = true
 		}
@@ -172,7 +174,8 @@ func (m *machine) next(uid types.UID) (w Work, ok, forgotten bool) {
 			Finished: st.finished && st.kill == nil && !st.removed}
 	case st.state == Syncing && st.wantSync:
 		st.wantSync = false
-		w = Work{Type: SyncPod, Pod: st.pod}
+		w = Work{Type: SyncPod, Pod: st.pod, Updated: st.updated}
+		st.updated = false
 	default:
 		return Work{}, false, false
 	}

@@ -49,6 +49,15 @@ func TestMachine(t *testing.T) {
 		tick 65s          -> a
 		next a            -> SyncPod newer-than 5s
 		state a           -> Syncing`,
+	}, {"kubelet SyncPodUpdate: the first sync after its source changed the pod is an update, once", `
+		create a          -> a
+		next a            -> SyncPod newer-than never
+		update a          -> a
+		done a 5s ok      -> a
+		next a            -> SyncPod newer-than 5s updated
+		done a 6s ok      -> a
+		sync a            -> a
+		next a            -> SyncPod newer-than 6s`,
 	}, {"a failed sync is retried after the back-off", `
 		create a          -> a
 		next a            -> SyncPod newer-than never
@@ -66,7 +75,7 @@ func TestMachine(t *testing.T) {
 		update a          -> a
 		next a            -> none
 		done a 2s ok      -> a
-		next a            -> SyncPod newer-than 2s
+		next a            -> SyncPod newer-than 2s updated
 		next a            -> none`,
 	}, {"a new version waits until the old one is terminated and forgotten", `
 		create a          -> a
@@ -276,6 +285,9 @@ func TestMachine(t *testing.T) {
 						}
 						if w.Finished {
 							got += " finished"
+						}
+						if w.Updated {
+							got += " updated"
 						}
 					}
 				case "done":

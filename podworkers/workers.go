@@ -103,6 +103,10 @@ type Work struct {
 	// be killed, but may stay in the runtime, with their logs, until the
 	// pod is removed. The pod then stays Terminated.
 	Finished bool
+	// Updated, with SyncPod, says the pod's source changed it (an UPDATE)
+	// since its previous SyncPod: the kubelet's SyncPodUpdate. A
+	// status-only change (ReplacePod) is no update.
+	Updated bool
 	// Status is the runtime's status of the pod from the status cache, newer
 	// than the end of the pod's previous Work (NewerThan).
 	Status    *kc.PodStatus
@@ -284,6 +288,17 @@ func (w *Workers) Sync(uid types.UID) {
 	}
 	wake, _ := w.m.update(Update{Type: SyncPodSync, Pod: st.pod})
 	w.wakeLocked(wake)
+}
+
+// ReplacePod swaps the pod object the workers hold for pod, an equal one
+// but for its status (a RECONCILE from its source), without work: the old
+// object is no longer held.
+func (w *Workers) ReplacePod(pod *v1.Pod) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if st := w.m.pods[pod.UID]; st != nil && !st.runtimeOnly {
+		st.pod = pod
+	}
 }
 
 // Run looks for due work every TickPeriod until ctx ends, then waits for

@@ -315,3 +315,22 @@ func TestWorkersSourcePods(t *testing.T) {
 		})
 	}
 }
+
+// A status-only change (RECONCILE) replaces the object a known pod's
+// worker holds, with no work; an unknown pod is not taken.
+func TestWorkersReplacePod(t *testing.T) {
+	e := newEnv(t) // not running: no work happens
+	a := pod("a", "web")
+	e.w.UpdatePod(podworkers.Update{Type: podworkers.SyncPodCreate, Pod: a})
+	newer := a.DeepCopy()
+	newer.Status.Phase = v1.PodRunning
+	e.w.ReplacePod(newer)
+	require.Len(t, e.w.SourcePods(), 1)
+	assert.Same(t, newer, e.w.SourcePods()[0])
+	st, _ := e.w.State(a.UID)
+	assert.Equal(t, podworkers.Syncing, st)
+
+	e.w.ReplacePod(pod("b", "other"))
+	_, known := e.w.State("b")
+	assert.False(t, known, "an unknown pod is not created")
+}
