@@ -102,15 +102,18 @@ func (s *scheduler) run(ctx context.Context, start func(*worker, time.Time), pol
 		}
 		var fire <-chan time.Time
 		if wait > 0 {
+			at := now.Add(wait)
 			if s.slack > 0 {
 				// Wake on the slack grid, so that dispatching and reading
 				// probes in flight share wake-ups.
-				at := now.Add(wait)
 				if r := at.Sub(at.Truncate(s.slack)); r != 0 {
-					wait += s.slack - r
+					at = at.Add(s.slack - r)
 				}
 			}
-			timer.Reset(wait)
+			if !s.arm(timer, at) {
+				timer.Stop()
+				continue // due already: the clock moved on while we dispatched
+			}
 			fire = timer.C()
 		}
 		select {
@@ -120,6 +123,27 @@ func (s *scheduler) run(ctx context.Context, start func(*worker, time.Time), pol
 		case <-fire:
 		}
 		timer.Stop()
+	}
+}
+
+// armSkew is how late arm lets a timer be.
+const armSkew = time.Millisecond
+
+// arm sets timer to fire at at, or says at is not in the future. A timer
+// is set relative to the clock's time when it is set, so a clock that moved
+// on between the reading and the setting (a test's fake clock stepped
+// meanwhile, or a goroutine descheduled) would leave it late: the time is
+// read again after, and the timer set again if it moved by armSkew or more.
+func (s *scheduler) arm(timer clock.Timer, at time.Time) bool {
+	for {
+		now := s.clock.Now()
+		if !at.After(now) {
+			return false
+		}
+		timer.Reset(at.Sub(now))
+		if s.clock.Since(now) < armSkew {
+			return true
+		}
 	}
 }
 
