@@ -60,6 +60,9 @@ func TestPackageDependencies(t *testing.T) {
 		{"server", []string{"internal/fsstats", "podpath", "resources", "cgroupmgr", "kubecontainer"}, []string{clientGo}, 46},
 		// k8s.io/apiserver's delegating authn/authz: heavy, hence a package apart.
 		{"server/serverauth", nil, []string{criAPI, containerd}, 83},
+		// The kubelet's listeners: server's handlers behind serverauth.
+		{"server/serving", []string{"cgroupmgr", "internal/fsstats", "kubecontainer", "podpath", "resources", "server", "server/serverauth"},
+			nil, 96},
 		{"nodestatus", []string{"internal/fsstats", "kubecontainer", "resources"}, []string{grpc, criAPI, prometheus, containerd}, 48},
 		{"mirrorpod", nil, []string{grpc, criAPI, prometheus, containerd}, 46},
 		{"volume/apiclient", nil, []string{grpc, criAPI, prometheus, containerd}, 46},

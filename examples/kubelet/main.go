@@ -31,7 +31,6 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -240,13 +239,14 @@ func run(ctx context.Context, cfg config, slogger *slog.Logger) error {
 		return err
 	}
 	registry.MustRegister(rtMetrics)
-	var servers sync.WaitGroup
-	defer servers.Wait()
-	sctx, stopServers := context.WithCancel(ctx)
-	defer stopServers()
-	if err := a.serve(sctx, &servers); err != nil {
+	servers, err := a.listen()
+	if err != nil {
 		return err
 	}
+	sctx, stopServers := context.WithCancel(ctx)
+	served := make(chan struct{})
+	go func() { defer close(served); _ = servers.Run(sctx) }()
+	defer func() { stopServers(); <-served }()
 	slogger.Info("nodekit agent started", "node", cfg.hostname, "manifests", cfg.manifestPath, "runtime", a.RuntimeName(),
 		"relistPeriod", cfg.relistPeriod, "syncFrequency", cfg.syncFrequency, "healthzPort", cfg.serving.healthz, "port", cfg.serving.port, "readOnlyPort", cfg.serving.readOnlyPort)
 	a.run(ctx)

@@ -1,22 +1,17 @@
 package main
 
 import (
-	"context"
-	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
 	"net"
-	"net/http"
-	"strconv"
 	"strings"
-	"sync"
 
 	kubeletconfig "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
 
-	"github.com/nodekit-dev/nodekit/server"
 	"github.com/nodekit-dev/nodekit/server/serverauth"
+	nodeserving "github.com/nodekit-dev/nodekit/server/serving"
 )
 
 // serving is the kubelet's API serving configuration: --port with TLS,
@@ -110,74 +105,24 @@ func (s *serving) finish(f servingFlags, rootDir string) error {
 	return nil
 }
 
-// serve starts the node's servers until ctx ends: the API on --port with
-// TLS and authentication/authorization, the read-only API, healthz.
-func (a *agent) serve(ctx context.Context, wg *sync.WaitGroup) error {
+// listen binds the node's servers (nodekit's server/serving): the API on
+// --port with TLS and authentication/authorization, the read-only API,
+// healthz. Without --kubeconfig, webhook auth on --port cannot work, and
+// the kubelet refuses to start, as here.
+func (a *agent) listen() (*nodeserving.Servers, error) {
 	s := a.cfg.serving
-	type listener struct {
-		l net.Listener
-		h http.Handler
-	}
-	var ls []listener
-	listen := func(addr string, port int, h http.Handler, wrap func(net.Listener) net.Listener) error {
-		if port == 0 {
-			return nil
-		}
-		l, err := net.Listen("tcp", net.JoinHostPort(addr, strconv.Itoa(port)))
-		if err != nil {
-			return err
-		}
-		if wrap != nil {
-			l = wrap(l)
-		}
-		ls = append(ls, listener{l, h})
-		return nil
-	}
-	var auth *serverauth.Auth
-	if s.port != 0 {
-		var err error
-		if auth, err = a.newAuth(); err != nil {
-			return err
-		}
-		tlsCfg, err := serverauth.TLSConfig(serverauth.TLSOptions{CertFile: s.tls.CertFile, KeyFile: s.tls.KeyFile, CertDir: s.tls.CertDir,
-			Hostname: a.cfg.hostname, IPs: []net.IP{net.ParseIP(a.cfg.hostIP)}, MinVersion: s.tls.MinVersion, CipherSuites: s.tls.CipherSuites})
-		if err != nil {
-			return err
-		}
-		if err := listen(s.address, s.port, auth.Filter(a.APIHandler()), func(l net.Listener) net.Listener { return tls.NewListener(l, tlsCfg) }); err != nil {
-			return err
-		}
-	}
-	if err := errors.Join(listen(s.address, s.readOnlyPort, a.ReadOnlyHandler(), nil), listen(s.healthzAddress, s.healthz, a.APIHandler().Healthz(), nil)); err != nil {
-		for _, l := range ls {
-			_ = l.l.Close()
-		}
-		return err
-	}
-	if auth != nil {
-		wg.Add(1)
-		go func() { defer wg.Done(); _ = auth.Run(ctx) }()
-	}
-	for _, l := range ls {
-		wg.Add(1)
-		go func() { defer wg.Done(); a.logError(server.Serve(ctx, l.l, l.h), "http server") }()
-	}
-	return nil
-}
-
-// newAuth is the kubelet's BuildAuth: webhooks through the API server
-// when there is one; without one they cannot work, and the kubelet
-// refuses to start, as here.
-func (a *agent) newAuth() (*serverauth.Auth, error) {
-	cfg := serverauth.Config{NodeName: a.cfg.hostname, Authentication: a.cfg.serving.authn, Authorization: a.cfg.serving.authz,
-		Log: a.log.WithName("auth")}
+	opts := s.tls
+	opts.Hostname, opts.IPs = a.cfg.hostname, []net.IP{net.ParseIP(a.cfg.hostIP)}
+	auth := serverauth.Config{NodeName: a.cfg.hostname, Authentication: s.authn, Authorization: s.authz, Log: a.log.WithName("auth")}
 	if a.cluster != nil {
-		cfg.TokenReviews, cfg.SubjectAccessReviews = a.cluster.client.AuthenticationV1(), a.cluster.client.AuthorizationV1()
+		auth.TokenReviews, auth.SubjectAccessReviews = a.cluster.client.AuthenticationV1(), a.cluster.client.AuthorizationV1()
 	}
-	auth, err := serverauth.New(cfg)
-	if err != nil && a.cluster == nil {
+	servers, err := nodeserving.Listen(nodeserving.Config{Address: s.address, Port: s.port, ReadOnlyPort: s.readOnlyPort,
+		HealthzAddress: s.healthzAddress, HealthzPort: s.healthz, TLS: opts, Auth: auth,
+		API: a.APIHandler(), ReadOnly: a.ReadOnlyHandler(), Healthz: a.APIHandler().Healthz(), Log: a.log.WithName("serving")})
+	if errors.Is(err, nodeserving.ErrWebhookWithoutAPIServer) {
 		return nil, fmt.Errorf("%w: without --kubeconfig, serve --port with --authentication-token-webhook=false "+
 			"--authorization-mode=AlwaysAllow and --client-ca-file or --anonymous-auth (the kubelet's standalone mode), or --port 0", err)
 	}
-	return auth, err
+	return servers, err
 }

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -40,10 +39,15 @@ func servedAgent(t *testing.T, ctx context.Context, args ...string) (*agent, err
 	require.NoError(t, err)
 	a, stop := startAgent(t, ctx, cfg)
 	t.Cleanup(stop)
+	servers, err := a.listen()
+	if err != nil {
+		return a, err
+	}
 	sctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	t.Cleanup(func() { cancel(); wg.Wait() })
-	return a, a.serve(sctx, &wg)
+	served := make(chan error, 1)
+	go func() { served <- servers.Run(sctx) }()
+	t.Cleanup(func() { cancel(); assert.NoError(t, <-served) })
+	return a, nil
 }
 
 func TestStandaloneServingNeedsExplicitAuth(t *testing.T) {
