@@ -47,11 +47,25 @@ func hollowConfig(t *testing.T, clk *testingclock.FakeClock, manifests string) n
 
 // webManifest is a manifest directory with one static pod "web" (testbin
 // serve).
-func webManifest(t *testing.T) string {
+func webManifest(t *testing.T) string { return servingManifests(t, "web") }
+
+// servingManifests is a manifest directory with a static pod of each name
+// (testbin serve).
+func servingManifests(t *testing.T, names ...string) string {
 	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "web.yaml"), []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: web}\n"+
-		"spec:\n  containers:\n  - {name: c, image: "+fake.TestbinImage+", args: [serve]}\n"), 0o644))
+	for _, name := range names {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name+".yaml"), []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: "+name+"}\n"+
+			"spec:\n  containers:\n  - {name: c, image: "+fake.TestbinImage+", args: [serve]}\n"), 0o644))
+	}
 	return dir
+}
+
+// runAgent runs a until the test ends, then checks Run returned nil.
+func runAgent(t *testing.T, ctx context.Context, a *nodeagent.Agent) {
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- a.Run(runCtx) }()
+	t.Cleanup(func() { stop(); require.NoError(t, <-done) })
 }
 
 func TestAgentRunsAStaticPodOnTheFakeRuntime(t *testing.T) {
@@ -190,10 +204,7 @@ func TestEventedPLEGRelistsOnlyAsASafetyNet(t *testing.T) {
 			cfg.Registerer, cfg.EventedPLEG = reg, tc.evented
 			a, err := nodeagent.New(ctx, cfg)
 			require.NoError(t, err)
-			runCtx, stop := context.WithCancel(ctx)
-			done := make(chan error, 1)
-			go func() { done <- a.Run(runCtx) }()
-			defer func() { stop(); require.NoError(t, <-done) }()
+			runAgent(t, ctx, a)
 			require.Eventually(t, func() bool {
 				clk.Step(100 * time.Millisecond)
 				ps := a.Pods()
@@ -230,20 +241,13 @@ func TestEventedPLEGRelistsOnlyAsASafetyNet(t *testing.T) {
 func TestAgentRejectsAPodOverMaxPods(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	manifests := t.TempDir()
-	for _, name := range []string{"a", "b"} {
-		require.NoError(t, os.WriteFile(filepath.Join(manifests, name+".yaml"), []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: "+name+"}\n"+
-			"spec:\n  containers:\n  - {name: c, image: "+fake.TestbinImage+", args: [serve]}\n"), 0o644))
-	}
+	manifests := servingManifests(t, "a", "b")
 	clk := testingclock.NewFakeClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 	cfg := hollowConfig(t, clk, manifests)
 	cfg.MaxPods = 1
 	a, err := nodeagent.New(ctx, cfg)
 	require.NoError(t, err)
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- a.Run(runCtx) }()
-	defer func() { stop(); require.NoError(t, <-done) }()
+	runAgent(t, ctx, a)
 
 	phases := func() map[v1.PodPhase][]v1.Pod {
 		clk.Step(time.Second)

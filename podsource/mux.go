@@ -348,7 +348,7 @@ func (m *Mux) upsert(src string, st *sourceState, p *v1.Pod, b *batch, released 
 		// status is e.from's), so that a pod whose API status moves on
 		// costs no copy.
 		if !equality.Semantic.DeepEqual(prev.Status, p.Status) {
-			if p.Annotations[ConfigSeenAnnotation] != "" {
+			if stampedBySource(p) {
 				// The source's own, stamped: the mux and its consumers move
 				// to the new object, so the old one can go.
 				e.pod = p
@@ -375,7 +375,7 @@ func (m *Mux) upsert(src string, st *sourceState, p *v1.Pod, b *batch, released 
 // across updates), else a shallow copy of p whose annotations are its own,
 // with seen (now, if empty). The source's pod is never modified.
 func (m *Mux) withSeen(p *v1.Pod, seen string) *v1.Pod {
-	if p.Annotations[ConfigSeenAnnotation] != "" {
+	if stampedBySource(p) {
 		return p
 	}
 	if seen == "" {
@@ -387,6 +387,10 @@ func (m *Mux) withSeen(p *v1.Pod, seen string) *v1.Pod {
 	np.Annotations[ConfigSeenAnnotation] = seen
 	return &np
 }
+
+// stampedBySource says p's source set config.seen itself: the mux passes
+// its object as it is.
+func stampedBySource(p *v1.Pod) bool { return p.Annotations[ConfigSeenAnnotation] != "" }
 
 // promote gives each released name still free to the first held-back pod
 // with it, in source registration order.

@@ -11,21 +11,16 @@ import (
 func AfterBatch(s *Syncer, f func(tried int, retry time.Time)) { s.afterBatch = f }
 
 // HeldPod is the pod object m keeps with uid's status.
-func HeldPod(m *Manager, uid types.UID) *v1.Pod {
-	for _, v := range m.published(nil) {
-		if v.pod.UID == uid {
-			return v.pod
-		}
-	}
-	return nil
-}
+func HeldPod(m *Manager, uid types.UID) *v1.Pod { return held(m, uid).pod }
 
 // HeldStatus is the status m keeps for uid (not a copy).
-func HeldStatus(m *Manager, uid types.UID) *v1.PodStatus {
-	for _, v := range m.published(nil) {
-		if v.pod.UID == uid {
-			return v.status
-		}
+func HeldStatus(m *Manager, uid types.UID) *v1.PodStatus { return held(m, uid).status }
+
+func held(m *Manager, uid types.UID) versioned {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e := m.pods[uid]; e != nil {
+		return versioned{pod: e.pod, status: &e.status}
 	}
-	return nil
+	return versioned{}
 }

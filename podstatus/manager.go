@@ -48,7 +48,7 @@ func NewManager(clk clock.PassiveClock) *Manager {
 // deep copy (the status is most of what it holds per pod): the caller must
 // not modify it afterwards. It copies only what it changes.
 func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) (changed bool) {
-	now := metav1.NewTime(m.clock.Now()).Rfc3339Copy()
+	now := second(metav1.NewTime(m.clock.Now()))
 	normalize(pod, &status)
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -3,6 +3,7 @@ package podstatus
 import (
 	"slices"
 	"sort"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,13 +28,13 @@ func normalize(pod *v1.Pod, status *v1.PodStatus) {
 		perContainer /= n
 	}
 	if status.StartTime != nil {
-		t := status.StartTime.Rfc3339Copy()
+		t := second(*status.StartTime)
 		status.StartTime = &t
 	}
 	status.Conditions = slices.Clone(status.Conditions)
 	for i := range status.Conditions {
 		c := &status.Conditions[i]
-		c.LastProbeTime, c.LastTransitionTime = c.LastProbeTime.Rfc3339Copy(), c.LastTransitionTime.Rfc3339Copy()
+		c.LastProbeTime, c.LastTransitionTime = second(c.LastProbeTime), second(c.LastTransitionTime)
 	}
 	status.ContainerStatuses = normalizeContainers(status.ContainerStatuses, perContainer)
 	status.InitContainerStatuses = normalizeContainers(status.InitContainerStatuses, perContainer)
@@ -43,12 +44,13 @@ func normalize(pod *v1.Pod, status *v1.PodStatus) {
 	}
 	byName(status.ContainerStatuses)
 	byName(status.EphemeralContainerStatuses)
-	order := make(map[string]int, len(pod.Spec.InitContainers))
-	for i, c := range pod.Spec.InitContainers {
-		order[c.Name] = i
+	if init := status.InitContainerStatuses; len(init) > 1 {
+		order := make(map[string]int, len(pod.Spec.InitContainers))
+		for i, c := range pod.Spec.InitContainers {
+			order[c.Name] = i
+		}
+		sort.SliceStable(init, func(i, j int) bool { return order[init[i].Name] < order[init[j].Name] })
 	}
-	init := status.InitContainerStatuses
-	sort.SliceStable(init, func(i, j int) bool { return order[init[i].Name] < order[init[j].Name] })
 }
 
 func normalizeContainers(statuses []v1.ContainerStatus, maxMessage int) []v1.ContainerStatus {
@@ -74,4 +76,6 @@ func normalizeState(s *v1.ContainerState, maxMessage int) {
 	}
 }
 
-func second(t metav1.Time) metav1.Time { return t.Rfc3339Copy() }
+// second is t.Rfc3339Copy() without its format and parse (this runs for
+// every time of every status published): t down to the second, in UTC.
+func second(t metav1.Time) metav1.Time { return metav1.NewTime(t.Truncate(time.Second).UTC()) }

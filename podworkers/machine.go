@@ -135,6 +135,14 @@ func (m *machine) update(u Update) (wake []types.UID, created bool) {
 	return []types.UID{uid}, false
 }
 
+// replace holds pod, the newer object of a known pod that differs only in
+// its status, with no work and no update (Updated stays as it was).
+func (m *machine) replace(pod *v1.Pod) {
+	if st := m.pods[pod.UID]; st != nil && !st.runtimeOnly {
+		st.pod = pod
+	}
+}
+
 // blocked: another pod with pod's namespace and name is syncing or
 // terminating, so pod must wait (both must never hold its host ports or
 // volumes at once).

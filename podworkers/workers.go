@@ -296,9 +296,7 @@ func (w *Workers) Sync(uid types.UID) {
 func (w *Workers) ReplacePod(pod *v1.Pod) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if st := w.m.pods[pod.UID]; st != nil && !st.runtimeOnly {
-		st.pod = pod
-	}
+	w.m.replace(pod)
 }
 
 // Run looks for due work every TickPeriod until ctx ends, then waits for

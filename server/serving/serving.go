@@ -73,6 +73,9 @@ func Listen(cfg Config) (*Servers, error) {
 	}
 	err := func() error {
 		if cfg.Port != 0 {
+			if cfg.API == nil {
+				return errors.New("serving: Port without an API handler")
+			}
 			auth, err := serverauth.New(cfg.Auth)
 			if err != nil {
 				if cfg.Auth.TokenReviews == nil || cfg.Auth.SubjectAccessReviews == nil {
@@ -84,9 +87,6 @@ func Listen(cfg Config) (*Servers, error) {
 			tlsCfg, err := serverauth.TLSConfig(cfg.TLS)
 			if err != nil {
 				return err
-			}
-			if cfg.API == nil {
-				return errors.New("serving: Port without an API handler")
 			}
 			if err := listen(cfg.Address, cfg.Port, auth.Filter(cfg.API),
 				func(l net.Listener) net.Listener { return tls.NewListener(l, tlsCfg) }); err != nil {
