@@ -104,12 +104,13 @@
 //     keeps it (on a first read, the first by path), the other is held
 //     back, logged once with both paths, counted, and listed by
 //     FileSource.Errors until the conflict ends.
-//   - The mux is passive: Update merges under a lock and sends before it
-//     returns, so the stream's order is the merge order and a slow consumer
-//     slows the sources (the kubelet holds its lock across sends too). Pods
-//     in the stream are deep copies the consumer owns; sources must not
-//     modify pods they sent (they may send the same pointer again: the mux
-//     then skips the pod without comparing).
+//   - The mux is passive: Update merges and sends before it returns, so the
+//     stream's order is the merge order and a slow consumer slows the
+//     sources. No lock of the merged state is held across a send: the
+//     consumer may call the mux (AllSourcesReady, UIDs) between reads while
+//     sources wait. Pods in the stream are shared, read-only; sources must
+//     not modify pods they sent (they may send the same pointer again: the
+//     mux then skips the pod without comparing).
 //   - Strict decoding (the Strict options) rejects unknown and duplicate
 //     fields with their paths (sigs.k8s.io/json); by default unknown fields
 //     are ignored, as the kubelet does.

@@ -61,15 +61,21 @@ func (c Conflict) String() string {
 
 // Mux merges the pods of its sources into one stream of PodUpdates, with
 // the kubelet's podStorage semantics (pkg/kubelet/config/config.go). It is
-// passive: sources call Update, which merges under a lock and sends what
-// changed on Updates before returning (so the stream's order is the merge
-// order, and a slow consumer slows the sources).
+// passive: sources call Update, which merges and sends what changed on
+// Updates before returning (so the stream's order is the merge order, and a
+// slow consumer slows the sources).
+//
+// Locking: sendMu orders whole updates (merge, then send); mu guards the
+// merged state and is never held across a send, so the consumer may call
+// any method between reads while sources wait on a full channel (the
+// kubelet's podStorage has the same split: updateLock and podLock).
 type Mux struct {
 	cfg     MuxConfig
 	log     logr.Logger
 	clock   clock.PassiveClock
 	updates chan PodUpdate
 
+	sendMu   sync.Mutex
 	mu       sync.Mutex
 	order    []string
 	sources  map[string]*sourceState
@@ -79,7 +85,7 @@ type Mux struct {
 
 type sourceState struct {
 	pods   map[types.UID]*entry
-	seen   bool // delivered a SET
+	seen   bool // sent what its first SET changed on Updates
 	active int  // pods not held back
 }
 
@@ -126,8 +132,10 @@ func (m *Mux) Register(sources ...string) {
 func (m *Mux) Updates() <-chan PodUpdate { return m.updates }
 
 // SourcesReady reports whether each of the named sources has delivered its
-// full set (a SET) at least once. The kubelet's pod garbage collection must
-// wait for it: before, a pod missing from the stream may only be unread.
+// full set (a SET) at least once: merged it and put what it changed on
+// Updates. The kubelet's pod garbage collection must wait for it: before, a
+// pod missing from the stream may only be unread. A consumer that sees
+// true and then drains Updates holds every pod of those sets.
 func (m *Mux) SourcesReady(sources ...string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -239,11 +247,36 @@ func (b *batch) add(src string, op Op, p *v1.Pod) {
 // an unregistered source or unknown op, or ctx's error if ctx ended while
 // the consumer was not reading (the merge is kept).
 func (m *Mux) Update(ctx context.Context, u PodUpdate) error {
+	m.sendMu.Lock()
+	defer m.sendMu.Unlock()
+	out, firstSet, err := m.merge(u)
+	if err != nil {
+		return err
+	}
+	for _, u := range out {
+		select {
+		case m.updates <- u:
+			m.cfg.Metrics.update(u.Source, u.Op, len(u.Pods))
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if firstSet {
+		m.mu.Lock()
+		m.sources[u.Source].seen = true
+		m.mu.Unlock()
+	}
+	return nil
+}
+
+// merge applies u to the state and returns what to send, and whether u is
+// its source's first SET.
+func (m *Mux) merge(u PodUpdate) ([]PodUpdate, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	st, ok := m.sources[u.Source]
 	if !ok {
-		return fmt.Errorf("podsource: update from unregistered source %q", u.Source)
+		return nil, false, fmt.Errorf("podsource: update from unregistered source %q", u.Source)
 	}
 	var b batch
 	var released []string
@@ -266,14 +299,13 @@ func (m *Mux) Update(ctx context.Context, u PodUpdate) error {
 			released = m.remove(u.Source, st, p.UID, &b, released)
 		}
 	default:
-		return fmt.Errorf("podsource: source %q sent unsupported op %q", u.Source, u.Op)
+		return nil, false, fmt.Errorf("podsource: source %q sent unsupported op %q", u.Source, u.Op)
 	}
+	// seen is set once the first SET's updates are sent: one cut short by
+	// its ctx leaves it false, and the next SET says so again.
 	firstSet := u.Op == SET && !st.seen
-	if u.Op == SET {
-		st.seen = true
-	}
 	m.promote(released, &b)
-	return m.emit(ctx, u.Source, firstSet, &b)
+	return m.collect(u.Source, firstSet, &b), firstSet, nil
 }
 
 func (m *Mux) upsertAll(src string, st *sourceState, pods []*v1.Pod, b *batch, released *[]string) {
@@ -421,7 +453,9 @@ func (m *Mux) promote(released []string, b *batch) {
 	}
 }
 
-func (m *Mux) emit(ctx context.Context, src string, firstSet bool, b *batch) error {
+// collect turns one merge's batch into the updates to send, in the
+// stream's order. Caller holds mu.
+func (m *Mux) collect(src string, firstSet bool, b *batch) []PodUpdate {
 	var out []PodUpdate
 	if m.cfg.Mode == ModeSnapshot {
 		if len(b.order) > 0 || firstSet {
@@ -451,15 +485,7 @@ func (m *Mux) emit(ctx context.Context, src string, firstSet bool, b *batch) err
 	for _, s := range b.order {
 		m.cfg.Metrics.setPods(s, m.sources[s].active)
 	}
-	for _, u := range out {
-		select {
-		case m.updates <- u:
-			m.cfg.Metrics.update(u.Source, u.Op, len(u.Pods))
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return nil
+	return out
 }
 
 // localAnnotations are the kubelet's own; a change in them alone is not an
