@@ -14,16 +14,32 @@ import (
 )
 
 // patchStatus PATCHes the status subresource (and metadata) from old to
-// updated, as the kubelet's PatchNodeStatus: a strategic-merge patch with
-// the spec left out, and addresses replaced as a whole (their merge key
-// is wrong in the API, so a merge would keep stale ones).
+// updated, as the kubelet's PatchNodeStatus. component-helpers' own
+// PatchNodeStatus is not used because it takes no context.
 func patchStatus(ctx context.Context, client kubernetes.Interface, old, updated *v1.Node) (*v1.Node, error) {
+	patch, err := statusPatch(old, updated)
+	if err != nil {
+		return nil, err
+	}
+	return client.CoreV1().Nodes().Patch(ctx, old.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+}
+
+// statusPatch is component-helpers' preparePatchBytesforNodeStatus: a
+// strategic-merge patch with the spec left out. Addresses are merged by
+// type in the API, which would keep stale ones, so a changed list is left
+// out of the diff (a $setElementOrder for it would make the server refuse
+// the patch) and sent whole with $patch: replace.
+func statusPatch(old, updated *v1.Node) ([]byte, error) {
 	oldData, err := json.Marshal(old)
 	if err != nil {
 		return nil, err
 	}
+	replace := len(old.Status.Addresses) > 0 && !apiequality.Semantic.DeepEqual(old.Status.Addresses, updated.Status.Addresses)
 	diff := updated.DeepCopy()
 	diff.Spec = old.Spec
+	if replace {
+		diff.Status.Addresses = old.Status.Addresses
+	}
 	newData, err := json.Marshal(diff)
 	if err != nil {
 		return nil, err
@@ -32,12 +48,10 @@ func patchStatus(ctx context.Context, client kubernetes.Interface, old, updated 
 	if err != nil {
 		return nil, fmt.Errorf("nodestatus: patch for node %s: %w", old.Name, err)
 	}
-	if len(old.Status.Addresses) > 0 && !apiequality.Semantic.DeepEqual(old.Status.Addresses, updated.Status.Addresses) {
-		if patch, err = replaceAddresses(patch, updated.Status.Addresses); err != nil {
-			return nil, err
-		}
+	if replace {
+		return replaceAddresses(patch, updated.Status.Addresses)
 	}
-	return client.CoreV1().Nodes().Patch(ctx, old.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	return patch, nil
 }
 
 func replaceAddresses(patch []byte, addrs []v1.NodeAddress) ([]byte, error) {
