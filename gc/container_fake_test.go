@@ -35,10 +35,11 @@ type criEnv struct {
 	logs   string
 }
 
-func newCRIEnv(t testing.TB) *criEnv {
+func newCRIEnv(t testing.TB, opts ...fake.Option) *criEnv {
 	t.Helper()
 	clk := testingclock.NewFakeClock(epoch)
-	rt := fake.New(fake.WithClock(clk), fake.WithImages(fake.PauseImage, fake.TestbinImage, fake.RemovableImage))
+	opts = append([]fake.Option{fake.WithClock(clk), fake.WithImages(fake.PauseImage, fake.TestbinImage, fake.RemovableImage)}, opts...)
+	rt := fake.New(opts...)
 	endpoint := "unix://" + filepath.Join(t.TempDir(), "cri.sock")
 	stop, err := rt.Start(endpoint)
 	require.NoError(t, err)

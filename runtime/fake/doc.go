@@ -56,6 +56,17 @@
 // the port: 127.0.0.1 for host-network sandboxes, the pod IP when it is a
 // loopback address (the default), and fails otherwise.
 //
+// # Image filesystem
+//
+// Images take no disk: their sizes are made up from their IDs. ImageFsInfo
+// reports one filesystem holding them all, whose used bytes add up those
+// sizes, at a mountpoint on this machine (os.TempDir(), or
+// WithImageFsMountpoint), where containers' writable layers are too.
+// Consumers that statfs it for capacity, as the kubelet's image GC and
+// Summary API do with containerd's snapshotter directory, then work
+// unchanged; they see that filesystem's capacity and free space.
+// SetImageFsInfo scripts any other answer.
+//
 // # Time
 //
 // All timestamps and delays come from the clock given WithClock. With a
@@ -68,7 +79,7 @@
 //
 // InjectError and SetLatency script failures and slowness per CRI method;
 // Calls counts calls; SetPullBehavior, SetRuntimeCondition,
-// SetContainerStats and Exit script the rest.
+// SetContainerStats, SetImageFsInfo and Exit script the rest.
 //
 // # Performance
 //

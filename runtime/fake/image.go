@@ -11,9 +11,6 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// imageFsMountpoint is where containerd's default snapshotter keeps layers.
-const imageFsMountpoint = "/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs"
-
 // image is one image ID and the references that point at it.
 type image struct {
 	id   string
@@ -211,7 +208,7 @@ func (r *Runtime) RemoveImage(ctx context.Context, req *runtimeapi.RemoveImageRe
 }
 
 // ImageFsInfo returns what SetImageFsInfo set, or one filesystem holding
-// all images.
+// all images, at the mountpoint WithImageFsMountpoint set.
 func (r *Runtime) ImageFsInfo(ctx context.Context, req *runtimeapi.ImageFsInfoRequest) (*runtimeapi.ImageFsInfoResponse, error) {
 	if err := r.enter(ctx, mImageFsInfo); err != nil {
 		return nil, err
@@ -228,7 +225,7 @@ func (r *Runtime) ImageFsInfo(ctx context.Context, req *runtimeapi.ImageFsInfoRe
 	}
 	return &runtimeapi.ImageFsInfoResponse{ImageFilesystems: []*runtimeapi.FilesystemUsage{{
 		Timestamp:  now,
-		FsId:       &runtimeapi.FilesystemIdentifier{Mountpoint: imageFsMountpoint},
+		FsId:       &runtimeapi.FilesystemIdentifier{Mountpoint: r.imageFs},
 		UsedBytes:  &runtimeapi.UInt64Value{Value: used},
 		InodesUsed: &runtimeapi.UInt64Value{Value: uint64(len(r.st.images))},
 	}}}, nil

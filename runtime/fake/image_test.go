@@ -3,6 +3,7 @@ package fake
 import (
 	"context"
 	"errors"
+	"os"
 	"testing"
 	"time"
 
@@ -89,6 +90,47 @@ func TestImages(t *testing.T) {
 	fs, err = r.ImageFsInfo(ctx, &runtimeapi.ImageFsInfoRequest{})
 	require.NoError(t, err)
 	assert.Same(t, custom, fs)
+}
+
+// The image filesystem is on this machine (#28): consumers statfs its
+// mountpoint, which writable layers share, and its used bytes add up the
+// images listed.
+func TestImageFsMountpoint(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name string
+		opts []Option
+		want string
+	}{
+		{"default: the OS temp dir", nil, os.TempDir()},
+		{"WithImageFsMountpoint", []Option{WithImageFsMountpoint(dir)}, dir},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, _ := newTest(t, tt.opts...)
+			ctx := context.Background()
+			fs, err := r.ImageFsInfo(ctx, &runtimeapi.ImageFsInfoRequest{})
+			require.NoError(t, err)
+			require.Len(t, fs.ImageFilesystems, 1)
+			assert.Equal(t, tt.want, fs.ImageFilesystems[0].FsId.Mountpoint)
+			assert.DirExists(t, fs.ImageFilesystems[0].FsId.Mountpoint)
+
+			list, err := r.ListImages(ctx, &runtimeapi.ListImagesRequest{})
+			require.NoError(t, err)
+			var used uint64
+			for _, im := range list.Images {
+				used += im.Size
+			}
+			assert.Equal(t, used, fs.ImageFilesystems[0].UsedBytes.Value)
+
+			cfg := podConfig("p")
+			id := create(t, r, runPod(t, r, cfg), cfg, testbin("c", "sleep", "60"))
+			start(t, r, id)
+			cs, err := r.ContainerStats(ctx, &runtimeapi.ContainerStatsRequest{ContainerId: id})
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, cs.Stats.WritableLayer.FsId.Mountpoint)
+		})
+	}
 }
 
 func TestRemoveImage(t *testing.T) {

@@ -32,6 +32,7 @@ type options struct {
 	name      string
 	version   string
 	handlers  []string
+	imageFs   string
 }
 
 // WithClock sets the clock for every timestamp and delay (scripted exits,
@@ -106,6 +107,14 @@ func WithRuntimeVersion(v string) Option {
 // besides the default "" (default: "runc", like containerd's stock config).
 func WithRuntimeHandlers(names ...string) Option {
 	return func(o *options) { o.handlers = append([]string(nil), names...) }
+}
+
+// WithImageFsMountpoint sets the mountpoint ImageFsInfo and containers'
+// writable layers report (default os.TempDir()). Consumers statfs it for
+// capacity, as the kubelet's image GC does, so it should exist on this
+// machine; the fake writes nothing there. "" reports none.
+func WithImageFsMountpoint(path string) Option {
+	return func(o *options) { o.imageFs = path }
 }
 
 // loopbackPodIP maps n (from 1) to 127.a.b.c with a from 1, skipping host

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,6 +34,7 @@ type Runtime struct {
 	podIP     func(n int) string
 	version   *runtimeapi.VersionResponse
 	handlers  map[string]bool
+	imageFs   string // mountpoint of images and writable layers
 
 	calls  [numMethods]atomic.Int64
 	faults faults
@@ -104,6 +106,9 @@ func New(opts ...Option) *Runtime {
 		name:     RuntimeName,
 		version:  "0.1.0",
 		handlers: []string{"runc"},
+		// A path that exists wherever the fake runs: statfs of it must
+		// work (#28), and a directory of its own would cost hollow nodes.
+		imageFs: os.TempDir(),
 		behaviors: map[string]Behavior{
 			TestbinImage:   TestbinBehavior,
 			RemovableImage: TestbinBehavior,
@@ -119,6 +124,7 @@ func New(opts ...Option) *Runtime {
 		pullAny:   o.pullAny,
 		compact:   o.compact,
 		podIP:     o.podIPs,
+		imageFs:   o.imageFs,
 		version: &runtimeapi.VersionResponse{
 			Version:           "0.1.0",
 			RuntimeName:       o.name,

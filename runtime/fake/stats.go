@@ -26,7 +26,7 @@ func (r *Runtime) ContainerStats(ctx context.Context, req *runtimeapi.ContainerS
 		// containerd asks the (absent) task for metrics.
 		return nil, status.Error(codes.Unknown, "unexpected metrics response: []")
 	}
-	return &runtimeapi.ContainerStatsResponse{Stats: containerStats(c, now)}, nil
+	return &runtimeapi.ContainerStatsResponse{Stats: r.containerStats(c, now)}, nil
 }
 
 // ListContainerStats lists container stats; the ID filters take unique
@@ -42,7 +42,7 @@ func (r *Runtime) ListContainerStats(ctx context.Context, req *runtimeapi.ListCo
 	cf := &runtimeapi.ContainerFilter{Id: f.GetId(), PodSandboxId: f.GetPodSandboxId(), LabelSelector: f.GetLabelSelector()}
 	out := []*runtimeapi.ContainerStats{}
 	for _, it := range r.filterContainersLocked(cf) {
-		out = append(out, containerStats(r.st.containers[it.Id], now))
+		out = append(out, r.containerStats(r.st.containers[it.Id], now))
 	}
 	return &runtimeapi.ListContainerStatsResponse{Stats: out}, nil
 }
@@ -64,7 +64,7 @@ func (r *Runtime) PodSandboxStats(ctx context.Context, req *runtimeapi.PodSandbo
 		return nil, status.Errorf(codes.Unavailable,
 			"failed to get pod sandbox stats since sandbox container %q is not in ready state", sb.id)
 	}
-	return &runtimeapi.PodSandboxStatsResponse{Stats: sandboxStats(sb, now)}, nil
+	return &runtimeapi.PodSandboxStatsResponse{Stats: r.sandboxStats(sb, now)}, nil
 }
 
 // ListPodSandboxStats lists the stats of ready sandboxes.
@@ -85,7 +85,7 @@ func (r *Runtime) ListPodSandboxStats(ctx context.Context, req *runtimeapi.ListP
 		if !sb.ready || (id != "" && sb.id != id) || !matchLabels(f.GetLabelSelector(), sb.cfg.GetLabels()) {
 			continue
 		}
-		out = append(out, sandboxStats(sb, now))
+		out = append(out, r.sandboxStats(sb, now))
 	}
 	return &runtimeapi.ListPodSandboxStatsResponse{Stats: out}, nil
 }
@@ -148,7 +148,7 @@ func sandboxAttributes(sb *sandbox) *runtimeapi.PodSandboxAttributes {
 
 func zero() *runtimeapi.UInt64Value { return &runtimeapi.UInt64Value{} }
 
-func containerStats(c *container, now int64) *runtimeapi.ContainerStats {
+func (r *Runtime) containerStats(c *container, now int64) *runtimeapi.ContainerStats {
 	if c.stats != nil {
 		return c.stats
 	}
@@ -157,20 +157,21 @@ func containerStats(c *container, now int64) *runtimeapi.ContainerStats {
 		Cpu:        &runtimeapi.CpuUsage{Timestamp: now, UsageCoreNanoSeconds: zero(), UsageNanoCores: zero()},
 		Memory: &runtimeapi.MemoryUsage{Timestamp: now, WorkingSetBytes: zero(), AvailableBytes: zero(),
 			UsageBytes: zero(), RssBytes: zero(), PageFaults: zero(), MajorPageFaults: zero()},
+		// Writable layers live with the images, as in containerd's snapshotter.
 		WritableLayer: &runtimeapi.FilesystemUsage{Timestamp: now,
-			FsId:      &runtimeapi.FilesystemIdentifier{Mountpoint: imageFsMountpoint},
+			FsId:      &runtimeapi.FilesystemIdentifier{Mountpoint: r.imageFs},
 			UsedBytes: zero(), InodesUsed: zero()},
 	}
 }
 
-func sandboxStats(sb *sandbox, now int64) *runtimeapi.PodSandboxStats {
+func (r *Runtime) sandboxStats(sb *sandbox, now int64) *runtimeapi.PodSandboxStats {
 	if sb.stats != nil {
 		return sb.stats
 	}
 	cs := make([]*runtimeapi.ContainerStats, 0, len(sb.containers))
 	for _, c := range sb.containers {
 		if c.state == runtimeapi.ContainerState_CONTAINER_RUNNING {
-			cs = append(cs, containerStats(c, now))
+			cs = append(cs, r.containerStats(c, now))
 		}
 	}
 	return &runtimeapi.PodSandboxStats{
