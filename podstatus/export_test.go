@@ -10,6 +10,13 @@ import (
 // AfterBatch has Run call f after each batch, once its retry timer is set.
 func AfterBatch(s *Syncer, f func(tried int, retry time.Time)) { s.afterBatch = f }
 
+// Reconciles is how many statuses s found overwritten in the API.
+func Reconciles(s *Syncer) uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reconciles
+}
+
 // HeldPod is the pod object m keeps with uid's status.
 func HeldPod(m *Manager, uid types.UID) *v1.Pod { return held(m, uid).pod }
 

@@ -114,7 +114,7 @@ func (m *Manager) ReplacePod(pod *v1.Pod) {
 	// A new entry: a Syncer may be reading the old one's status.
 	ne := &entry{pod: pod, status: e.status}
 	if apiequality.Semantic.DeepEqual(pod.Status, e.status) {
-		ne.status = pod.Status
+		ne.status, ne.inPod = pod.Status, true
 	}
 	m.pods[pod.UID] = ne
 }
@@ -178,14 +178,16 @@ func (m *Manager) RemoveOrphans(keep map[types.UID]bool) {
 type entry struct {
 	pod    *v1.Pod
 	status v1.PodStatus
+	inPod  bool // status is pod's: the API has it, a Syncer need not compare
 }
 
 // versioned is a published pod, its status (both shared: not to be
-// modified) and the version of the status.
+// modified), the version of the status and whether it is the pod's.
 type versioned struct {
 	pod     *v1.Pod
 	status  *v1.PodStatus
 	version uint64
+	inPod   bool
 }
 
 // published appends every pod with its status version to dst.
@@ -193,7 +195,7 @@ func (m *Manager) published(dst []versioned) []versioned {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for uid, e := range m.pods {
-		dst = append(dst, versioned{pod: e.pod, status: &e.status, version: m.versions[uid]})
+		dst = append(dst, versioned{pod: e.pod, status: &e.status, version: m.versions[uid], inPod: e.inPod})
 	}
 	return dst
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"weak"
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
@@ -76,10 +77,12 @@ type Syncer struct {
 	cfg     SyncerConfig
 	running atomic.Bool
 
-	mu      sync.Mutex // one batch at a time
-	records map[types.UID]*record
-	batch   uint64
-	buf     []versioned
+	mu         sync.Mutex // one batch at a time
+	records    map[types.UID]*record
+	batch      uint64
+	buf        []versioned
+	lastFull   time.Time // when the last full batch (drift repair) ran
+	reconciles uint64    // statuses found overwritten in the API
 
 	afterBatch func(tried int, retry time.Time) // tests: Run waits from here
 }
@@ -93,13 +96,17 @@ type record struct {
 	failures int           // in a row
 	retryAt  time.Time
 	seen     uint64 // the last batch that found the pod in the Manager
+	// The API pod's copy last compared with written, or current at the
+	// write: weak, so that a replaced copy is not kept alive.
+	checked weak.Pointer[v1.Pod]
 }
 
 // apiPod is where a pod's status goes.
 type apiPod struct {
 	namespace, name string
 	uid             types.UID
-	static          bool // written to a mirror pod
+	static          bool    // written to a mirror pod
+	obj             *v1.Pod // the API pod as its source last delivered it
 }
 
 // NewSyncer returns a Syncer with the kubelet's defaults filled in.
@@ -140,7 +147,8 @@ func NewSyncer(cfg SyncerConfig) (*Syncer, error) {
 
 // Run writes statuses until ctx ends, then returns nil: at once, each time
 // the Manager publishes a change, when a failed write's back-off ends, and
-// every SyncPeriod. A second Run while one runs returns an error.
+// every SyncPeriod, a full pass that also repairs drift (see Sync). A
+// second Run while one runs returns an error.
 func (s *Syncer) Run(ctx context.Context) error {
 	if !s.running.CompareAndSwap(false, true) {
 		return errors.New("podstatus: Syncer.Run is already running")
@@ -150,8 +158,10 @@ func (s *Syncer) Run(ctx context.Context) error {
 	defer ticker.Stop()
 	retry := s.cfg.Clock.NewTimer(s.cfg.MaxBackOff)
 	defer retry.Stop()
+	full := true
 	for {
-		tried, next := s.sync(ctx)
+		tried, next := s.sync(ctx, full)
+		full = false
 		retry.Stop()
 		if !next.IsZero() {
 			retry.Reset(max(next.Sub(s.cfg.Clock.Now()), 0))
@@ -165,6 +175,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 		case <-s.cfg.Statuses.changed:
 		case <-retry.C():
 		case <-ticker.C():
+			full = true
 		}
 	}
 }
@@ -173,19 +184,26 @@ func (s *Syncer) Run(ctx context.Context) error {
 // status changed since it was last written, or that can be deleted, it
 // reads the API pod, patches its status if that differs, and deletes it if
 // it can be; pods whose last write failed wait for their back-off, and
-// pods gone from the Manager are forgotten. It returns the number of pods
-// that were due. Run calls it; a caller with its own loop may call it
+// pods gone from the Manager are forgotten. A batch SyncPeriod or more
+// after the last full one is full (syncBatch(all)): a pod whose status is
+// unchanged since its last write is written again if its API pod, as the
+// source delivered it, lost that status (drift). It returns the number of
+// pods that were due. Run calls it; a caller with its own loop may call it
 // instead.
 func (s *Syncer) Sync(ctx context.Context) int {
-	n, _ := s.sync(ctx)
+	n, _ := s.sync(ctx, false)
 	return n
 }
 
-// sync is Sync; retry is the earliest end of a back-off (zero: none).
-func (s *Syncer) sync(ctx context.Context) (tried int, retry time.Time) {
+// sync is Sync, full if forced; retry is the earliest end of a back-off
+// (zero: none).
+func (s *Syncer) sync(ctx context.Context, full bool) (tried int, retry time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.batch++
+	if now := s.cfg.Clock.Now(); full || !now.Before(s.lastFull.Add(s.cfg.SyncPeriod)) {
+		full, s.lastFull = true, now
+	}
 	s.buf = s.cfg.Statuses.published(s.buf[:0])
 	defer clear(s.buf) // no pod kept alive until the next batch
 	for _, p := range s.buf {
@@ -211,6 +229,9 @@ func (s *Syncer) sync(ctx context.Context) (tried int, retry time.Time) {
 			r.written = p.status
 		}
 		deleting := !t.static && deletable(p.pod, p.status)
+		if full && !deleting && !r.done && s.drifted(p, t, r) {
+			r.version, r.written = 0, nil // written as a change is, retried until it is
+		}
 		if r.done || (r.version >= p.version && !deleting) {
 			continue
 		}
@@ -257,10 +278,10 @@ func (s *Syncer) target(pod *v1.Pod) (apiPod, bool) {
 			if mirror == nil {
 				return apiPod{}, false
 			}
-			return apiPod{namespace: mirror.Namespace, name: mirror.Name, uid: mirror.UID, static: true}, true
+			return apiPod{namespace: mirror.Namespace, name: mirror.Name, uid: mirror.UID, static: true, obj: mirror}, true
 		}
 	}
-	return apiPod{namespace: pod.Namespace, name: pod.Name, uid: pod.UID}, true
+	return apiPod{namespace: pod.Namespace, name: pod.Name, uid: pod.UID, obj: pod}, true
 }
 
 // syncPod is the kubelet's syncPod: read, merge, patch if changed, delete
@@ -303,7 +324,8 @@ func (s *Syncer) syncPod(ctx context.Context, p versioned, t apiPod, r *record, 
 		}
 		s.cfg.Log.V(3).Info("Pod status written", "pod", name, "uid", t.uid, "version", p.version, "patch", string(patch))
 	}
-	r.version, r.written = p.version, status
+	// The source's copy predates this write: no sign of drift.
+	r.version, r.written, r.checked = p.version, status, weak.Make(t.obj)
 	if !deleting {
 		return nil
 	}

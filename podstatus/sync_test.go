@@ -427,10 +427,16 @@ func TestSyncerRun(t *testing.T) {
 	assert.Equal(t, batch{tried: 1}, next(), "retried after the back-off")
 	assert.Equal(t, []string{"get ns/web", "get ns/web", "patch ns/web"}, e.api.takeCalls())
 
-	e.api.put(apiPod("u1", "web")) // someone wiped the status: not seen until the status changes
+	e.api.put(apiPod("u1", "web")) // someone wiped the status; the source's copy does not show it yet
 	e.clock.Step(9 * time.Second)
 	assert.Equal(t, batch{}, next(), "every SyncPeriod")
-	assert.Empty(t, e.api.takeCalls())
+	assert.Empty(t, e.api.takeCalls(), "no GET per pod to look for drift")
+
+	e.statuses.ReplacePod(e.api.get("ns", "web")) // the watch delivers it
+	e.clock.Step(10 * time.Second)
+	assert.Equal(t, batch{tried: 1}, next(), "the next SyncPeriod repairs it")
+	assert.Equal(t, []string{"get ns/web", "patch ns/web"}, e.api.takeCalls())
+	assert.Equal(t, v1.ConditionTrue, readyOf(e.api.get("ns", "web").Status))
 
 	cancel()
 	require.NoError(t, <-done)
