@@ -16,8 +16,14 @@
 // for flags (anonymous off, webhook authentication and authorization, no
 // read-only port), where the kubelet keeps legacy flag defaults (anonymous
 // on, AlwaysAllow, read-only 10255) when no --config is given: a deviation,
-// toward the secure side. Unlike the kubelet it only touches sandboxes
-// labelled nodekit.dev/node=<node name>, so agents can share a runtime.
+// toward the secure side. Without --kubeconfig there is no API server for
+// webhooks: when one would come from a default, the auth settings neither
+// flags nor --config give take the kubelet's legacy defaults, and --address,
+// unless given, becomes 127.0.0.1 (logged once; the kubelet serves them on
+// 0.0.0.0); a webhook setting given is an error naming it, as in the kubelet
+// (which with --config also fails on the file's webhook defaults). Unlike
+// the kubelet it only touches sandboxes labelled nodekit.dev/node=<node
+// name>, so agents can share a runtime.
 package main
 
 import (
@@ -90,6 +96,10 @@ func main() {
 	}
 	if len(cfg.ignoredFields) > 0 {
 		log.Info("KubeletConfiguration fields accepted without effect in this agent", "fields", cfg.ignoredFields)
+	}
+	if s := cfg.serving; len(s.standalone) > 0 {
+		log.Info("no --kubeconfig, so no API server for webhook authentication or authorization: --port serves the kubelet's "+
+			"standalone defaults, on 127.0.0.1 unless --address is given", "address", s.address, "port", s.port, "changed", s.standalone)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -185,6 +195,11 @@ func (cfg *config) finish(fs *flag.FlagSet, raw rawFlags) error {
 	}
 	if err := cfg.serving.finish(raw.serving, cfg.rootDir); err != nil {
 		return err
+	}
+	if cfg.kubeconfig == "" && cfg.serving.port != 0 {
+		if err := cfg.serving.standaloneAuth(fs, raw.serving.fileGiven); err != nil {
+			return err
+		}
 	}
 	if !map[string]bool{"auto": true, "remote": true, "fake": true}[cfg.runtimeKind] {
 		return fmt.Errorf("--runtime: invalid value %q: want auto, remote or fake", cfg.runtimeKind)

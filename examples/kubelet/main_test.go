@@ -73,9 +73,10 @@ func TestParseFlagsRejectsBadInput(t *testing.T) {
 	_, err = parseFlags([]string{"--config", cfgFile})
 	assert.ErrorContains(t, err, "apiVersion/kind: Unsupported value")
 
-	// Serving: the v1beta1 defaults, the file's settings (relative paths
+	// Serving: the v1beta1 defaults (with an API server; without, see
+	// TestStandaloneServingDefaults), the file's settings (relative paths
 	// are the file's), flags winning.
-	cfg, err = parseFlags([]string{"--root-dir", "/srv/kubelet"})
+	cfg, err = parseFlags([]string{"--root-dir", "/srv/kubelet", "--kubeconfig", "/etc/kubernetes/kubelet.conf"})
 	require.NoError(t, err)
 	assert.Equal(t, serving{address: "0.0.0.0", healthzAddress: "127.0.0.1", port: 10250, healthz: 10248,
 		tls: serverauth.TLSOptions{CertDir: "/srv/kubelet/pki"},

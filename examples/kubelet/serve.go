@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -22,6 +21,9 @@ type serving struct {
 	tls                         serverauth.TLSOptions
 	authn                       kubeletconfig.KubeletAuthentication
 	authz                       kubeletconfig.KubeletAuthorization
+	// standalone are the settings changed for want of an API server
+	// (nodeserving.Standalone), logged at start.
+	standalone []string
 }
 
 // servingFlags are the flags' values before the config file and the
@@ -29,12 +31,14 @@ type serving struct {
 type servingFlags struct {
 	anonymous, webhook bool
 	mode, cipherSuites string
+	fileGiven          nodeserving.Given // the config file's auth settings
 }
 
 // addServingFlags registers the kubelet's serving flags with its
 // KubeletConfiguration v1beta1 defaults (not its legacy command-line
 // ones: anonymous off, webhook authentication and authorization on,
-// read-only port off).
+// read-only port off). Without --kubeconfig, standaloneAuth replaces those
+// the user did not give.
 func addServingFlags(fs *flag.FlagSet, s *serving, f *servingFlags) {
 	fs.StringVar(&s.address, "address", "0.0.0.0", "IP address the API (--port, --read-only-port) listens on")
 	fs.IntVar(&s.port, "port", 10250, "port of the authenticated HTTPS API (0 disables)")
@@ -77,6 +81,43 @@ func applyServingConfig(set map[string]bool, s *serving, f *servingFlags, kc *ku
 	if v := kc.Authentication.Webhook.Enabled; v != nil && !set["authentication-token-webhook"] {
 		f.webhook = *v
 	}
+	f.fileGiven = fileGiven(kc)
+}
+
+// fileGiven names the config file's settings that standaloneAuth keeps.
+func fileGiven(kc *kubeletconfig.KubeletConfiguration) nodeserving.Given {
+	name := func(set bool, field string) string {
+		if set {
+			return field + " in --config"
+		}
+		return ""
+	}
+	return nodeserving.Given{Address: name(kc.Address != "", "address"),
+		Anonymous:         name(kc.Authentication.Anonymous.Enabled != nil, "authentication.anonymous.enabled"),
+		Webhook:           name(kc.Authentication.Webhook.Enabled != nil, "authentication.webhook.enabled"),
+		AuthorizationMode: name(kc.Authorization.Mode != "", "authorization.mode")}
+}
+
+// standaloneAuth readies --port for a node without --kubeconfig: there is
+// no API server to ask, so defaulted webhook settings give way to the
+// kubelet's standalone defaults on loopback, and given ones are refused.
+func (s *serving) standaloneAuth(fs *flag.FlagSet, fileGiven nodeserving.Given) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	given := fileGiven // a flag wins over the file, in the error's name too
+	for name, dst := range map[string]*string{"address": &given.Address, "anonymous-auth": &given.Anonymous,
+		"authentication-token-webhook": &given.Webhook, "authorization-mode": &given.AuthorizationMode} {
+		if set[name] {
+			*dst = "--" + name
+		}
+	}
+	p, changed, err := nodeserving.Standalone(nodeserving.PortAuth{Address: s.address, Authentication: s.authn, Authorization: s.authz}, given)
+	if err != nil {
+		return fmt.Errorf("%w; without --kubeconfig, leave it out (the kubelet's standalone defaults, on %s) or use --port 0",
+			err, nodeserving.Loopback)
+	}
+	s.address, s.authn, s.authz, s.standalone = p.Address, p.Authentication, p.Authorization, changed
+	return nil
 }
 
 // finish folds the flags into s and checks it.
@@ -107,8 +148,7 @@ func (s *serving) finish(f servingFlags, rootDir string) error {
 
 // listen binds the node's servers (nodekit's server/serving): the API on
 // --port with TLS and authentication/authorization, the read-only API,
-// healthz. Without --kubeconfig, webhook auth on --port cannot work, and
-// the kubelet refuses to start, as here.
+// healthz. Without --kubeconfig, standaloneAuth has left no webhook.
 func (a *agent) listen() (*nodeserving.Servers, error) {
 	s := a.cfg.serving
 	opts := s.tls
@@ -117,12 +157,7 @@ func (a *agent) listen() (*nodeserving.Servers, error) {
 	if a.cluster != nil {
 		auth.TokenReviews, auth.SubjectAccessReviews = a.cluster.client.AuthenticationV1(), a.cluster.client.AuthorizationV1()
 	}
-	servers, err := nodeserving.Listen(nodeserving.Config{Address: s.address, Port: s.port, ReadOnlyPort: s.readOnlyPort,
+	return nodeserving.Listen(nodeserving.Config{Address: s.address, Port: s.port, ReadOnlyPort: s.readOnlyPort,
 		HealthzAddress: s.healthzAddress, HealthzPort: s.healthz, TLS: opts, Auth: auth,
 		API: a.APIHandler(), ReadOnly: a.ReadOnlyHandler(), Healthz: a.APIHandler().Healthz(), Log: a.log.WithName("serving")})
-	if errors.Is(err, nodeserving.ErrWebhookWithoutAPIServer) {
-		return nil, fmt.Errorf("%w: without --kubeconfig, serve --port with --authentication-token-webhook=false "+
-			"--authorization-mode=AlwaysAllow and --client-ca-file or --anonymous-auth (the kubelet's standalone mode), or --port 0", err)
-	}
-	return servers, err
 }

@@ -27,16 +27,18 @@ import (
 )
 
 // servedAgent runs the agent on the fake runtime with args and its
-// servers on loopback; the pod "web" (testbin serve) runs in it.
+// servers, which must be on loopback; the pod "web" (testbin serve) runs
+// in it.
 func servedAgent(t *testing.T, ctx context.Context, args ...string) (*agent, error) {
 	t.Helper()
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "web.yaml"), []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: web}\n"+
 		"spec:\n  containers:\n  - {name: c, image: nodekit.local/testbin:1}\n"), 0o644))
 	cfg, err := parseFlags(append([]string{"--runtime", "fake", "--pod-manifest-path", dir, "--hostname-override", "n1",
-		"--pod-logs-dir", t.TempDir(), "--file-check-frequency", "100ms", "--root-dir", t.TempDir(), "--address", "127.0.0.1",
+		"--pod-logs-dir", t.TempDir(), "--file-check-frequency", "100ms", "--root-dir", t.TempDir(),
 		"--fake-host-ports=false"}, args...))
 	require.NoError(t, err)
+	require.True(t, net.ParseIP(cfg.serving.address).IsLoopback(), "tests listen on loopback only, not %s", cfg.serving.address)
 	a, stop := startAgent(t, ctx, cfg)
 	t.Cleanup(stop)
 	servers, err := a.listen()
@@ -50,12 +52,82 @@ func servedAgent(t *testing.T, ctx context.Context, args ...string) (*agent, err
 	return a, nil
 }
 
-func TestStandaloneServingNeedsExplicitAuth(t *testing.T) {
+// Without --kubeconfig there is no API server to ask: webhook settings
+// left to their defaults give way to the kubelet's standalone defaults
+// (anonymous, AlwaysAllow), on loopback unless --address is given; webhook
+// settings given, on the command line or in --config, are refused by name.
+func TestStandaloneServingDefaults(t *testing.T) {
+	manifests := t.TempDir()
+	configFile := func(body string) string {
+		path := filepath.Join(t.TempDir(), "kubelet.yaml")
+		require.NoError(t, os.WriteFile(path, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"+body), 0o644))
+		return path
+	}
+	type want struct {
+		address, mode      string
+		anonymous, webhook bool
+	}
+	standalone := want{"127.0.0.1", "AlwaysAllow", true, false}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want want
+		err  string // the setting named when refused
+	}{
+		{name: "flags only", args: nil, want: standalone},
+		{name: "config file silent on auth", args: []string{"--config", configFile("maxPods: 20\n")}, want: standalone},
+		{name: "standalone.yaml's explicit settings", args: []string{"--config", "standalone.yaml"}, want: standalone},
+		{name: "--address given is kept", args: []string{"--address", "0.0.0.0"}, want: want{"0.0.0.0", "AlwaysAllow", true, false}},
+		{name: "--anonymous-auth=false given is kept", args: []string{"--anonymous-auth=false", "--client-ca-file", "/ca.crt"},
+			want: want{"127.0.0.1", "AlwaysAllow", false, false}},
+		{name: "auth given without webhook is kept", args: []string{"--authentication-token-webhook=false", "--authorization-mode=AlwaysAllow"},
+			want: want{"0.0.0.0", "AlwaysAllow", false, false}},
+		{name: "--port 0 serves nothing to decide", args: []string{"--port", "0"}, want: want{"0.0.0.0", "Webhook", false, true}},
+		{name: "--kubeconfig keeps v1beta1's defaults", args: []string{"--kubeconfig", "/etc/kubernetes/kubelet.conf"},
+			want: want{"0.0.0.0", "Webhook", false, true}},
+		{name: "--authentication-token-webhook given", args: []string{"--authentication-token-webhook"}, err: "--authentication-token-webhook"},
+		{name: "--authorization-mode=Webhook given", args: []string{"--authorization-mode=Webhook"}, err: "--authorization-mode"},
+		{name: "config file asks for webhook authentication", args: []string{"--config", configFile("authentication: {webhook: {enabled: true}}\n")},
+			err: "authentication.webhook.enabled"},
+		{name: "config file asks for webhook authorization", args: []string{"--config", configFile("authorization: {mode: Webhook}\n")},
+			err: "authorization.mode"},
+		{name: "the flag wins over the file", args: []string{"--config", configFile("authorization: {mode: Webhook}\n"), "--authorization-mode=AlwaysAllow"},
+			want: want{"127.0.0.1", "AlwaysAllow", true, false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := parseFlags(append([]string{"--pod-manifest-path", manifests}, tc.args...))
+			if tc.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.err)
+				assert.Contains(t, err.Error(), "--kubeconfig")
+				return
+			}
+			require.NoError(t, err)
+			s := cfg.serving
+			assert.Equal(t, tc.want, want{s.address, string(s.authz.Mode), *s.authn.Anonymous.Enabled, *s.authn.Webhook.Enabled})
+		})
+	}
+}
+
+// The flags-only standalone agent starts and serves its API to anonymous
+// requests, on loopback only.
+func TestStandaloneServesOnLoopback(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	_, err := servedAgent(t, ctx, "--port", strconv.Itoa(freePorts(t, 1)[0]), "--healthz-port", "0")
-	require.Error(t, err, "webhook authentication without an API server cannot work: refused, as the kubelet")
-	assert.Contains(t, err.Error(), "--authentication-token-webhook=false --authorization-mode=AlwaysAllow")
+	port := freePorts(t, 1)[0]
+	a, err := servedAgent(t, ctx, "--port", strconv.Itoa(port), "--healthz-port", "0")
+	require.NoError(t, err)
+	assert.NotEmpty(t, a.cfg.serving.standalone, "what was chosen, for the start's log line")
+	eventually(t, "web running", func() bool { p := podNamed(a, "web-n1"); return p != nil && p.Status.Phase == v1.PodRunning })
+	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // the agent's self-signed certificate
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Get("https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) + "/pods")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "anonymous, AlwaysAllow: %s", body)
+	assert.Contains(t, string(body), `"name":"web-n1"`)
 }
 
 // The kubelet's three servers: --port over TLS behind authentication
@@ -67,7 +139,7 @@ func TestServingPortsAsTheKubelet(t *testing.T) {
 	caFile, cert, err := serverauthtest.ClientPKI(t.TempDir(), "kube-apiserver-kubelet-client", "system:masters")
 	require.NoError(t, err)
 	ports := freePorts(t, 3)
-	a, err := servedAgent(t, ctx, "--port", strconv.Itoa(ports[0]), "--read-only-port", strconv.Itoa(ports[1]),
+	a, err := servedAgent(t, ctx, "--address", "127.0.0.1", "--port", strconv.Itoa(ports[0]), "--read-only-port", strconv.Itoa(ports[1]),
 		"--healthz-port", strconv.Itoa(ports[2]), "--authentication-token-webhook=false", "--authorization-mode", "AlwaysAllow",
 		"--client-ca-file", caFile)
 	require.NoError(t, err)

@@ -3,7 +3,9 @@
 // (server/serverauth), the read-only port without either, and a plain
 // healthz. It is apart from nodeagent because serverauth brings
 // k8s.io/apiserver, which an agent that does not serve (hollow nodes)
-// need not compile.
+// need not compile. A node without an API server passes its Port settings
+// through Standalone first: webhook defaults give way to the kubelet's
+// standalone ones, on loopback.
 //
 //	servers, err := serving.Listen(serving.Config{Address: "0.0.0.0", Port: 10250,
 //		HealthzAddress: "127.0.0.1", HealthzPort: 10248,
