@@ -227,8 +227,13 @@ func (s *Syncer) terminate(ctx context.Context, w podworkers.Work) error {
 	if w.Finished {
 		return s.terminateFinished(ctx, pod)
 	}
+	// The workers' effective grace period (the kubelet's
+	// calculateEffectiveGracePeriod), as the kubelet always passes it to
+	// killPod; none for an orphan: its containers' own.
 	var grace *int64
-	if w.KillOptions != nil {
+	if w.GracePeriod > 0 {
+		grace = &w.GracePeriod
+	} else if w.KillOptions != nil {
 		grace = w.KillOptions.GracePeriodSecondsOverride
 	}
 	final, err := s.cfg.Runtime.TerminatePod(ctx, pod, grace)

@@ -11,6 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/podstatus"
@@ -27,6 +28,7 @@ const testImage = "nodekit.local/testbin:1"
 type noProbes struct {
 	removed []types.UID
 	calls   []string
+	graces  []*int64 // the runtime's TerminatePod calls' (killLog)
 }
 
 func (*noProbes) LivenessFailed(string) bool             { return false }
@@ -76,6 +78,7 @@ type killLog struct {
 
 func (k killLog) TerminatePod(ctx context.Context, pod *v1.Pod, grace *int64) (*kc.PodStatus, error) {
 	k.p.calls = append(k.p.calls, "TerminatePod")
+	k.p.graces = append(k.p.graces, grace)
 	return k.Manager.TerminatePod(ctx, pod, grace)
 }
 
@@ -131,6 +134,32 @@ func TestSyncPublishesTerminateForgetsHousekeepingFindsOrphans(t *testing.T) {
 	pods, err := e.mgr.GetPods(ctx, true)
 	require.NoError(t, err)
 	assert.Empty(t, pods, "killed and removed")
+}
+
+// kubelet SyncTerminatingPod: the kill gets the pod workers' effective
+// grace period (calculateEffectiveGracePeriod: the deletion's, an
+// eviction's, a force deletion's 1 s); an orphan's containers keep their
+// own.
+func TestTerminateUsesTheWorkersGracePeriod(t *testing.T) {
+	seven := int64(7)
+	for _, tc := range []struct {
+		name string
+		work podworkers.Work
+		want *int64
+	}{
+		{"the effective grace period", podworkers.Work{GracePeriod: 1, KillOptions: &podworkers.KillPodOptions{GracePeriodSecondsOverride: &seven}}, ptr.To[int64](1)},
+		{"an eviction's override without one", podworkers.Work{KillOptions: &podworkers.KillPodOptions{GracePeriodSecondsOverride: &seven}}, &seven},
+		{"an orphan: its containers' own", podworkers.Work{RuntimeOnly: true}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			w := tc.work
+			w.Type, w.Pod = podworkers.TerminatePod, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "u1"}}
+			require.NoError(t, e.syncer.Sync(context.Background(), w))
+			require.Len(t, e.probes.graces, 1)
+			assert.Equal(t, tc.want, e.probes.graces[0])
+		})
+	}
 }
 
 func TestNewNeedsItsParts(t *testing.T) {

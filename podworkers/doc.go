@@ -15,9 +15,15 @@
 //     sync's BackOffPeriod, and ResyncInterval after its last successful
 //     sync. The last two are jittered and started by Tick (Run calls it
 //     every TickPeriod, as the kubelet's sync loop ticker does).
-//  4. SyncPodKill makes the pod Terminating: a sync in progress finishes,
-//     then TerminatePod is run, and retried after the back-off until it
-//     succeeds. Then the pod is forgotten, and updates for it are ignored.
+//  4. SyncPodKill makes the pod Terminating: a sync in progress is
+//     cancelled (its context ends: an image pull is not waited for), then
+//     TerminatePod is run with the effective grace period (Work.GracePeriod:
+//     the kubelet's calculateEffectiveGracePeriod, at least 1 s), and
+//     retried after the back-off until it succeeds. A later kill with a
+//     shorter grace period (a force deletion) cancels the termination under
+//     way and runs it again at once. Then the pod is forgotten, and updates
+//     for it are ignored. A Work cut short by Run's end is done by the next
+//     Run.
 //  5. A pod whose namespace and name belong to another pod still syncing
 //     or terminating (a static pod's new version, with a new UID) waits in
 //     Waiting until that pod is forgotten, so both never hold the same
@@ -44,11 +50,7 @@
 //	workers, _ := podworkers.New(podworkers.Config{Syncer: podworkers.SyncerFunc(
 //		func(ctx context.Context, w podworkers.Work) error {
 //			if w.Type == podworkers.TerminatePod {
-//				var grace *int64
-//				if w.KillOptions != nil {
-//					grace = w.KillOptions.GracePeriodSecondsOverride
-//				}
-//				_, err := mgr.TerminatePod(ctx, w.Pod, grace)
+//				_, err := mgr.TerminatePod(ctx, w.Pod, &w.GracePeriod)
 //				return err
 //			}
 //			return mgr.SyncPod(ctx, w.Pod, w.Status, runtime.SyncOptions{}).Err()

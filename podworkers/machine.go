@@ -54,6 +54,7 @@ type podState struct {
 	kill        *KillPodOptions // the node's kill (eviction): the pod stays Terminated after
 	finished    bool            // its phase became terminal: it stays Terminated after
 	removed     bool            // its source removed it: forgotten once terminated
+	grace       int64           // the termination's grace period, seconds (0: none yet)
 	due         time.Time       // next resync or retry (zero: none)
 	lastSync    time.Time       // when the last Work ended
 	updated     bool            // its source changed it since its last SyncPod
@@ -72,9 +73,12 @@ func newMachine(resync, backOff time.Duration, jitter func(time.Duration) time.D
 	return &machine{resync: resync, backOff: backOff, jitter: jitter, pods: map[types.UID]*podState{}}
 }
 
-// update applies an update; it returns the pods that may have work now
-// and whether u created a pod record (for which a worker is needed).
-func (m *machine) update(u Update) (wake []types.UID, created bool) {
+// update applies an update. It returns the pods that may have work now,
+// whether u created a pod record (for which a worker is needed), and
+// whether the pod's running Work must be cancelled: a sync of a pod now
+// terminating, or a termination whose grace period was shortened (the
+// kubelet's UpdatePod cancels in the same two cases).
+func (m *machine) update(u Update) (wake []types.UID, created, cancel bool) {
 	uid := u.Pod.UID
 	st := m.pods[uid]
 	switch u.Type {
@@ -86,16 +90,16 @@ func (m *machine) update(u Update) (wake []types.UID, created bool) {
 				// again after a restart): never started again.
 				st.state, st.wantSync = Terminated, false
 				m.pods[uid] = st
-				return nil, true
+				return nil, true, false
 			}
 			if m.blocked(u.Pod, uid) {
 				st.state, st.wantSync = Waiting, false
 			}
 			m.pods[uid] = st
-			return []types.UID{uid}, true
+			return []types.UID{uid}, true, false
 		}
 		if st == nil || st.state == Terminating || st.state == Terminated {
-			return nil, false
+			return nil, false, false
 		}
 		st.pod = u.Pod
 		st.updated = st.updated || u.Type == SyncPodUpdate
@@ -104,35 +108,81 @@ func (m *machine) update(u Update) (wake []types.UID, created bool) {
 		}
 	case SyncPodSync:
 		if st == nil || st.state != Syncing {
-			return nil, false
+			return nil, false, false
 		}
 		st.wantSync = true
 	case SyncPodKill:
-		switch {
-		case st == nil && u.RuntimeOnly:
-			m.pods[uid] = &podState{pod: u.Pod, runtimeOnly: true, state: Terminating, wantKill: true}
-			return []types.UID{uid}, true
-		case st == nil:
-			return nil, false
-		case st.state == Terminating:
-			st.removed = st.removed || u.KillOptions == nil
-			return nil, false
-		case st.state == Terminated && u.KillOptions == nil:
-			delete(m.pods, uid) // its source let it go
-			return []types.UID{uid}, false
-		case st.state == Terminated:
-			return nil, false
-		case st.state == Waiting && u.KillOptions == nil:
-			// Never started: nothing of it to kill.
-			delete(m.pods, uid)
-			return append([]types.UID{uid}, m.release(u.Pod)...), false
-		}
-		st.state, st.wantSync, st.wantKill, st.due, st.kill = Terminating, false, true, time.Time{}, u.KillOptions
-		if u.Pod != nil {
-			st.pod = u.Pod // the deleted pod: its deletion grace period applies
+		return m.kill(u, st)
+	}
+	return []types.UID{uid}, false, false
+}
+
+// kill applies a SyncPodKill to st (nil: a pod without a record).
+func (m *machine) kill(u Update, st *podState) (wake []types.UID, created, cancel bool) {
+	uid := u.Pod.UID
+	switch {
+	case st == nil && u.RuntimeOnly:
+		m.pods[uid] = &podState{pod: u.Pod, runtimeOnly: true, state: Terminating, wantKill: true}
+		return []types.UID{uid}, true, false
+	case st == nil:
+		return nil, false, false
+	case st.state == Terminating:
+		st.removed = st.removed || u.KillOptions == nil
+		return m.shorten(u, st)
+	case st.state == Terminated && u.KillOptions == nil:
+		delete(m.pods, uid) // its source let it go
+		return []types.UID{uid}, false, false
+	case st.state == Terminated:
+		return nil, false, false
+	case st.state == Waiting && u.KillOptions == nil:
+		// Never started: nothing of it to kill.
+		delete(m.pods, uid)
+		return append([]types.UID{uid}, m.release(u.Pod)...), false, false
+	}
+	st.state, st.wantSync, st.wantKill, st.due, st.kill = Terminating, false, true, time.Time{}, u.KillOptions
+	st.pod = u.Pod // the deleted pod: its deletion grace period applies
+	st.grace = effectiveGrace(0, u.Pod, u.KillOptions)
+	return []types.UID{uid}, false, st.busy && st.busyWith == SyncPod
+}
+
+// shorten applies a kill of a pod already terminating: a shorter grace
+// period (a force deletion, an eviction's override) cuts the termination
+// under way short and starts it again at once with the new one.
+func (m *machine) shorten(u Update, st *podState) (wake []types.UID, created, cancel bool) {
+	if st.runtimeOnly {
+		return nil, false, false
+	}
+	g := effectiveGrace(st.grace, u.Pod, u.KillOptions)
+	if g >= st.grace {
+		return nil, false, false
+	}
+	st.grace, st.pod, st.wantKill, st.due = g, u.Pod, true, time.Time{}
+	return []types.UID{u.Pod.UID}, false, st.busy && st.busyWith == TerminatePod
+}
+
+// effectiveGrace is the kubelet's calculateEffectiveGracePeriod: a
+// termination's grace period only ever shortens, to the API server's
+// deletion grace period or a kill's override; without either it is the
+// pod's own (30 s when unset, as the API defaults it); never under 1 s, so
+// a force deletion's 0 is 1.
+func effectiveGrace(prev int64, pod *v1.Pod, opts *KillPodOptions) int64 {
+	g, overridden := prev, false
+	shorten := func(o *int64) {
+		if o != nil && (g == 0 || *o < g) {
+			g, overridden = *o, true
 		}
 	}
-	return []types.UID{uid}, false
+	shorten(pod.DeletionGracePeriodSeconds)
+	if opts != nil {
+		shorten(opts.GracePeriodSecondsOverride)
+	}
+	if !overridden && g == 0 {
+		g = v1.DefaultTerminationGracePeriodSeconds
+		if pod.Spec.TerminationGracePeriodSeconds != nil {
+			g = *pod.Spec.TerminationGracePeriodSeconds
+		}
+	}
+	return max(g, 1)
 }
 
 // replace holds pod, the newer object of a known pod that differs only in
@@ -179,7 +229,7 @@ func (m *machine) next(uid types.UID) (w Work, ok, forgotten bool) {
 	case st.state == Terminating && st.wantKill:
 		st.wantKill = false
 		w = Work{Type: TerminatePod, Pod: st.pod, RuntimeOnly: st.runtimeOnly, KillOptions: st.kill,
-			Finished: st.finished && st.kill == nil && !st.removed}
+			Finished: st.finished && st.kill == nil && !st.removed, GracePeriod: st.grace}
 	case st.state == Syncing && st.wantSync:
 		st.wantSync = false
 		w = Work{Type: SyncPod, Pod: st.pod, Updated: st.updated}
@@ -203,11 +253,13 @@ func (m *machine) done(uid types.UID, now time.Time, err error) (wake []types.UI
 	st.busy, st.lastSync = false, now
 	switch {
 	case st.busyWith == TerminatePod && err == nil && (st.kill != nil || st.finished) && !st.removed:
-		st.state = Terminated
+		st.state, st.wantKill = Terminated, false
 		return m.release(st.pod), false
 	case st.busyWith == TerminatePod && err == nil:
 		delete(m.pods, uid)
 		return m.release(st.pod), true
+	case st.busyWith == TerminatePod && st.wantKill:
+		// Cut short for a shorter grace period: again at once.
 	case st.busyWith == TerminatePod:
 		st.due = now.Add(m.jitter(m.backOff))
 	case st.state == Terminating:
@@ -216,12 +268,30 @@ func (m *machine) done(uid types.UID, now time.Time, err error) (wake []types.UI
 		// The kubelet's SyncPod isTerminal: never synced again; its
 		// remaining containers are killed, and it then stays Terminated.
 		st.state, st.wantSync, st.wantKill, st.finished, st.due = Terminating, false, true, true, time.Time{}
+		st.grace = effectiveGrace(0, st.pod, nil)
 	case err != nil:
 		st.due = now.Add(m.jitter(m.backOff))
 	default:
 		st.due = now.Add(m.jitter(m.resync))
 	}
 	return []types.UID{uid}, false
+}
+
+// abort records that the pod's running Work w was cut short without a
+// result (Run's context ended): the Work is wanted again, so that the next
+// Run does it.
+func (m *machine) abort(uid types.UID, w Work) {
+	st := m.pods[uid]
+	if st == nil || !st.busy {
+		return
+	}
+	st.busy = false
+	switch st.state {
+	case Terminating:
+		st.wantKill = true
+	case Syncing:
+		st.wantSync, st.updated = true, st.updated || w.Updated
+	}
 }
 
 // tick makes the work whose time has come at now due: a resync or a

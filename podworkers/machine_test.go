@@ -28,13 +28,19 @@ var testPods = map[string]*v1.Pod{
 // TestMachine runs scripts of events against the state machine. Each line
 // is an event and what it must give:
 //
-//	create|update|sync|kill|orphan|evict <pod>  -> the pods woken
+//	create|update|sync|kill|orphan|evict <pod> [grace=N]
+//	                                      -> the pods woken, and "cancel" if
+//	                                         the pod's running Work is cancelled
 //	next <pod>                            -> the Work taken, or "none"
-//	done <pod> <time> ok|err              -> the pods woken
+//	done <pod> <time> ok|err|terminal     -> the pods woken
+//	abort <pod>                           -> (the running Work cut short)
 //	tick <time>                           -> the pods woken
 //	state <pod>                           -> its State, or "gone"
 //
-// The resync interval is 60s and the back-off 10s, with no jitter.
+// grace=N on a kill is the deleted pod's deletionGracePeriodSeconds, on an
+// evict the kill's override. A TerminatePod shows its grace period when it
+// is not the default 30 s. The resync interval is 60s and the back-off
+// 10s, with no jitter.
 func TestMachine(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -111,7 +117,7 @@ func TestMachine(t *testing.T) {
 	}, {"a kill during a sync terminates right after it; updates after a kill are ignored", `
 		create a          -> a
 		next a            -> SyncPod newer-than never
-		kill a            -> a
+		kill a            -> a cancel
 		update a          ->
 		sync a            ->
 		state a           -> Terminating
@@ -155,7 +161,7 @@ func TestMachine(t *testing.T) {
 		create a          -> a
 		create a2         -> a2
 		next a            -> SyncPod newer-than never
-		evict a           -> a
+		evict a           -> a cancel
 		done a 1s ok      -> a
 		next a            -> TerminatePod newer-than 1s evicted
 		done a 2s err     -> a
@@ -235,8 +241,63 @@ func TestMachine(t *testing.T) {
 	}, {"a sync killed while it ran that ends terminal is terminated as killed", `
 		create a          -> a
 		next a            -> SyncPod newer-than never
-		kill a            -> a
+		kill a            -> a cancel
 		done a 1s terminal -> a
+		next a            -> TerminatePod newer-than 1s
+		done a 2s ok      ->
+		state a           -> gone`,
+	}, {"kubelet UpdatePod: a deletion during a sync (a long image pull) cancels it; the termination follows at once", `
+		create a          -> a
+		next a            -> SyncPod newer-than never
+		kill a grace=30   -> a cancel
+		state a           -> Terminating
+		done a 1s err     -> a
+		next a            -> TerminatePod newer-than 1s`,
+	}, {"kubelet calculateEffectiveGracePeriod: a shorter grace period during a termination (a force deletion: 1 s) cuts it short and starts it again at once; a longer one changes nothing", `
+		create a          -> a
+		next a            -> SyncPod newer-than never
+		done a 1s ok      -> a
+		kill a grace=20   -> a
+		next a            -> TerminatePod newer-than 1s grace=20
+		kill a grace=25   ->
+		kill a            ->
+		kill a grace=0    -> a cancel
+		next a            -> none
+		done a 2s err     -> a
+		next a            -> TerminatePod newer-than 2s grace=1
+		kill a grace=0    ->
+		done a 3s ok      ->
+		state a           -> gone`,
+	}, {"kubelet calculateEffectiveGracePeriod: an eviction's override shortens a deletion's grace period; a shorter one ends a back-off wait", `
+		create a          -> a
+		kill a grace=20   -> a
+		next a            -> TerminatePod newer-than never grace=20
+		evict a grace=5   -> a cancel
+		done a 1s err     -> a
+		next a            -> TerminatePod newer-than 1s grace=5
+		done a 2s err     -> a
+		kill a grace=3    -> a
+		next a            -> TerminatePod newer-than 2s grace=3
+		done a 3s ok      ->
+		state a           -> gone`,
+	}, {"a finished pod its source removes during its termination is forgotten once terminated", `
+		create a          -> a
+		next a            -> SyncPod newer-than never
+		done a 1s terminal -> a
+		next a            -> TerminatePod newer-than 1s finished
+		kill a            ->
+		done a 2s ok      ->
+		state a           -> gone`,
+	}, {"a Work cut short by Run's end is wanted again by the next Run", `
+		create a          -> a
+		next a            -> SyncPod newer-than never
+		abort a           ->
+		next a            -> SyncPod newer-than never
+		done a 1s ok      -> a
+		kill a            -> a
+		next a            -> TerminatePod newer-than 1s
+		abort a           ->
+		state a           -> Terminating
 		next a            -> TerminatePod newer-than 1s
 		done a 2s ok      ->
 		state a           -> gone`,
@@ -266,8 +327,21 @@ func TestMachine(t *testing.T) {
 					if f[0] == "evict" {
 						u.KillOptions = &KillPodOptions{}
 					}
-					wake, _ := m.update(u)
+					if len(f) > 2 {
+						g := graceArg(t, f[2])
+						if u.KillOptions != nil {
+							u.KillOptions.GracePeriodSecondsOverride = &g
+						} else {
+							deleted := pod.DeepCopy()
+							deleted.DeletionTimestamp, deleted.DeletionGracePeriodSeconds = &metav1.Time{}, &g
+							u.Pod = deleted
+						}
+					}
+					wake, _, cancel := m.update(u)
 					got = uids(wake)
+					if cancel {
+						got = strings.TrimSpace(got + " cancel")
+					}
 				case "next":
 					w, ok, _ := m.next(pod.UID)
 					got = "none"
@@ -289,6 +363,9 @@ func TestMachine(t *testing.T) {
 						if w.Updated {
 							got += " updated"
 						}
+						if w.Type == TerminatePod && !w.RuntimeOnly && w.GracePeriod != 30 {
+							got += fmt.Sprintf(" grace=%d", w.GracePeriod)
+						}
 					}
 				case "done":
 					var err error
@@ -300,6 +377,8 @@ func TestMachine(t *testing.T) {
 					}
 					wake, _ := m.done(pod.UID, start.Add(duration(t, f[2])), err)
 					got = uids(wake)
+				case "abort":
+					m.abort(pod.UID, Work{})
 				case "tick":
 					got = uids(m.tick(start.Add(duration(t, f[1]))))
 				case "state":
@@ -314,6 +393,13 @@ func TestMachine(t *testing.T) {
 			}
 		})
 	}
+}
+
+func graceArg(t *testing.T, s string) int64 {
+	var g int64
+	_, err := fmt.Sscanf(s, "grace=%d", &g)
+	require.NoError(t, err, "bad grace %q", s)
+	return g
 }
 
 func uids(us []types.UID) string {

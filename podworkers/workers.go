@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -97,6 +98,12 @@ type Work struct {
 	RuntimeOnly bool
 	// KillOptions, with TerminatePod, is the node's kill (an eviction).
 	KillOptions *KillPodOptions
+	// GracePeriod, with TerminatePod of a pod from a source, is the
+	// termination's grace period in seconds, the kubelet's effective one:
+	// the deletion's, a kill's override or the pod's own, never under 1,
+	// and only ever shorter than an earlier try's. 0 for a RuntimeOnly pod:
+	// its containers' own.
+	GracePeriod int64
 	// Finished, with TerminatePod, is the termination of a pod whose
 	// phase became terminal (its SyncPod returned ErrPodTerminal) while
 	// its source still has it: its remaining containers (sidecars) are to
@@ -220,7 +227,13 @@ func (w *Workers) UpdatePod(u Update) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	wake, created := w.m.update(u)
+	wake, created, cancel := w.m.update(u)
+	if pw := w.workers[u.Pod.UID]; cancel && pw != nil && pw.cancel != nil {
+		// The kubelet's: a sync of a pod now terminating, or a termination
+		// whose grace period was shortened, is cancelled, not waited for.
+		w.cfg.Log.V(3).Info("cancelling the pod's running work", "pod", klogRef(u.Pod))
+		pw.cancel()
+	}
 	w.wakeLocked(wake)
 	if _, kept := w.m.pods[u.Pod.UID]; !kept {
 		delete(w.workers, u.Pod.UID) // forgotten (killed while waiting): a running worker ends
@@ -255,9 +268,24 @@ func (w *Workers) KillPodNow(ctx context.Context, pod *v1.Pod, opts KillPodOptio
 	case <-done:
 		return nil
 	case <-ctx.Done():
+		w.dropWaiter(pod.UID, done)
 		return ctx.Err()
 	case <-w.cfg.Clock.After(time.Duration(timeout) * time.Second):
+		w.dropWaiter(pod.UID, done)
 		return fmt.Errorf("pod %s was not terminated within %ds", klogRef(pod), timeout)
+	}
+}
+
+// dropWaiter forgets a KillPodNow caller that stopped waiting, so that
+// callers that give up do not pile up behind a pod never terminated.
+func (w *Workers) dropWaiter(uid types.UID, done chan struct{}) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	list := slices.DeleteFunc(w.waiters[uid], func(ch chan struct{}) bool { return ch == done })
+	if len(list) == 0 {
+		delete(w.waiters, uid)
+	} else {
+		w.waiters[uid] = list
 	}
 }
 
@@ -286,7 +314,7 @@ func (w *Workers) Sync(uid types.UID) {
 	if st == nil {
 		return
 	}
-	wake, _ := w.m.update(Update{Type: SyncPodSync, Pod: st.pod})
+	wake, _, _ := w.m.update(Update{Type: SyncPodSync, Pod: st.pod})
 	w.wakeLocked(wake)
 }
 
@@ -436,7 +464,8 @@ func (w *Workers) Known() map[types.UID]bool {
 
 // podWorker is one pod record's worker state, guarded by Workers.mu.
 type podWorker struct {
-	busy bool // a goroutine runs the pod's work
+	busy   bool               // a goroutine runs the pod's work
+	cancel context.CancelFunc // cancels the Work running, if any
 }
 
 // startLocked starts the pod's worker, once Run has given a context,
@@ -472,25 +501,37 @@ func (w *Workers) work(ctx context.Context, uid types.UID, pw *podWorker) {
 			w.mu.Unlock()
 			return // forgotten; the UID may have come back with its own worker
 		}
-		work, ok, _ := w.m.next(uid)
-		if !ok || ctx.Err() != nil {
+		var work Work
+		ok := false
+		if ctx.Err() == nil { // else the Work would be taken and never done
+			work, ok, _ = w.m.next(uid)
+		}
+		if !ok {
 			// Under the lock, and only here: a wake from now on starts a
 			// worker, which must not find its busy mark cleared by this one.
 			pw.busy = false
 			w.mu.Unlock()
 			return
 		}
+		workCtx, cancel := context.WithCancel(ctx)
+		pw.cancel = cancel
 		w.mu.Unlock()
 		began := w.cfg.Clock.Now()
-		err := w.run(ctx, &work)
+		err := w.run(workCtx, &work)
+		cancel()
 		if ctx.Err() != nil {
+			// Cut short by Run's end: wanted again by the next Run.
 			w.mu.Lock()
-			pw.busy = false
+			pw.busy, pw.cancel = false, nil
+			if w.workers[uid] == pw {
+				w.m.abort(uid, work)
+			}
 			w.mu.Unlock()
 			return
 		}
 		now := w.cfg.Clock.Now()
 		w.mu.Lock()
+		pw.cancel = nil
 		again, forgotten := w.m.done(uid, now, err)
 		if forgotten {
 			w.forgetLocked(uid, pw)
