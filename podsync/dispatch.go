@@ -99,12 +99,17 @@ func (d *Dispatcher) Dispatch(u podsource.PodUpdate) {
 		state, known := d.cfg.Workers.State(pod.UID)
 		switch {
 		case (u.Op == podsource.ADD || u.Op == podsource.SET) && !known:
-			if ok, reason, message := d.admit(pod); !ok {
+			// The kubelet's HandlePodAdditions admits only pods that may
+			// run: one already Failed or Succeeded in its source (seen
+			// again after a restart) keeps its final status and stays
+			// Terminated, unprobed; a refusal would overwrite that status.
+			finished := pod.Status.Phase == v1.PodFailed || pod.Status.Phase == v1.PodSucceeded
+			if ok, reason, message := d.admitUnlessFinished(pod, finished); !ok {
 				d.reject(pod, reason, message)
 				continue
 			}
 			d.cfg.Log.Info("pod added", "pod", podName(pod), "uid", pod.UID, "source", u.Source)
-			if pod.Status.Phase != v1.PodFailed && pod.Status.Phase != v1.PodSucceeded { // else it stays Terminated
+			if !finished {
 				d.cfg.Prober.AddPod(pod)
 			}
 			d.cfg.Workers.UpdatePod(podworkers.Update{Type: podworkers.SyncPodCreate, Pod: pod})
@@ -118,15 +123,24 @@ func (d *Dispatcher) Dispatch(u podsource.PodUpdate) {
 			d.cfg.Workers.UpdatePod(podworkers.Update{Type: podworkers.SyncPodUpdate, Pod: pod})
 		case u.Op == podsource.REMOVE && !known:
 			d.cfg.Statuses.RemovePod(pod.UID) // an API pod gone once its final status was written
-		case removing && known && state != podworkers.Terminating:
-			d.cfg.Log.Info("pod removed from its source", "pod", podName(pod), "source", u.Source)
+		case removing && known:
+			// Also while it terminates: a removal lets the workers forget
+			// a finished or evicted pod once terminated, and a shorter
+			// grace period (a force deletion) cuts the termination short.
+			if state != podworkers.Terminating {
+				d.cfg.Log.Info("pod removed from its source", "pod", podName(pod), "source", u.Source)
+			}
 			d.cfg.Workers.UpdatePod(podworkers.Update{Type: podworkers.SyncPodKill, Pod: pod})
 		}
 	}
 }
 
-// admit asks each Admit handler, in order, about a new pod.
-func (d *Dispatcher) admit(pod *v1.Pod) (ok bool, reason, message string) {
+// admitUnlessFinished asks each Admit handler, in order, about a new pod,
+// unless it is finished: that one is admitted without asking.
+func (d *Dispatcher) admitUnlessFinished(pod *v1.Pod, finished bool) (ok bool, reason, message string) {
+	if finished {
+		return true, "", ""
+	}
 	for _, admit := range d.cfg.Admit {
 		if ok, reason, message := admit(pod); !ok {
 			return false, reason, message

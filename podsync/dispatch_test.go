@@ -111,8 +111,16 @@ func TestDispatch(t *testing.T) {
 		{name: "an unknown pod's update is dropped", update: podsource.PodUpdate{Op: podsource.UPDATE, Pods: []*v1.Pod{pod("a", false)}}},
 		{name: "a deleted pod is killed", states: map[types.UID]podworkers.State{"a": podworkers.Syncing},
 			update: podsource.PodUpdate{Op: podsource.DELETE, Pods: []*v1.Pod{pod("a", false)}}, updates: []string{"SyncPodKill a"}},
-		{name: "once", states: map[types.UID]podworkers.State{"a": podworkers.Terminating},
-			update: podsource.PodUpdate{Op: podsource.REMOVE, Pods: []*v1.Pod{pod("a", false)}}},
+		{name: "a pod its source removes while it terminates (finished, evicted, deleted) is told: the workers forget it once terminated",
+			states: map[types.UID]podworkers.State{"a": podworkers.Terminating},
+			update: podsource.PodUpdate{Op: podsource.REMOVE, Pods: []*v1.Pod{pod("a", false)}}, updates: []string{"SyncPodKill a"}},
+		{name: "a deletion while it terminates is told: a shorter grace period cuts the termination short",
+			states: map[types.UID]podworkers.State{"a": podworkers.Terminating},
+			update: podsource.PodUpdate{Op: podsource.DELETE, Pods: []*v1.Pod{pod("a", false)}}, updates: []string{"SyncPodKill a"}},
+		{name: "kubelet HandlePodAdditions: a pod already Failed (seen again after a restart) is not admitted: its final status stays",
+			update: podsource.PodUpdate{Op: podsource.ADD,
+				Pods: []*v1.Pod{func() *v1.Pod { p := pod("refused-if-asked", false); p.Status.Phase = v1.PodFailed; return p }()}},
+			updates: []string{"SyncPodCreate refused-if-asked Failed"}},
 		{name: "a removed pod the workers forgot loses its status", update: podsource.PodUpdate{Op: podsource.REMOVE, Pods: []*v1.Pod{pod("a", false)}},
 			statusRemoved: []string{"a"}},
 	} {
@@ -125,7 +133,7 @@ func TestDispatch(t *testing.T) {
 			asked := 0
 			admit := []podsync.PodAdmitFunc{
 				func(p *v1.Pod) (bool, string, string) {
-					return p.Name != "refused", "Evicted", "The node had condition: [DiskPressure]. "
+					return !strings.HasPrefix(p.Name, "refused"), "Evicted", "The node had condition: [DiskPressure]. "
 				},
 				func(*v1.Pod) (bool, string, string) { asked++; return true, "", "" },
 			}
@@ -146,7 +154,7 @@ func TestDispatch(t *testing.T) {
 			assert.Equal(t, tc.replaced, r.replaced)
 			admitted := 0
 			for _, u := range w.updates {
-				if strings.HasPrefix(u, "SyncPodCreate") && !strings.HasSuffix(u, " Failed") {
+				if strings.HasPrefix(u, "SyncPodCreate") && !strings.HasSuffix(u, " Failed") && !strings.HasSuffix(u, " Succeeded") {
 					admitted++
 				}
 			}
