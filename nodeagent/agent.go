@@ -66,6 +66,8 @@ type Agent struct {
 	imageGC     *gc.ImageGC
 	eviction    *eviction.Manager // nil: Config.Eviction nil
 	ran         atomic.Bool
+	// sourcesReady: every source's first set dispatched (sourcesApplied).
+	sourcesReady atomic.Bool
 }
 
 // New composes an agent over cfg.Runtime; nothing runs until Run. The
@@ -309,6 +311,7 @@ func (a *Agent) ContainerGC() *gc.ContainerGC { return a.containerGC }
 // without one.
 func (a *Agent) FileSource() *podsource.FileSource { return a.files }
 
-// AllSourcesReady says whether every pod source has delivered once:
-// before that no pod is taken for an orphan.
-func (a *Agent) AllSourcesReady() bool { return a.mux.AllSourcesReady() }
+// AllSourcesReady says whether every pod source has delivered once and
+// its pods have reached the workers: before that no pod is taken for an
+// orphan. It turns true on Run's first housekeeping after.
+func (a *Agent) AllSourcesReady() bool { return a.sourcesReady.Load() }

@@ -21,7 +21,7 @@ func (a *Agent) newGC(ctx context.Context) error {
 	var err error
 	a.containerGC, err = gc.NewContainerGC(gc.ContainerConfig{Runtime: client, Policy: cfg.ContainerGC,
 		PodState:        gc.PodStateFunc(func(uid types.UID) bool { return !a.workers.Known()[uid] }),
-		AllSourcesReady: a.mux.AllSourcesReady, SandboxSelector: map[string]string{NodeLabel: cfg.NodeName},
+		AllSourcesReady: a.AllSourcesReady, SandboxSelector: map[string]string{NodeLabel: cfg.NodeName},
 		PodLogsDir: cfg.PodLogsDir, Recorder: recorder, NodeName: cfg.NodeName, Clock: cfg.Clock, Log: a.log.WithName("container-gc")})
 	if err != nil {
 		return fmt.Errorf("nodeagent: Config.ContainerGC: %w", err)

@@ -59,7 +59,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		case u := <-a.prober.Startup().Updates():
 			a.workers.Sync(u.PodUID)
 		case <-housekeeping.C(): // only once every source has delivered: no pod is taken for an orphan
-			if a.mux.AllSourcesReady() {
+			if a.sourcesApplied() {
 				a.logError(a.syncer.Housekeeping(ctx, a.workers), "housekeeping")
 				a.statuses.RemoveOrphans(a.keptStatuses())
 			}
@@ -78,6 +78,29 @@ func (a *Agent) apply(u podsource.PodUpdate) {
 	a.dispatcher.Dispatch(u)
 	if a.cgroups != nil {
 		a.logError(a.cgroups.UpdateQOSCgroups(a.workers.Pods()), "updating QoS cgroups")
+	}
+}
+
+// sourcesApplied says whether every source's first full set has reached
+// the workers. The mux says a source is ready once its set is on the
+// Updates channel; what is still buffered there is dispatched here first,
+// on the loop that alone dispatches, so housekeeping and GC never take a
+// pod still in the channel for an orphan.
+func (a *Agent) sourcesApplied() bool {
+	if a.sourcesReady.Load() {
+		return true
+	}
+	if !a.mux.AllSourcesReady() {
+		return false
+	}
+	for {
+		select {
+		case u := <-a.mux.Updates():
+			a.apply(u)
+		default:
+			a.sourcesReady.Store(true)
+			return true
+		}
 	}
 }
 
