@@ -13,9 +13,14 @@ import (
 
 // v1Driver manages the cpu, cpuacct, memory and pids controllers of a cgroup
 // v1 (or hybrid) hierarchy mounted under root, through containerd's cgroup1.
+// A pod cgroup is removed from every other hierarchy mounted there too
+// (blkio, cpuset, devices, freezer, name=systemd, the hybrid unified one):
+// runc creates it there as its containers' parent and leaves it, and the
+// kubelet's cgroup manager removes a pod cgroup from every hierarchy.
 type v1Driver struct {
 	root       string
 	subsystems []cgroup1.Subsystem
+	others     []string // the other hierarchies' mount points
 	// mkdirHook, when set (tests), is called for each directory this driver
 	// creates, so a fake tree can grow the files the kernel would.
 	mkdirHook func(dir string) error
@@ -38,7 +43,35 @@ func newV1Driver(root string) (*v1Driver, error) {
 	if len(d.subsystems) == 0 {
 		return nil, fieldError("MountRoot", fmt.Sprintf("%q", root), "no cgroup v1 cpu, cpuacct, memory or pids controller mounted there")
 	}
+	d.others = d.otherHierarchies()
 	return d, nil
+}
+
+// otherHierarchies are the directories under root (each a mounted
+// hierarchy) that none of the managed subsystems lives in; symlinks
+// (cpu -> cpu,cpuacct) are aliases of others.
+func (d *v1Driver) otherHierarchies() []string {
+	entries, _ := os.ReadDir(d.root)
+	var out []string
+	for _, e := range entries {
+		dir := filepath.Join(d.root, e.Name())
+		if !e.IsDir() || slices.ContainsFunc(d.subsystems, func(s cgroup1.Subsystem) bool {
+			return filepath.Clean(s.(v1Pather).Path("/")) == dir
+		}) {
+			continue
+		}
+		out = append(out, dir)
+	}
+	return out
+}
+
+// allDirs are path's directories in every hierarchy, managed or not.
+func (d *v1Driver) allDirs(path string) []string {
+	out := d.dirs(path)
+	for _, h := range d.others {
+		out = append(out, filepath.Join(h, path))
+	}
+	return out
 }
 
 func (d *v1Driver) opts() []cgroup1.InitOpts {
@@ -124,7 +157,7 @@ func (d *v1Driver) update(path string, rc *ResourceConfig) error {
 }
 
 func (d *v1Driver) exists(path string) bool {
-	for _, dir := range d.dirs(path) {
+	for _, dir := range d.allDirs(path) {
 		if _, err := os.Stat(dir); err == nil {
 			return true
 		}
@@ -165,18 +198,23 @@ func (d *v1Driver) destroy(path string) error {
 		return &BusyError{Path: path, PIDs: pids}
 	}
 	cg, err := cgroup1.Load(cgroup1.StaticPath(path), d.opts()...)
-	if errors.Is(err, cgroup1.ErrCgroupDeleted) {
-		return nil
-	}
-	if err != nil {
+	switch {
+	case errors.Is(err, cgroup1.ErrCgroupDeleted):
+	case err != nil:
 		return fmt.Errorf("cgroupmgr: loading cgroup %q: %w", path, err)
+	default:
+		if err := cg.Delete(); err != nil {
+			return fmt.Errorf("cgroupmgr: removing cgroup %q: %w", path, err)
+		}
 	}
-	if err := cg.Delete(); err != nil {
-		return fmt.Errorf("cgroupmgr: removing cgroup %q: %w", path, err)
+	for _, h := range d.others {
+		if err := os.Remove(filepath.Join(h, path)); err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("cgroupmgr: removing cgroup %q: %w", path, err)
+		}
 	}
 	// cgroup1.Delete skips a controller whose directory it cannot read: make
 	// sure nothing is left behind.
-	for _, dir := range d.dirs(path) {
+	for _, dir := range d.allDirs(path) {
 		if _, err := os.Stat(dir); err == nil {
 			return fmt.Errorf("cgroupmgr: removing cgroup %q: %s still exists", path, dir)
 		}
@@ -186,7 +224,7 @@ func (d *v1Driver) destroy(path string) error {
 
 func (d *v1Driver) children(path string) ([]string, error) {
 	var out []string
-	for _, dir := range d.dirs(path) {
+	for _, dir := range d.allDirs(path) {
 		entries, err := os.ReadDir(dir)
 		if os.IsNotExist(err) {
 			continue

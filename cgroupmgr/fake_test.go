@@ -201,3 +201,48 @@ func TestPodCgroupNameRefusesBadUID(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, CgroupName{"kubepods", "besteffort", "podx-1"}, n)
 }
+
+// kubelet cgroup manager (libcontainer's cgroupfs Destroy): a pod cgroup
+// goes from every hierarchy, not only the controllers it set up. runc
+// creates the pod's cgroup in blkio, cpuset, devices, freezer and
+// name=systemd as its containers' parent and leaves it there; without this
+// every pod left a directory in each.
+func TestFakeV1RemovesPodCgroupsFromEveryHierarchy(t *testing.T) {
+	const dir = "nodekit-test/kubepods/besteffort/podgone-1"
+	for _, tc := range []struct {
+		name    string
+		cleanUp func(m *Manager) error
+	}{
+		{"DestroyPodCgroup", func(m *Manager) error { return m.DestroyPodCgroup(podOf("gone-1", nil, ctr(nil, nil))) }},
+		{"CleanupOrphans, the pod cgroup left by runc alone", func(m *Manager) error {
+			res, err := m.CleanupOrphans(nil)
+			assert.Equal(t, []types.UID{"gone-1"}, res.Removed)
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			for _, c := range []string{"freezer", "systemd", "cpu", "cpuacct", "memory", "pids"} {
+				require.NoError(t, os.Mkdir(filepath.Join(root, c), 0o755))
+				require.NoError(t, writeFiles(filepath.Join(root, c), fakeV1Files))
+			}
+			require.NoError(t, os.Symlink("cpu", filepath.Join(root, "cpu,cpuacct")))
+			m, err := New(Config{MountRoot: root, Mode: ModeV1, CgroupRoot: "/nodekit-test"})
+			require.NoError(t, err)
+			m.fs.(*v1Driver).mkdirHook = func(dir string) error { return writeFiles(dir, fakeV1Files) }
+			require.NoError(t, m.EnsureQOSCgroups())
+			if tc.name == "DestroyPodCgroup" {
+				_, err := m.EnsurePodCgroup(podOf("gone-1", nil, ctr(nil, nil)))
+				require.NoError(t, err)
+			}
+			for _, h := range []string{"freezer", "systemd"} { // what runc leaves
+				require.NoError(t, os.MkdirAll(filepath.Join(root, h, dir, "ctr-1"), 0o755))
+			}
+			require.NoError(t, tc.cleanUp(m))
+			for _, h := range []string{"freezer", "systemd", "cpu", "cpuacct", "memory", "pids"} {
+				assert.NoDirExists(t, filepath.Join(root, h, dir), h)
+				assert.DirExists(t, filepath.Join(root, h, "nodekit-test/kubepods/besteffort"), h)
+			}
+		})
+	}
+}
