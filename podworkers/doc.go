@@ -38,7 +38,9 @@
 //     and no longer among Pods, until a plain SyncPodKill (its source's
 //     removal) forgets it. A Terminated pod blocks no new version. A
 //     pod created with a terminal phase (Failed, Succeeded: an API pod
-//     that finished before a restart) starts Terminated.
+//     that finished before a restart) starts Terminated; one created with a
+//     deletion timestamp (deleted while the agent was down) starts
+//     Terminating, never synced.
 //  8. A SyncPod that returns ErrPodTerminal (the pod's phase became
 //     Succeeded or Failed: the kubelet's SyncPod isTerminal) makes the pod
 //     Terminating: a TerminatePod with Finished kills what still runs (a

@@ -92,6 +92,15 @@ func (m *machine) update(u Update) (wake []types.UID, created, cancel bool) {
 				m.pods[uid] = st
 				return nil, true, false
 			}
+			if u.Pod.DeletionTimestamp != nil {
+				// Deleted while nobody watched (the agent was down): the
+				// kubelet's UpdatePod makes it terminating at once; what
+				// runs of it is killed, nothing is started.
+				st.state, st.wantSync, st.wantKill = Terminating, false, true
+				st.grace = effectiveGrace(0, u.Pod, nil)
+				m.pods[uid] = st
+				return []types.UID{uid}, true, false
+			}
 			if m.blocked(u.Pod, uid) {
 				st.state, st.wantSync = Waiting, false
 			}

@@ -37,8 +37,8 @@ var testPods = map[string]*v1.Pod{
 //	tick <time>                           -> the pods woken
 //	state <pod>                           -> its State, or "gone"
 //
-// grace=N on a kill is the deleted pod's deletionGracePeriodSeconds, on an
-// evict the kill's override. A TerminatePod shows its grace period when it
+// grace=N on a create or kill is the pod's deletionGracePeriodSeconds (it
+// is deleted), on an evict the kill's override. A TerminatePod shows its grace period when it
 // is not the default 30 s. The resync interval is 60s and the back-off
 // 10s, with no jitter.
 func TestMachine(t *testing.T) {
@@ -300,6 +300,14 @@ func TestMachine(t *testing.T) {
 		state a           -> Terminating
 		next a            -> TerminatePod newer-than 1s
 		done a 2s ok      ->
+		state a           -> gone`,
+	}, {"kubelet UpdatePod: a pod first seen deleted (its deletion came while the agent was down) is terminating at once, never synced", `
+		create a grace=20 -> a
+		state a           -> Terminating
+		next a            -> TerminatePod newer-than never grace=20
+		update a          ->
+		sync a            ->
+		done a 1s ok      ->
 		state a           -> gone`,
 	}, {"pods do not wait for each other", `
 		create a          -> a
