@@ -73,8 +73,9 @@ type DispatchConfig struct {
 // admitted unless an Admit handler refuses it; a refused pod is never run, its status
 // is the kubelet's rejectPod's (Failed, the reason, "Pod was rejected: "
 // and the message). A new pod already Failed or Succeeded in its source
-// (seen again after a restart) goes to the workers, which keep it
-// Terminated, without probes. A known pod is updated; on a status-only
+// (seen again after a restart) is not asked about: it goes to the workers,
+// which keep it Terminated, without probes, and its final status to the
+// status manager. A known pod is updated; on a status-only
 // change (RECONCILE) the workers and status manager hold the newer object
 // instead, as the kubelet's pod manager does; a removed or deleted one
 // killed (once), and a removed pod the workers have forgotten loses its
@@ -109,7 +110,12 @@ func (d *Dispatcher) Dispatch(u podsource.PodUpdate) {
 				continue
 			}
 			d.cfg.Log.Info("pod added", "pod", podName(pod), "uid", pod.UID, "source", u.Source)
-			if !finished {
+			if finished {
+				// Its final status, held as the kubelet's SyncTerminatedPod
+				// sets it: once the pod is deleted, the status writer
+				// finishes the deletion, which nothing else would.
+				d.cfg.Statuses.SetPodStatus(pod, pod.Status)
+			} else {
 				d.cfg.Prober.AddPod(pod)
 			}
 			d.cfg.Workers.UpdatePod(podworkers.Update{Type: podworkers.SyncPodCreate, Pod: pod})

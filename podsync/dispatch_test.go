@@ -99,7 +99,7 @@ func TestDispatch(t *testing.T) {
 			events:   []string{"Warning Evicted The node had condition: [DiskPressure]. "}},
 		{name: "a pod already finished is handed over, not probed", update: podsource.PodUpdate{Op: podsource.ADD,
 			Pods: []*v1.Pod{func() *v1.Pod { p := pod("done", false); p.Status.Phase = v1.PodSucceeded; return p }()}},
-			updates: []string{"SyncPodCreate done Succeeded"}},
+			updates: []string{"SyncPodCreate done Succeeded"}, statuses: []string{`done  Succeeded  ""`}},
 		{name: "mirror pods are not run", update: podsource.PodUpdate{Op: podsource.ADD, Pods: []*v1.Pod{pod("m", true)}}},
 		{name: "a known pod is updated", states: map[types.UID]podworkers.State{"a": podworkers.Syncing},
 			update: podsource.PodUpdate{Op: podsource.UPDATE, Pods: []*v1.Pod{pod("a", false)}}, updates: []string{"SyncPodUpdate a"}},
@@ -120,7 +120,7 @@ func TestDispatch(t *testing.T) {
 		{name: "kubelet HandlePodAdditions: a pod already Failed (seen again after a restart) is not admitted: its final status stays",
 			update: podsource.PodUpdate{Op: podsource.ADD,
 				Pods: []*v1.Pod{func() *v1.Pod { p := pod("refused-if-asked", false); p.Status.Phase = v1.PodFailed; return p }()}},
-			updates: []string{"SyncPodCreate refused-if-asked Failed"}},
+			updates: []string{"SyncPodCreate refused-if-asked Failed"}, statuses: []string{`refused-if-asked  Failed  ""`}},
 		{name: "a removed pod the workers forgot loses its status", update: podsource.PodUpdate{Op: podsource.REMOVE, Pods: []*v1.Pod{pod("a", false)}},
 			statusRemoved: []string{"a"}},
 	} {
