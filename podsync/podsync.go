@@ -41,7 +41,10 @@ type Cgroups interface {
 // implements it (its Mounts set them up, through the runtime manager).
 type Volumes interface {
 	SetUpAll(pod *v1.Pod) error
+	// TearDown needs only pod's UID (an orphaned directory has no spec).
 	TearDown(pod *v1.Pod) error
+	// PodUIDs are the pods with a directory, for the orphans' clean-up.
+	PodUIDs() []types.UID
 }
 
 // Prober is the probe manager's part used; *prober.Manager implements it.
@@ -280,19 +283,50 @@ func (s *Syncer) terminate(ctx context.Context, w podworkers.Work) error {
 // HandlePodCleanups. Call it only once every pod source has delivered, so
 // that a pod not yet re-read after a restart is not taken for an orphan.
 func (s *Syncer) Orphans(ctx context.Context, known map[types.UID]bool) ([]podworkers.Update, error) {
+	kills, _, err := s.orphans(ctx, known)
+	return kills, err
+}
+
+// orphans is Orphans, and the UIDs of every pod the runtime has.
+func (s *Syncer) orphans(ctx context.Context, known map[types.UID]bool) ([]podworkers.Update, map[types.UID]bool, error) {
 	pods, err := s.cfg.Runtime.GetPods(ctx, true)
 	if err != nil {
-		return nil, fmt.Errorf("listing pods for orphan clean-up: %w", err)
+		return nil, nil, fmt.Errorf("listing pods for orphan clean-up: %w", err)
 	}
 	var out []podworkers.Update
+	inRuntime := make(map[types.UID]bool, len(pods))
 	for _, p := range pods {
+		inRuntime[p.ID] = true
 		if !known[p.ID] {
 			s.cfg.Log.Info("killing orphaned pod: no source has it", "pod", p.Namespace+"/"+p.Name, "uid", p.ID)
 			out = append(out, podworkers.Update{Type: podworkers.SyncPodKill, RuntimeOnly: true,
 				Pod: &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.ID}}})
 		}
 	}
-	return out, nil
+	return out, inRuntime, nil
+}
+
+// CleanupPodDirs tears down the volumes and directory of every pod that
+// neither known nor the runtime (inRuntime) has: the kubelet's
+// cleanupOrphanedPodDirs. A pod killed as an orphan, or one whose
+// termination was cut short by an agent crash after its containers went,
+// leaves its directory otherwise.
+func (s *Syncer) CleanupPodDirs(known, inRuntime map[types.UID]bool) error {
+	if s.cfg.Volumes == nil {
+		return nil
+	}
+	var errs []error
+	for _, uid := range s.cfg.Volumes.PodUIDs() {
+		if known[uid] || inRuntime[uid] {
+			continue
+		}
+		if err := s.cfg.Volumes.TearDown(&v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid}}); err != nil {
+			errs = append(errs, fmt.Errorf("orphaned pod directory %s: %w", uid, err))
+			continue
+		}
+		s.cfg.Log.Info("removed the directory of an orphaned pod", "uid", uid)
+	}
+	return errors.Join(errs...)
 }
 
 // Workers is what Housekeeping needs of the pod workers;
@@ -304,14 +338,19 @@ type Workers interface {
 }
 
 // Housekeeping hands the workers a kill for each orphan (see Orphans),
-// removes the cgroups of pods that are gone (see CleanupCgroups) and the
+// removes the directories (CleanupPodDirs) and cgroups (CleanupCgroups) of
+// pods that are gone, and the
 // mirror pods whose static pod is gone: the
 // kubelet's HandlePodCleanups, for every housekeeping period once every
 // pod source has delivered.
 func (s *Syncer) Housekeeping(ctx context.Context, w Workers) error {
-	kills, err := s.Orphans(ctx, w.Known())
+	known := w.Known()
+	kills, inRuntime, err := s.orphans(ctx, known)
 	for _, u := range kills {
 		w.UpdatePod(u)
+	}
+	if err == nil { // else any pod could still run
+		err = s.CleanupPodDirs(known, inRuntime)
 	}
 	var mirrorErr error
 	if s.cfg.Mirrors != nil {
@@ -323,7 +362,7 @@ func (s *Syncer) Housekeeping(ctx context.Context, w Workers) error {
 		}
 		mirrorErr = s.cfg.Mirrors.DeleteOrphans(ctx, func(ns, name string) bool { return static[ns+"/"+name] })
 	}
-	return errors.Join(err, s.CleanupCgroups(w.Known()), mirrorErr)
+	return errors.Join(err, s.CleanupCgroups(known), mirrorErr)
 }
 
 func isAPIPod(p *v1.Pod) bool { return p.Annotations["kubernetes.io/config.source"] == "api" }

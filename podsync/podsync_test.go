@@ -260,3 +260,30 @@ func TestEvictedPodKeepsItsFinalStatus(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, pods, "removed from the runtime")
 }
+
+// podDirs is a Volumes whose pods have directories; TearDown removes one.
+type podDirs struct{ dirs, tornDown []types.UID }
+
+func (*podDirs) SetUpAll(*v1.Pod) error       { return nil }
+func (v *podDirs) PodUIDs() []types.UID       { return v.dirs }
+func (v *podDirs) TearDown(pod *v1.Pod) error { v.tornDown = append(v.tornDown, pod.UID); return nil }
+
+// kubelet cleanupOrphanedPodDirs: housekeeping tears down the directory
+// of a pod that neither the workers nor the runtime have; one the runtime
+// still runs (an orphan being killed) keeps it until it is gone.
+func TestHousekeepingRemovesOrphanedPodDirectories(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	orphan := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "orphan", Namespace: "default", UID: "in-runtime"},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: testImage, Args: []string{"serve"}}}}}
+	require.NoError(t, e.syncer.Sync(ctx, podworkers.Work{Type: podworkers.SyncPod, Pod: orphan}))
+	vols := &podDirs{dirs: []types.UID{"known", "in-runtime", "gone"}}
+	s, err := podsync.New(podsync.Config{Runtime: e.mgr, Prober: e.probes, Cache: e.cache, Statuses: e.statuses, Volumes: vols,
+		Reasons: podstatus.NewReasonCache(), RuntimeName: "nodekit-fake", HostIPs: []string{"127.0.0.1"}})
+	require.NoError(t, err)
+	w := &workers{known: map[types.UID]bool{"known": true}}
+	require.NoError(t, s.Housekeeping(ctx, w))
+	assert.Equal(t, []types.UID{"gone"}, vols.tornDown)
+	require.Len(t, w.kills, 1, "the pod in the runtime is killed as an orphan")
+	assert.Equal(t, types.UID("in-runtime"), w.kills[0].Pod.UID)
+}

@@ -167,6 +167,19 @@ type PodForgetter interface {
 	ForgetPod(uid types.UID)
 }
 
+// PodUIDs are the pods that have a directory under <root-dir>/pods: a
+// clean-up tears down those of pods gone (the kubelet's
+// cleanupOrphanedPodDirs).
+func (m *Manager) PodUIDs() []types.UID {
+	var out []types.UID
+	for _, name := range readDirs(m.layout.PodsDir()) {
+		if len(podpath.ValidateUID(name)) == 0 {
+			out = append(out, types.UID(name))
+		}
+	}
+	return out
+}
+
 // TearDown lets each plugin undo its volumes of pod (unmounts), tells the
 // PodForgetters, and removes the pod's directory, <root-dir>/pods/<uid>,
 // without following any symlink out of it.

@@ -77,6 +77,8 @@ func TestVolumeMountsAndTearDown(t *testing.T) {
 	assert.True(t, mounts[1].ReadOnly)
 	assert.Equal(t, filepath.Join(emptyDir, "scratch"), mounts[2].HostPath, "set up once, mounted twice")
 	assert.DirExists(t, host)
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "pods", "not a uid"), 0o755))
+	assert.Equal(t, []types.UID{"u1"}, v.PodUIDs(), "the pods with a directory")
 
 	for _, tc := range []struct {
 		mount v1.VolumeMount
@@ -91,8 +93,9 @@ func TestVolumeMountsAndTearDown(t *testing.T) {
 		assert.ErrorContains(t, err, tc.want)
 	}
 
-	require.NoError(t, v.TearDown(pod))
+	require.NoError(t, v.TearDown(&v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u1"}}), "the UID alone: an orphaned directory")
 	assert.NoDirExists(t, filepath.Join(root, "pods/u1"))
+	assert.Empty(t, v.PodUIDs())
 	assert.DirExists(t, host, "hostPath is left alone")
 }
 
