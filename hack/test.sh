@@ -6,7 +6,9 @@
 # Go tests and benchmarks with -race.
 #
 # Needs root and Debian (apt) for containerd; installs what is missing.
-# Env: NODEKIT_KEEP_CONTAINERD=1 leaves containerd running afterwards;
+# Env: NODEKIT_SOAK (default 150s) is the churn of e2e's TestSoak, the agent
+#      under faults on real parts (NODEKIT_SOAK=10m for a long run);
+#      NODEKIT_KEEP_CONTAINERD=1 leaves containerd running afterwards;
 #      BENCHTIME (default 20x) is the -benchtime of the benchmark pass;
 #      FUZZTIME (default 250000x), FUZZTIME_API (default 150000x) and
 #      FUZZTIME_THRESHOLDS (default 200000x) are the -fuzztime of the

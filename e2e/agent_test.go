@@ -1,0 +1,154 @@
+//go:build integration
+
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nodekit-dev/nodekit/internal/testenv"
+)
+
+// agentProcess runs examples/kubelet as a process of its own, so that the
+// test can kill it as a crash would, and start it again on the same state.
+type agentProcess struct {
+	t       *testing.T
+	bin     string
+	logPath string
+	healthz int
+	args    func(nodeIP string) []string
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	exited chan struct{}
+	nodeIP string
+	starts int
+}
+
+// buildAgent builds examples/kubelet (with -race when the test has it).
+func buildAgent(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "kubelet")
+	args := []string{"build", "-o", bin}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	cmd := exec.Command("go", append(args, "./examples/kubelet")...)
+	cmd.Dir = testenv.RepoRoot(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./examples/kubelet: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// freePort is a port on 127.0.0.1 nothing listens on now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// start runs the agent with the node IP given, appending to its log, and
+// waits until its /healthz answers.
+func (a *agentProcess) start(nodeIP string) {
+	a.t.Helper()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.cmd != nil {
+		a.t.Fatalf("agent started twice")
+	}
+	log, err := os.OpenFile(a.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	a.starts++
+	fmt.Fprintf(log, "==== start %d, --node-ip %s, %s\n", a.starts, nodeIP, time.Now().Format(time.RFC3339Nano))
+	cmd := exec.Command(a.bin, a.args(nodeIP)...)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		a.t.Fatalf("starting the agent: %v", err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); log.Close(); close(exited) }()
+	a.cmd, a.exited, a.nodeIP = cmd, exited, nodeIP
+	if err := a.waitHealthy(exited); err != nil {
+		a.t.Fatalf("agent start %d: %v\n%s", a.starts, err, a.logTail(40))
+	}
+}
+
+func (a *agentProcess) waitHealthy(exited chan struct{}) error {
+	url := "http://127.0.0.1:" + strconv.Itoa(a.healthz) + "/healthz"
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return fmt.Errorf("exited before /healthz answered")
+		default:
+		}
+		if resp, err := http.Get(url); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("%s not ok within 60s", url)
+}
+
+// stop ends the agent with sig (SIGKILL: a crash; SIGTERM: a stop) and
+// waits for it to exit.
+func (a *agentProcess) stop(sig syscall.Signal) {
+	a.t.Helper()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.cmd == nil {
+		return
+	}
+	_ = a.cmd.Process.Signal(sig)
+	select {
+	case <-a.exited:
+	case <-time.After(60 * time.Second):
+		_ = a.cmd.Process.Kill()
+		<-a.exited
+		a.t.Errorf("the agent did not exit within 60s of %v", sig)
+	}
+	a.cmd = nil
+}
+
+// alive says the agent runs (it did not exit on its own).
+func (a *agentProcess) alive() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.cmd == nil {
+		return false
+	}
+	select {
+	case <-a.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+func (a *agentProcess) logTail(lines int) string {
+	b, _ := os.ReadFile(a.logPath)
+	all := bytes.Split(b, []byte("\n"))
+	return string(bytes.Join(all[max(0, len(all)-lines):], []byte("\n")))
+}

@@ -1,0 +1,12 @@
+// Package e2e holds nodekit's end-to-end tests: the reference agent
+// (examples/kubelet) as a process of its own on the real containerd and
+// kube-apiserver that hack/ starts, driven and checked from outside. It
+// has no code of its own; its tests run with the build tag integration
+// (hack/test.sh).
+//
+// TestSoak churns API pods for a while (NODEKIT_SOAK, default 150s) while
+// it kills the agent, restarts containerd, stops the apiserver, deletes the
+// Node and changes the node's IP, then checks that nothing stayed stuck:
+//
+//	NODEKIT_SOAK=10m go test -tags integration -run TestSoak -timeout 30m ./e2e
+package e2e
