@@ -42,7 +42,9 @@ type Update struct {
 
 // Results holds one probe type's current results by container ID, and
 // sends an Update on every change. The consumer must read Updates: a full
-// channel holds up the probe that produced the change.
+// channel holds up the probe that produced the change, until the prober's
+// Run ends (its context): then nobody reads, and changes are kept, not
+// sent.
 type Results struct {
 	probeType ProbeType
 	mu        sync.RWMutex
@@ -50,10 +52,15 @@ type Results struct {
 	updates   chan Update
 	sendMu    sync.Mutex // serialises sends against close
 	closed    bool
+	abandoned chan struct{} // closed when Run's context ends
+	abandon   func()
 }
 
 func newResults(t ProbeType, capacity int) *Results {
-	return &Results{probeType: t, byID: map[string]probe.Result{}, updates: make(chan Update, capacity)}
+	r := &Results{probeType: t, byID: map[string]probe.Result{}, updates: make(chan Update, capacity),
+		abandoned: make(chan struct{})}
+	r.abandon = sync.OnceFunc(func() { close(r.abandoned) })
+	return r
 }
 
 // Get returns the container's result, if it has one.
@@ -90,7 +97,10 @@ func (r *Results) set(containerID string, res probe.Result, pod types.UID) {
 		r.sendMu.Lock()
 		defer r.sendMu.Unlock()
 		if !r.closed {
-			r.updates <- Update{ContainerID: containerID, Result: res, PodUID: pod, ProbeType: r.probeType}
+			select {
+			case r.updates <- Update{ContainerID: containerID, Result: res, PodUID: pod, ProbeType: r.probeType}:
+			case <-r.abandoned: // the consumer stopped with Run: a probe must not wait for it
+			}
 		}
 	}
 }

@@ -37,6 +37,14 @@ func (m *Manager) Run(ctx context.Context) error {
 	if !m.ran.CompareAndSwap(false, true) {
 		return errors.New("prober: Run was already called")
 	}
+	// Once ctx ends the consumer reads no more: a result sent then must not
+	// hold up the scheduler or a probe that Run waits for.
+	stop := context.AfterFunc(ctx, func() {
+		for _, r := range []*Results{m.liveness, m.readiness, m.startup} {
+			r.abandon()
+		}
+	})
+	defer stop()
 	rs := &runState{ctx: ctx}
 	h, _ := m.cfg.Runner.(*handlers)
 	if h != nil {
