@@ -196,19 +196,23 @@ func register(r prometheus.Registerer, cs ...prometheus.Collector) error {
 }
 
 // newDispatcher admits source updates in the kubelet's order: the
-// eviction manager's handler, then the predicates (MaxPods is the node's
-// allocatable pods there).
+// eviction manager's handler, the sysctl allowlist, then the predicates
+// (MaxPods is the node's allocatable pods there).
 func (a *Agent) newDispatcher() error {
 	predicate, err := admission.New(admission.Config{Node: a.admissionNode, Pods: a.workers, Log: a.log.WithName("admission")})
 	if err != nil {
 		return err
+	}
+	sysctls, err := admission.NewSysctls(a.cfg.AllowedUnsafeSysctls)
+	if err != nil {
+		return fmt.Errorf("nodeagent: Config.AllowedUnsafeSysctls: %w", err)
 	}
 	var admit []podsync.PodAdmitFunc
 	if a.eviction != nil {
 		admit = append(admit, a.eviction.AdmitPod)
 	}
 	dispatch := podsync.DispatchConfig{Workers: a.workers, Prober: a.prober, Statuses: a.statuses,
-		Admit: append(admit, predicate.Admit), Log: a.log.WithName("pods")}
+		Admit: append(admit, sysctls.Admit, predicate.Admit), Log: a.log.WithName("pods")}
 	if a.cluster != nil { // no typed nils in the interfaces
 		dispatch.Mirrors, dispatch.Recorder = a.cluster.mirrors, a.cluster.recorder
 	}

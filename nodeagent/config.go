@@ -61,6 +61,9 @@ type Config struct {
 	LeaseDurationSeconds int32
 	// MaxPods is the pods capacity (110); more are rejected at admission.
 	MaxPods int
+	// AllowedUnsafeSysctls are the sysctls beyond admission.SafeSysctls a
+	// pod may set (--allowed-unsafe-sysctls; a trailing * allows a prefix).
+	AllowedUnsafeSysctls []string
 	// Port is the kubelet endpoint the Node advertises (10250); the
 	// caller serves it.
 	Port int32

@@ -72,6 +72,9 @@ func applyConfigFile(fs *flag.FlagSet, cfg *config, sf *servingFlags, path strin
 			*b.dst = *b.v
 		}
 	}
+	if !set["allowed-unsafe-sysctls"] && len(kc.AllowedUnsafeSysctls) > 0 {
+		cfg.allowedUnsafeSysctls = kc.AllowedUnsafeSysctls
+	}
 	if kc.SingleProcessOOMKill != nil {
 		cfg.singleProcessOOMKill = *kc.SingleProcessOOMKill
 	}
@@ -87,7 +90,8 @@ var implementedFields = []string{"staticPodPath", "staticPodURL", "containerRunt
 	"enableDebuggingHandlers", "podLogsDir", "tlsCertFile", "tlsPrivateKeyFile", "tlsMinVersion", "tlsCipherSuites",
 	"authentication", "authorization", "imageGCHighThresholdPercent", "imageGCLowThresholdPercent", "imageMinimumGCAge",
 	"imageMaximumGCAge", "evictionSoft", "evictionSoftGracePeriod", "evictionMinimumReclaim", "evictionMaxPodGracePeriod",
-	"evictionPressureTransitionPeriod", "mergeDefaultEvictionSettings", "localStorageCapacityIsolation", "singleProcessOOMKill"}
+	"evictionPressureTransitionPeriod", "mergeDefaultEvictionSettings", "localStorageCapacityIsolation", "singleProcessOOMKill",
+	"allowedUnsafeSysctls"}
 
 // take sets *dst to v unless the flag was given or v is unset (zero).
 func take[T comparable](set map[string]bool, flagName string, dst *T, v T) {

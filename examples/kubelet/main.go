@@ -59,6 +59,7 @@ type config struct {
 	nodeLabels                                                                        map[string]string
 	taints                                                                            []v1.Taint
 	kubeReserved, systemReserved                                                      string // name=quantity,...
+	allowedUnsafeSysctls                                                              []string
 	cgroupsPerQOS, debugHandlers, fakeServesPorts                                     bool
 	// singleProcessOOMKill is the config-file field (no flag, as in the
 	// kubelet): on cgroup v2, an OOM kill takes one process, not the container.
@@ -173,6 +174,10 @@ func newFlagSet(cfg *config, raw *rawFlags) *flag.FlagSet {
 	fs.StringVar(&raw.taints, "register-with-taints", "", "taints to register the node with: key=value:Effect,...")
 	fs.StringVar(&cfg.kubeReserved, "kube-reserved", "", "resources held back for Kubernetes daemons: cpu=200m,memory=500Mi,...")
 	fs.StringVar(&cfg.systemReserved, "system-reserved", "", "resources held back for the system: cpu=200m,memory=500Mi,...")
+	fs.Func("allowed-unsafe-sysctls", "unsafe sysctls (or prefixes ending in *) pods may set: name,...", func(v string) error {
+		cfg.allowedUnsafeSysctls = append(cfg.allowedUnsafeSysctls, strings.Split(v, ",")...)
+		return nil
+	})
 	return fs
 }
 

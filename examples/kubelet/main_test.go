@@ -307,6 +307,16 @@ func TestAKubeletCommandLineWorksUnchanged(t *testing.T) {
 	assert.Equal(t, 2, cfg.verbosity)
 	assert.Equal(t, "/etc/kubernetes/pki/ca.crt", cfg.serving.authn.X509.ClientCAFile)
 
+	cfgFile = filepath.Join(t.TempDir(), "sysctls.yaml")
+	require.NoError(t, os.WriteFile(cfgFile, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"+
+		"allowedUnsafeSysctls: [kernel.msg*]\n"), 0o644))
+	cfg, err = parseFlags([]string{"--config=" + cfgFile})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"kernel.msg*"}, cfg.allowedUnsafeSysctls, "the config file's")
+	cfg, err = parseFlags([]string{"--config=" + cfgFile, "--allowed-unsafe-sysctls=net.core.somaxconn,kernel.shmmax"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"net.core.somaxconn", "kernel.shmmax"}, cfg.allowedUnsafeSysctls, "the flag wins")
+
 	_, err = parseFlags([]string{"--rotate-certificates=maybe"})
 	assert.ErrorContains(t, err, `invalid boolean value "maybe" for -rotate-certificates`)
 	_, err = parseFlags([]string{"--housekeeping_interval=10s"})
