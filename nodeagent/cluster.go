@@ -26,6 +26,7 @@ import (
 type cluster struct {
 	client   kubernetes.Interface
 	reporter *nodestatus.Reporter
+	apiNode  *nodestatus.APINode // the Node as the API has it, for admission
 	mirrors  *mirrorpod.Manager
 	statuses *podstatus.Syncer
 	objects  *volumeapi.Objects // ConfigMaps, Secrets and tokens for volumes and env
@@ -40,6 +41,7 @@ func newCluster(ctx context.Context, cfg Config) (*cluster, error) {
 	c := &cluster{client: cfg.Client, events: record.NewBroadcaster(record.WithContext(ctx),
 		record.WithCorrelatorOptions(cfg.EventCorrelator))}
 	c.recorder = c.events.NewRecorder(scheme.Scheme, v1.EventSource{Component: "kubelet", Host: cfg.NodeName})
+	c.apiNode = nodestatus.NewAPINode(c.client, cfg.NodeName)
 	var err error
 	if c.objects, err = volumeapi.New(c.client); err != nil {
 		return nil, err
@@ -87,7 +89,8 @@ func (c *cluster) run(ctx context.Context, a *Agent, wg *sync.WaitGroup) {
 	c.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
 	c.recorder.Eventf(nodeRef(a.cfg.NodeName), v1.EventTypeNormal, "Starting", "Starting kubelet.")
 	lease := nodestatus.NewLease(c.client, a.cfg.NodeName, a.cfg.LeaseDurationSeconds, a.cfg.Clock, nil)
-	wg.Add(3)
+	wg.Add(4)
+	go func() { defer wg.Done(); c.apiNode.Run(ctx) }()
 	go func() { defer wg.Done(); a.logError(c.statuses.Run(ctx), "pod status") }()
 	go func() { defer wg.Done(); a.logError(c.reporter.Run(ctx), "node status") }()
 	go func() { defer wg.Done(); lease.Run(ctx) }()

@@ -61,5 +61,24 @@ func (a *Agent) allocatable() v1.ResourceList {
 }
 
 // admissionNode is the node the predicate admit handler reads: the one
-// described from the machine and the config (labels, taints, allocatable).
-func (a *Agent) admissionNode() (*v1.Node, error) { return a.node.ForAdmission(), nil }
+// described from the machine and the config (allocatable), with, in
+// cluster mode, the labels and taints of the Node in the API.
+func (a *Agent) admissionNode() (*v1.Node, error) {
+	local := a.node.ForAdmission()
+	if a.cluster == nil {
+		return local, nil
+	}
+	return withAPILabels(local, a.cluster.apiNode.Get()), nil
+}
+
+// withAPILabels gives local the labels and taints of api, the Node as the
+// API server has it, when there is one: the kubelet admits against the
+// Node its informer holds, so a label or taint set with kubectl counts at
+// once. Allocatable stays local's: it is what the node posts.
+func withAPILabels(local, api *v1.Node) *v1.Node {
+	if api == nil {
+		return local
+	}
+	local.Labels, local.Spec.Taints = api.Labels, api.Spec.Taints
+	return local
+}

@@ -19,6 +19,8 @@
 //     every 10s (--node-status-update-frequency) and PATCHes it only when
 //     it changed or 5m passed (nodeStatusReportFrequency), 5 tries per
 //     period, with the kubelet's strategic-merge patch.
+//   - APINode is the kubelet's node informer: the Node as the API has it,
+//     by a watch of that one object, for admission (labels, taints).
 //   - NewLease is the kubelet's Lease in kube-node-lease: 40s, renewed
 //     every 10s, owned by the Node (client-go's component-helpers lease
 //     controller, configured as the kubelet configures it).

@@ -1,0 +1,38 @@
+package nodeagent
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// kubelet getNodeAnyWay: admission reads the Node its informer holds (a
+// label added with kubectl, a taint) and the local one before the first
+// list.
+func TestWithAPILabels(t *testing.T) {
+	local := func() *v1.Node {
+		return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: map[string]string{"configured": "yes"}},
+			Status: v1.NodeStatus{Allocatable: v1.ResourceList{v1.ResourcePods: resource.MustParse("110")}}}
+	}
+	api := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: map[string]string{"configured": "yes", "added": "by-kubectl"}},
+		Spec: v1.NodeSpec{Taints: []v1.Taint{{Key: "k", Effect: v1.TaintEffectNoExecute}}}}
+	for _, tc := range []struct {
+		name       string
+		api        *v1.Node
+		wantLabels map[string]string
+		wantTaints []v1.Taint
+	}{
+		{"before the first list: the local node", nil, map[string]string{"configured": "yes"}, nil},
+		{"the API's labels and taints", api, api.Labels, api.Spec.Taints},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := withAPILabels(local(), tc.api)
+			assert.Equal(t, tc.wantLabels, n.Labels)
+			assert.Equal(t, tc.wantTaints, n.Spec.Taints)
+			assert.Equal(t, "110", n.Status.Allocatable.Pods().String(), "allocatable stays the local one")
+		})
+	}
+}
