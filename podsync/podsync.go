@@ -211,7 +211,15 @@ func (s *Syncer) generate(pod *v1.Pod, st *kc.PodStatus) v1.PodStatus {
 	if old, ok := s.cfg.Statuses.PodStatus(pod.UID); ok {
 		in.Old = &old
 	}
-	return podstatus.Generate(in)
+	status := podstatus.Generate(in)
+	start := pod.Status.StartTime // the status manager sets it when first published
+	if in.Old != nil {
+		start = in.Old.StartTime
+	}
+	if s.pastDeadlineSince(pod, start) {
+		deadlineExceeded(&status) // then terminated as any pod whose phase became terminal
+	}
+	return status
 }
 
 // changed says whether a sync started or stopped anything.
@@ -337,13 +345,21 @@ type Workers interface {
 	UpdatePod(u podworkers.Update)
 }
 
-// Housekeeping hands the workers a kill for each orphan (see Orphans),
+// Housekeeping asks for a sync of each pod past its active deadline,
+// hands the workers a kill for each orphan (see Orphans),
 // removes the directories (CleanupPodDirs) and cgroups (CleanupCgroups) of
 // pods that are gone, and the
 // mirror pods whose static pod is gone: the
 // kubelet's HandlePodCleanups, for every housekeeping period once every
 // pod source has delivered.
 func (s *Syncer) Housekeeping(ctx context.Context, w Workers) error {
+	for _, p := range w.Pods() {
+		if s.pastActiveDeadline(p) {
+			// The kubelet's sync loop asks its active deadline handler
+			// (ShouldSync): the pod is synced, and fails, at once.
+			w.UpdatePod(podworkers.Update{Type: podworkers.SyncPodSync, Pod: p})
+		}
+	}
 	known := w.Known()
 	kills, inRuntime, err := s.orphans(ctx, known)
 	for _, u := range kills {

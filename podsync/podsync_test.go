@@ -11,6 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
@@ -286,4 +287,51 @@ func TestHousekeepingRemovesOrphanedPodDirectories(t *testing.T) {
 	assert.Equal(t, []types.UID{"gone"}, vols.tornDown)
 	require.Len(t, w.kills, 1, "the pod in the runtime is killed as an orphan")
 	assert.Equal(t, types.UID("in-runtime"), w.kills[0].Pod.UID)
+}
+
+// kubelet active_deadline.go: a pod active longer than its
+// spec.activeDeadlineSeconds is synced at once by housekeeping (ShouldSync)
+// and fails (ShouldEvict: Failed, DeadlineExceeded, the kubelet's
+// message), then is terminated as a finished pod, keeping that status.
+// Upstream e2e: "Pods should allow activeDeadlineSeconds to be updated".
+func TestActiveDeadlineFailsThePod(t *testing.T) {
+	e := newEnv(t)
+	clk := clocktesting.NewFakeClock(time.Now())
+	statuses := podstatus.NewManager(clk)
+	s, err := podsync.New(podsync.Config{Runtime: e.mgr, Prober: e.probes, Cache: e.cache, Statuses: statuses,
+		Reasons: podstatus.NewReasonCache(), RuntimeName: "nodekit-fake", HostIPs: []string{"127.0.0.1"}, Clock: clk})
+	require.NoError(t, err)
+	ctx := context.Background()
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "u1"},
+		Spec: v1.PodSpec{ActiveDeadlineSeconds: ptr.To[int64](30),
+			Containers: []v1.Container{{Name: "c", Image: testImage, Args: []string{"serve"}}}}}
+	running := func() *kc.PodStatus {
+		st, err := e.mgr.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
+		require.NoError(t, err)
+		return st
+	}
+	require.NoError(t, s.Sync(ctx, podworkers.Work{Type: podworkers.SyncPod, Pod: pod}))
+	status, _ := statuses.PodStatus(pod.UID)
+	require.Equal(t, v1.PodRunning, status.Phase)
+
+	w := &workers{pods: []*v1.Pod{pod}, known: map[types.UID]bool{"u1": true}}
+	clk.Step(29 * time.Second)
+	require.NoError(t, s.Housekeeping(ctx, w))
+	assert.Empty(t, w.kills, "within its deadline")
+	require.NoError(t, s.Sync(ctx, podworkers.Work{Type: podworkers.SyncPod, Pod: pod, Status: running()}))
+
+	clk.Step(time.Second)
+	require.NoError(t, s.Housekeeping(ctx, w))
+	require.Len(t, w.kills, 1, "past it: synced at once")
+	assert.Equal(t, podworkers.SyncPodSync, w.kills[0].Type)
+	err = s.Sync(ctx, podworkers.Work{Type: podworkers.SyncPod, Pod: pod, Status: running()})
+	require.ErrorIs(t, err, podworkers.ErrPodTerminal)
+	status, _ = statuses.PodStatus(pod.UID)
+	assert.Equal(t, []string{"Failed", "DeadlineExceeded", "Pod was active on the node longer than the specified deadline"},
+		[]string{string(status.Phase), status.Reason, status.Message})
+
+	require.NoError(t, s.Sync(ctx, podworkers.Work{Type: podworkers.TerminatePod, Pod: pod, Finished: true}))
+	status, _ = statuses.PodStatus(pod.UID)
+	assert.Equal(t, []string{"Failed", "DeadlineExceeded"}, []string{string(status.Phase), status.Reason}, "kept once killed")
+	require.NotNil(t, status.ContainerStatuses[0].State.Terminated, "its container was killed")
 }
