@@ -10,8 +10,10 @@ import (
 	"github.com/nodekit-dev/nodekit/resources"
 )
 
-// The kubelet's waiting reasons for a container that has no failure to
-// show (kubelet.ContainerCreating, kubelet.PodInitializing).
+// The kubelet's waiting reasons for a container not created yet that has
+// no failed start to show (kubelet.ContainerCreating, PodInitializing):
+// PodInitializing for every container of a pod with init containers,
+// whatever its phase, else ContainerCreating.
 const (
 	ReasonContainerCreating = "ContainerCreating"
 	ReasonPodInitializing   = "PodInitializing"
@@ -97,8 +99,10 @@ func containerStatuses(in Input, specs []v1.Container, init bool) []v1.Container
 	if len(specs) == 0 {
 		return nil
 	}
+	// The kubelet's rule reads the pod, not the container: init containers
+	// too wait in PodInitializing (kubectl's "Init:0/2").
 	waiting := ReasonContainerCreating
-	if !init && len(in.Pod.Spec.InitContainers) > 0 {
+	if len(in.Pod.Spec.InitContainers) > 0 {
 		waiting = ReasonPodInitializing
 	}
 	out := make([]v1.ContainerStatus, 0, len(specs))

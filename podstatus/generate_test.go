@@ -168,7 +168,7 @@ func TestGenerate(t *testing.T) {
 		reasons: map[string]podstatus.Failure{"i1": {Reason: "CrashLoopBackOff"}},
 		check: func(t *testing.T, s v1.PodStatus) {
 			assert.Equal(t, "CrashLoopBackOff", s.InitContainerStatuses[0].State.Waiting.Reason)
-			assert.Equal(t, "ContainerCreating", s.InitContainerStatuses[1].State.Waiting.Reason)
+			assert.Equal(t, "PodInitializing", s.InitContainerStatuses[1].State.Waiting.Reason, "the kubelet's default for a pod with init containers")
 			assert.Equal(t, "False ContainersNotInitialized containers with incomplete status: [i1 i2]", conditions(s)[v1.PodInitialized])
 		},
 	}, {
