@@ -22,13 +22,13 @@ const (
 // Ready, ContainersReady, PodScheduled (a pod on a node was scheduled).
 // s holds the container statuses with Ready and Started set and the phase.
 func Conditions(pod *v1.Pod, s *v1.PodStatus, sandboxReady, initializedBefore bool) []v1.PodCondition {
-	return []v1.PodCondition{
-		condition(v1.PodReadyToStartContainers, sandboxReady, "", ""),
-		Initialized(pod, s, initializedBefore),
-		Ready(pod, s),
-		ContainersReady(pod, s),
-		{Type: v1.PodScheduled, Status: v1.ConditionTrue},
-	}
+	out := make([]v1.PodCondition, 2, 5)
+	out[0] = condition(v1.PodReadyToStartContainers, sandboxReady, "", "")
+	out[1] = Initialized(pod, s, initializedBefore)
+	// As in the kubelet, a gate naming a condition of its own sees only
+	// those generated before Ready.
+	return append(out, ready(pod, s, out), ContainersReady(pod, s),
+		v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionTrue})
 }
 
 // Initialized is the kubelet's GeneratePodInitializedCondition.
@@ -98,8 +98,17 @@ func ContainersReady(pod *v1.Pod, s *v1.PodStatus) v1.PodCondition {
 }
 
 // Ready is the kubelet's GeneratePodReadyCondition: ContainersReady, then
-// every readiness gate's condition (from pod.Status.Conditions) True.
+// every readiness gate's condition True. A gate's condition is another
+// writer's from pod.Status.Conditions (a controller sets it in the API);
+// a gate naming one of the kubelet's own is looked up in s.Conditions.
 func Ready(pod *v1.Pod, s *v1.PodStatus) v1.PodCondition {
+	return ready(pod, s, s.Conditions)
+}
+
+// ready is Ready with the kubelet's conditions generated before it: in
+// the kubelet's generateAPIPodStatus a gate naming Initialized reads the
+// new one, and one naming ContainersReady (generated after) finds none.
+func ready(pod *v1.Pod, s *v1.PodStatus, generated []v1.PodCondition) v1.PodCondition {
 	cr := ContainersReady(pod, s)
 	if cr.Status != v1.ConditionTrue {
 		return condition(v1.PodReady, false, cr.Reason, cr.Message)
@@ -107,6 +116,9 @@ func Ready(pod *v1.Pod, s *v1.PodStatus) v1.PodCondition {
 	var msgs []string
 	for _, gate := range pod.Spec.ReadinessGates {
 		c := find(pod.Status.Conditions, gate.ConditionType)
+		if ownedByKubelet(gate.ConditionType) {
+			c = find(generated, gate.ConditionType)
+		}
 		switch {
 		case c == nil:
 			msgs = append(msgs, fmt.Sprintf("corresponding condition of pod readiness gate %q does not exist.", gate.ConditionType))
@@ -118,6 +130,24 @@ func Ready(pod *v1.Pod, s *v1.PodStatus) v1.PodCondition {
 		return condition(v1.PodReady, false, ReasonReadinessGatesNotReady, strings.Join(msgs, ", "))
 	}
 	return condition(v1.PodReady, true, "", "")
+}
+
+// ReadyStale is the kubelet's NeedToReconcilePodReadiness: pod has
+// readiness gates and the Ready condition in its status differs, in status
+// or message, from the one its status now makes, because a gate's
+// condition changed in the API. Such a status-only change needs a sync at
+// once (HandlePodReconcile), not at the next resync. A status without
+// Ready yet is not stale: the pod's first sync writes one.
+func ReadyStale(pod *v1.Pod) bool {
+	if len(pod.Spec.ReadinessGates) == 0 {
+		return false
+	}
+	cur := find(pod.Status.Conditions, v1.PodReady)
+	if cur == nil {
+		return false
+	}
+	want := Ready(pod, &pod.Status)
+	return cur.Status != want.Status || cur.Message != want.Message
 }
 
 // unreadyMessage is the kubelet's wording, e.g. "containers with unknown

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/nodekit-dev/nodekit/podstatus"
@@ -91,6 +92,120 @@ func TestConditionsSidecarBranch(t *testing.T) {
 			r := podstatus.Ready(pod, s)
 			assert.Equal(t, tc.wantContainersReady, r.Status, "Ready follows ContainersReady without readiness gates")
 			assert.Equal(t, tc.wantReadyMessage, r.Message)
+		})
+	}
+}
+
+// The kubelet's GeneratePodReadyCondition: Ready is ContainersReady's
+// status, reason and message unless that is True; then every readiness
+// gate's condition must be True, with a message per gate that is not,
+// joined by ", ". It looks the gates up in the conditions of the status
+// being generated: other writers' as the pod has them, the kubelet's own
+// only those generated before Ready (PodReadyToStartContainers,
+// Initialized), as just generated; Ready, ContainersReady and PodScheduled
+// are not there yet.
+func TestReadyReadinessGates(t *testing.T) {
+	type statuses = []v1.ContainerStatus
+	cond := func(typ v1.PodConditionType, status v1.ConditionStatus) v1.PodCondition {
+		return v1.PodCondition{Type: typ, Status: status}
+	}
+	pod := func(init []string, gates []v1.PodConditionType, conditions ...v1.PodCondition) *v1.Pod {
+		p := spec(v1.RestartPolicyAlways, init, nil, "m")
+		for _, g := range gates {
+			p.Spec.ReadinessGates = append(p.Spec.ReadinessGates, v1.PodReadinessGate{ConditionType: g})
+		}
+		p.Status.Conditions = conditions
+		return p
+	}
+	const g1, g2 = v1.PodConditionType("example.com/g1"), v1.PodConditionType("example.com/g2")
+	for _, tc := range []struct {
+		name       string
+		pod        *v1.Pod
+		init       statuses
+		containers statuses
+		phase      v1.PodPhase
+		want       string // status, reason, message
+	}{
+		{name: "kubelet GeneratePodReadyCondition: a gate without its condition",
+			pod: pod(nil, []v1.PodConditionType{g1}), containers: statuses{running("m", true)}, phase: v1.PodRunning,
+			want: `False ReadinessGatesNotReady corresponding condition of pod readiness gate "example.com/g1" does not exist.`},
+		{name: "kubelet GeneratePodReadyCondition: a gate False, another missing: one message each, joined",
+			pod: pod(nil, []v1.PodConditionType{g1, g2}, cond(g1, v1.ConditionFalse)), containers: statuses{running("m", true)}, phase: v1.PodRunning,
+			want: `False ReadinessGatesNotReady the status of pod readiness gate "example.com/g1" is not "True", but False, ` +
+				`corresponding condition of pod readiness gate "example.com/g2" does not exist.`},
+		{name: "kubelet GeneratePodReadyCondition: every gate True",
+			pod: pod(nil, []v1.PodConditionType{g1, g2}, cond(g2, v1.ConditionTrue), cond(g1, v1.ConditionTrue)), containers: statuses{running("m", true)}, phase: v1.PodRunning,
+			want: "True  "},
+		{name: "kubelet GeneratePodReadyCondition: containers unready: ContainersReady's reason and message, gates unread",
+			pod: pod(nil, []v1.PodConditionType{g1}), containers: statuses{running("m", false)}, phase: v1.PodRunning,
+			want: "False ContainersNotReady containers with unready status: [m]"},
+		{name: "kubelet GeneratePodReadyCondition: Succeeded: PodCompleted, gates unread",
+			pod: pod(nil, []v1.PodConditionType{g1}, cond(g1, v1.ConditionTrue)), containers: statuses{exited("m", 0)}, phase: v1.PodSucceeded,
+			want: "False PodCompleted "},
+		{name: "kubelet generateAPIPodStatus: a gate naming Initialized reads the one just generated, not the pod's",
+			pod:  pod([]string{"i"}, []v1.PodConditionType{v1.PodInitialized}, cond(v1.PodInitialized, v1.ConditionFalse)),
+			init: statuses{exited("i", 0)}, containers: statuses{running("m", true)}, phase: v1.PodRunning,
+			want: "True  "},
+		{name: "kubelet generateAPIPodStatus: a gate naming ContainersReady (generated after Ready) does not exist",
+			pod:        pod(nil, []v1.PodConditionType{v1.ContainersReady}, cond(v1.ContainersReady, v1.ConditionTrue)),
+			containers: statuses{running("m", true)}, phase: v1.PodRunning,
+			want: `False ReadinessGatesNotReady corresponding condition of pod readiness gate "ContainersReady" does not exist.`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &v1.PodStatus{Phase: tc.phase, InitContainerStatuses: tc.init, ContainerStatuses: tc.containers}
+			var ready *v1.PodCondition
+			for _, c := range podstatus.Conditions(tc.pod, s, true, false) {
+				if c.Type == v1.PodReady {
+					ready = &c
+				}
+			}
+			require.NotNil(t, ready)
+			assert.Equal(t, tc.want, string(ready.Status)+" "+ready.Reason+" "+ready.Message)
+		})
+	}
+}
+
+// The kubelet's NeedToReconcilePodReadiness, read on the pod a source
+// delivers: stale when the pod has readiness gates and the Ready written
+// in its status differs in status or message from what its status makes.
+// Unlike the kubelet's, which reads only the regular containers' statuses
+// (a sidecar then counts as unknown and every status-only change of such a
+// pod costs a sync), sidecars count as when Ready was generated.
+func TestReadyStale(t *testing.T) {
+	const g = v1.PodConditionType("example.com/g")
+	pod := func(sidecar bool, gated bool, conditions ...v1.PodCondition) *v1.Pod {
+		var sidecars []string
+		if sidecar {
+			sidecars = []string{"s"}
+		}
+		p := spec(v1.RestartPolicyAlways, nil, sidecars, "m")
+		if gated {
+			p.Spec.ReadinessGates = []v1.PodReadinessGate{{ConditionType: g}}
+		}
+		p.Status = v1.PodStatus{Phase: v1.PodRunning, Conditions: conditions, ContainerStatuses: []v1.ContainerStatus{running("m", true)}}
+		if sidecar {
+			p.Status.InitContainerStatuses = []v1.ContainerStatus{running("s", true)}
+		}
+		return p
+	}
+	readyTrue := v1.PodCondition{Type: v1.PodReady, Status: v1.ConditionTrue}
+	readyMissing := v1.PodCondition{Type: v1.PodReady, Status: v1.ConditionFalse, Reason: podstatus.ReasonReadinessGatesNotReady,
+		Message: `corresponding condition of pod readiness gate "example.com/g" does not exist.`}
+	gTrue, gFalse := v1.PodCondition{Type: g, Status: v1.ConditionTrue}, v1.PodCondition{Type: g, Status: v1.ConditionFalse}
+	for _, tc := range []struct {
+		name string
+		pod  *v1.Pod
+		want bool
+	}{
+		{"kubelet NeedToReconcilePodReadiness: the gate's condition set True, Ready says it does not exist", pod(false, true, readyMissing, gTrue), true},
+		{"kubelet NeedToReconcilePodReadiness: the gate's condition set False, Ready True", pod(false, true, readyTrue, gFalse), true},
+		{"kubelet NeedToReconcilePodReadiness: Ready as the gate makes it", pod(false, true, readyTrue, gTrue), false},
+		{"kubelet NeedToReconcilePodReadiness: no readiness gates", pod(false, false, readyMissing), false},
+		{"kubelet NeedToReconcilePodReadiness: no Ready written yet", pod(false, true, gTrue), false},
+		{"a ready sidecar counts: Ready True as written is not stale", pod(true, true, readyTrue, gTrue), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, podstatus.ReadyStale(tc.pod))
 		})
 	}
 }

@@ -6,10 +6,12 @@
 // (a ReasonCache fed with each sync's result), the probe results and the
 // node's IPs. It gives the phase (the kubelet's getPhase, init containers,
 // sidecars and restartPolicy included), the conditions with the kubelet's
-// reasons and messages, each container's state, last termination, restart
-// count, image ID, Started and Ready, the pod and host IPs and the QoS
-// class. Phase and Conditions are exported for callers that build a status
-// their own way.
+// reasons and messages, each container's state (never created: waiting in
+// PodInitializing in a pod with init containers, else ContainerCreating),
+// last termination, restart count, image ID, Started and Ready, the pod
+// and host IPs and the QoS class. Phase and Conditions are exported for
+// callers that build a status their own way; ReadyStale says when a
+// readiness gate's condition set in the API needs a sync at once.
 //
 // Manager records the statuses a node has published and fills in what
 // depends on the previous one: StartTime, each condition's

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodekit-dev/nodekit/podsource"
+	"github.com/nodekit-dev/nodekit/podstatus"
 	"github.com/nodekit-dev/nodekit/podworkers"
 	"github.com/nodekit-dev/nodekit/resources"
 )
@@ -77,7 +78,9 @@ type DispatchConfig struct {
 // which keep it Terminated, without probes, and its final status to the
 // status manager. A known pod is updated; on a status-only
 // change (RECONCILE) the workers and status manager hold the newer object
-// instead, as the kubelet's pod manager does; a removed or deleted one
+// instead, as the kubelet's pod manager does, and the pod is synced at once
+// only if a readiness gate's condition changed what its Ready condition
+// should say (podstatus.ReadyStale); a removed or deleted one
 // killed (once), and a removed pod the workers have forgotten loses its
 // status.
 type Dispatcher struct{ cfg DispatchConfig }
@@ -125,6 +128,12 @@ func (d *Dispatcher) Dispatch(u podsource.PodUpdate) {
 			// it, so the older one is not kept beside the source's.
 			d.cfg.Workers.ReplacePod(pod)
 			d.cfg.Statuses.ReplacePod(pod)
+			if podstatus.ReadyStale(pod) {
+				// A controller changed a readiness gate's condition: Ready
+				// is written now, as the kubelet's HandlePodReconcile
+				// does, not at the resync a minute or more later.
+				d.cfg.Workers.UpdatePod(podworkers.Update{Type: podworkers.SyncPodSync, Pod: pod})
+			}
 		case u.Op == podsource.UPDATE && known:
 			d.cfg.Workers.UpdatePod(podworkers.Update{Type: podworkers.SyncPodUpdate, Pod: pod})
 		case u.Op == podsource.REMOVE && !known:

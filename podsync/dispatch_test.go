@@ -1,9 +1,11 @@
 package podsync_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -13,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodekit-dev/nodekit/podsource"
+	"github.com/nodekit-dev/nodekit/podstatus"
 	"github.com/nodekit-dev/nodekit/podsync"
 	"github.com/nodekit-dev/nodekit/podworkers"
 )
@@ -30,7 +33,7 @@ func (w *dispatchWorkers) State(uid types.UID) (podworkers.State, bool) {
 
 func (w *dispatchWorkers) UpdatePod(u podworkers.Update) {
 	names := map[podworkers.UpdateType]string{podworkers.SyncPodCreate: "SyncPodCreate", podworkers.SyncPodUpdate: "SyncPodUpdate",
-		podworkers.SyncPodKill: "SyncPodKill"}
+		podworkers.SyncPodKill: "SyncPodKill", podworkers.SyncPodSync: "SyncPodSync"}
 	update := fmt.Sprintf("%s %s", names[u.Type], u.Pod.Name)
 	if u.Pod.Status.Phase != "" {
 		update += " " + string(u.Pod.Status.Phase)
@@ -163,4 +166,127 @@ func TestDispatch(t *testing.T) {
 	}
 	_, err := podsync.NewDispatcher(podsync.DispatchConfig{})
 	assert.EqualError(t, err, "podsync: DispatchConfig: Workers, Prober and Statuses are required")
+}
+
+// The kubelet's HandlePodReconcile: a status-only change (RECONCILE) is
+// held without work, unless the pod has readiness gates and its Ready
+// condition, as written, is not what its status now makes it (status
+// NeedToReconcilePodReadiness: Status or Message differ): then the pod is
+// synced at once (UpdatePod with SyncPodSync), so that a controller's gate
+// condition reaches Ready without waiting for the resync.
+func TestDispatchReconcileReadinessGates(t *testing.T) {
+	const gate1, gate2 = "example.com/gate1", "example.com/gate2"
+	missing := func(g string) string {
+		return fmt.Sprintf("corresponding condition of pod readiness gate %q does not exist.", g)
+	}
+	cond := func(typ, status, message string) v1.PodCondition {
+		return v1.PodCondition{Type: v1.PodConditionType(typ), Status: v1.ConditionStatus(status), Message: message}
+	}
+	ready := func(status, message string) v1.PodCondition { return cond(string(v1.PodReady), status, message) }
+	pod := func(gates []string, containerReady bool, conditions ...v1.PodCondition) *v1.Pod {
+		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "a", UID: "a"}}
+		p.Spec.Containers = []v1.Container{{Name: "c"}}
+		for _, g := range gates {
+			p.Spec.ReadinessGates = append(p.Spec.ReadinessGates, v1.PodReadinessGate{ConditionType: v1.PodConditionType(g)})
+		}
+		p.Status = v1.PodStatus{Phase: v1.PodRunning, Conditions: conditions,
+			ContainerStatuses: []v1.ContainerStatus{{Name: "c", Ready: containerReady}}}
+		return p
+	}
+	held := []string{"ReplacePod a"}
+	synced := []string{"ReplacePod a", "SyncPodSync a Running"}
+	for _, tc := range []struct {
+		name    string
+		pod     *v1.Pod
+		updates []string
+	}{
+		{"kubelet HandlePodReconcile: the last gate's condition set True while Ready says it does not exist: synced at once",
+			pod([]string{gate1}, true, ready("False", missing(gate1)), cond(gate1, "True", "")), synced},
+		{"kubelet NeedToReconcilePodReadiness: one of two gates set, Ready stays False with another message: synced",
+			pod([]string{gate1, gate2}, true, ready("False", missing(gate1)+", "+missing(gate2)), cond(gate1, "True", "")), synced},
+		{"kubelet NeedToReconcilePodReadiness: a gate turned False while Ready is True: synced",
+			pod([]string{gate1}, true, ready("True", ""), cond(gate1, "False", "")), synced},
+		{"kubelet NeedToReconcilePodReadiness: Ready already what the gates make it: held without work",
+			pod([]string{gate1}, true, ready("True", ""), cond(gate1, "True", "")), held},
+		{"kubelet NeedToReconcilePodReadiness: gates set but the containers unready, Ready says so already: held",
+			pod([]string{gate1}, false, ready("False", "containers with unready status: [c]"), cond(gate1, "True", "")), held},
+		{"kubelet NeedToReconcilePodReadiness: no readiness gates: held, whatever Ready says",
+			pod(nil, true, ready("False", "containers with unready status: [c]")), held},
+		{"kubelet NeedToReconcilePodReadiness: no Ready condition written yet: held",
+			pod([]string{gate1}, true, cond(gate1, "True", "")), held},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &dispatchWorkers{states: map[types.UID]podworkers.State{"a": podworkers.Syncing}}
+			r := &recorded{}
+			d, err := podsync.NewDispatcher(podsync.DispatchConfig{Workers: w, Prober: r, Statuses: r})
+			require.NoError(t, err)
+			d.Dispatch(podsource.PodUpdate{Op: podsource.RECONCILE, Pods: []*v1.Pod{tc.pod}})
+			assert.Equal(t, tc.updates, w.updates)
+			assert.Equal(t, []string{"a"}, r.replaced, "the status manager holds the newer object")
+		})
+	}
+}
+
+// readyProbes is a prober without probes that says what the kubelet's
+// does of such containers: running ones are started and ready.
+type readyProbes struct{ noProbes }
+
+func (*readyProbes) UpdatePodStatus(_ *v1.Pod, s *v1.PodStatus) {
+	for i := range s.ContainerStatuses {
+		c := &s.ContainerStatuses[i]
+		running := c.State.Running != nil
+		c.Started, c.Ready = &running, running
+	}
+}
+
+// The readiness gates spec ("Pods should support pod readiness gates",
+// [NodeConformance]) on the fake runtime: the pod runs, unready for want
+// of its gate's condition; a controller sets it in the API, which the
+// source delivers as a RECONCILE; Ready turns True without the resync
+// (an hour here), as with the kubelet's HandlePodReconcile.
+func TestDispatchReconcileReadinessGateReachesReady(t *testing.T) {
+	e := newEnv(t)
+	syncer, err := podsync.New(podsync.Config{Runtime: e.mgr, Prober: &readyProbes{}, Cache: e.cache, Statuses: e.statuses,
+		Reasons: podstatus.NewReasonCache(), RuntimeName: "nodekit-fake", HostIPs: []string{"127.0.0.1"}})
+	require.NoError(t, err)
+	workers, err := podworkers.New(podworkers.Config{Syncer: syncer, Cache: e.cache, ResyncInterval: time.Hour,
+		Jitter: func(d time.Duration) time.Duration { return d }, TickPeriod: 10 * time.Millisecond})
+	require.NoError(t, err)
+	d, err := podsync.NewDispatcher(podsync.DispatchConfig{Workers: workers, Prober: &recorded{}, Statuses: e.statuses})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = workers.Run(ctx) }()
+	go func() { // the PLEG's relist: every pod's cached status is current
+		for ctx.Err() == nil {
+			e.cache.UpdateTime(time.Now())
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	defer func() { cancel(); <-done }()
+
+	const gate = "example.com/lb"
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "pod-ready", Namespace: "default", UID: "g1"},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: testImage, Args: []string{"serve"}}},
+			ReadinessGates: []v1.PodReadinessGate{{ConditionType: gate}}}}
+	readyCondition := func() string {
+		s, _ := e.statuses.PodStatus(pod.UID)
+		for _, c := range s.Conditions {
+			if c.Type == v1.PodReady {
+				return string(c.Status) + " " + c.Message
+			}
+		}
+		return ""
+	}
+	d.Dispatch(podsource.PodUpdate{Op: podsource.ADD, Pods: []*v1.Pod{pod}})
+	unready := `False corresponding condition of pod readiness gate "example.com/lb" does not exist.`
+	require.Eventually(t, func() bool { return readyCondition() == unready }, 10*time.Second, 10*time.Millisecond, readyCondition())
+
+	// The API pod now: the status written, and the controller's condition.
+	reconciled := pod.DeepCopy()
+	reconciled.Status, _ = e.statuses.PodStatus(pod.UID)
+	reconciled.Status.Conditions = append(reconciled.Status.Conditions, v1.PodCondition{Type: gate, Status: v1.ConditionTrue})
+	d.Dispatch(podsource.PodUpdate{Op: podsource.RECONCILE, Pods: []*v1.Pod{reconciled}})
+	assert.Eventually(t, func() bool { return readyCondition() == "True " }, 10*time.Second, 10*time.Millisecond,
+		"Ready follows the gate's condition at once")
 }
