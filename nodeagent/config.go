@@ -61,6 +61,9 @@ type Config struct {
 	LeaseDurationSeconds int32
 	// MaxPods is the pods capacity (110); more are rejected at admission.
 	MaxPods int
+	// ClusterDomain is --cluster-domain: a pod with a subdomain is named by
+	// its FQDN in its /etc/hosts.
+	ClusterDomain string
 	// AllowedUnsafeSysctls are the sysctls beyond admission.SafeSysctls a
 	// pod may set (--allowed-unsafe-sysctls; a trailing * allows a prefix).
 	AllowedUnsafeSysctls []string

@@ -81,6 +81,13 @@ type ManagerConfig struct {
 	RootDir string
 	// DNS configures sandbox DNS (default: HostDNS("/etc/resolv.conf", nil, "")).
 	DNS DNSConfigurer
+	// ClusterDomain is --cluster-domain: a pod with a subdomain is named
+	// <hostname>.<subdomain>.<namespace>.svc.<ClusterDomain> in its
+	// managed /etc/hosts.
+	ClusterDomain string
+	// HostsFile is the node's hosts file, which host-network pods get
+	// (default /etc/hosts).
+	HostsFile string
 	// Mounts gives each container its mounts (default none).
 	Mounts MountProvider
 	// Resources tunes container resources (node memory, CFS quota).
@@ -142,6 +149,9 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.HostsFile == "" {
+		cfg.HostsFile = etcHostsPath
 	}
 	if cfg.DNS == nil {
 		cfg.DNS = HostDNS("/etc/resolv.conf", nil, "")

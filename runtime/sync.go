@@ -213,6 +213,11 @@ func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxC
 	} else if tm != nil {
 		mounts = append(mounts, *tm)
 	}
+	if hosts, err := m.etcHostsMount(pod, podIPs, mounts); err != nil {
+		return fail(ErrCreateConfig, "pod %s: container %s: %w", podRef(pod), c.Name, err)
+	} else if hosts != nil {
+		mounts = append(mounts, *hosts)
+	}
 	cfg, err := m.ContainerConfig(pod, c, ContainerInput{RestartCount: restartCount, ImageRef: imageRef, PodIPs: podIPs, Mounts: mounts,
 		TargetID: target})
 	if err != nil {

@@ -50,6 +50,7 @@ func applyConfigFile(fs *flag.FlagSet, cfg *config, sf *servingFlags, path strin
 	take(set, "sync-frequency", &cfg.syncFrequency, kc.SyncFrequency.Duration)
 	take(set, "file-check-frequency", &cfg.fileCheckFreq, kc.FileCheckFrequency.Duration)
 	take(set, "max-pods", &cfg.maxPods, int(kc.MaxPods))
+	take(set, "cluster-domain", &cfg.clusterDomain, kc.ClusterDomain)
 	take(set, "node-status-update-frequency", &cfg.nodeStatusFreq, kc.NodeStatusUpdateFrequency.Duration)
 	take(set, "node-lease-duration-seconds", &cfg.leaseSeconds, int(kc.NodeLeaseDurationSeconds))
 	take(set, "kube-api-qps", &cfg.apiQPS, int(ptr.Deref(kc.KubeAPIQPS, 0)))
@@ -91,7 +92,7 @@ var implementedFields = []string{"staticPodPath", "staticPodURL", "containerRunt
 	"authentication", "authorization", "imageGCHighThresholdPercent", "imageGCLowThresholdPercent", "imageMinimumGCAge",
 	"imageMaximumGCAge", "evictionSoft", "evictionSoftGracePeriod", "evictionMinimumReclaim", "evictionMaxPodGracePeriod",
 	"evictionPressureTransitionPeriod", "mergeDefaultEvictionSettings", "localStorageCapacityIsolation", "singleProcessOOMKill",
-	"allowedUnsafeSysctls"}
+	"allowedUnsafeSysctls", "clusterDomain"}
 
 // take sets *dst to v unless the flag was given or v is unset (zero).
 func take[T comparable](set map[string]bool, flagName string, dst *T, v T) {

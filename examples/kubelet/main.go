@@ -53,7 +53,7 @@ import (
 
 type config struct {
 	runtimeKind, endpoint, imageEndpoint, manifestPath, manifestURL, hostname, hostIP string
-	podLogsDir, rootDir, cgroupRoot, cgroupDriver, kubeconfig                         string
+	podLogsDir, rootDir, cgroupRoot, cgroupDriver, kubeconfig, clusterDomain          string
 	relistPeriod, syncFrequency, fileCheckFreq, nodeStatusFreq                        time.Duration
 	maxPods, leaseSeconds, apiQPS, apiBurst                                           int
 	nodeLabels                                                                        map[string]string
@@ -174,6 +174,7 @@ func newFlagSet(cfg *config, raw *rawFlags) *flag.FlagSet {
 	fs.StringVar(&raw.taints, "register-with-taints", "", "taints to register the node with: key=value:Effect,...")
 	fs.StringVar(&cfg.kubeReserved, "kube-reserved", "", "resources held back for Kubernetes daemons: cpu=200m,memory=500Mi,...")
 	fs.StringVar(&cfg.systemReserved, "system-reserved", "", "resources held back for the system: cpu=200m,memory=500Mi,...")
+	fs.StringVar(&cfg.clusterDomain, "cluster-domain", "", "the cluster's DNS domain: pods with a subdomain are named by their FQDN in /etc/hosts")
 	fs.Func("allowed-unsafe-sysctls", "unsafe sysctls (or prefixes ending in *) pods may set: name,...", func(v string) error {
 		cfg.allowedUnsafeSysctls = append(cfg.allowedUnsafeSysctls, strings.Split(v, ",")...)
 		return nil
