@@ -54,7 +54,7 @@ func (m *Manager) ContainerConfig(pod *v1.Pod, c *v1.Container, in ContainerInpu
 	if m.cfg.NodeAllocatable != nil {
 		allocatable = m.cfg.NodeAllocatable()
 	}
-	env, err := containerEnv(pod, c, in.PodIPs, m.cfg.HostIP, m.cfg.Objects, allocatable)
+	env, err := containerEnv(pod, c, in.PodIPs, m.cfg.HostIP, m.cfg.Objects, allocatable, m.cfg.Services)
 	if err != nil {
 		return nil, fmt.Errorf("container %s: %w", c.Name, err)
 	}

@@ -26,10 +26,19 @@ type Objects interface {
 // downward API (fieldRef), resourceFieldRef (an unset limit is the node's
 // allocatable, when known), and with objs (an API server)
 // configMapKeyRef and secretKeyRef. Without objs, references to ConfigMaps
-// and Secrets are refused by name.
-func containerEnv(pod *v1.Pod, c *v1.Container, podIPs []string, hostIP string, objs Objects, allocatable v1.ResourceList) ([]v1.EnvVar, error) {
+// and Secrets are refused by name. The service variables (serviceEnv) come
+// last, those the container does not set itself.
+func containerEnv(pod *v1.Pod, c *v1.Container, podIPs []string, hostIP string, objs Objects, allocatable v1.ResourceList,
+	services Services) ([]v1.EnvVar, error) {
+	svc, err := serviceEnv(pod, services)
+	if err != nil {
+		return nil, err
+	}
 	var env []v1.EnvVar
-	vars := make(map[string]string, len(c.Env))
+	vars := make(map[string]string, len(c.Env)+len(svc))
+	for k, v := range svc { // $(VAR) sees them; the container's own win
+		vars[k] = v
+	}
 	if len(c.EnvFrom) > 0 {
 		if objs == nil {
 			return nil, fmt.Errorf("envFrom: not supported without an API server")
@@ -75,7 +84,7 @@ func containerEnv(pod *v1.Pod, c *v1.Container, podIPs []string, hostIP string, 
 		vars[e.Name] = val
 		env = setEnv(env, v1.EnvVar{Name: e.Name, Value: val})
 	}
-	return env, nil
+	return withServiceEnv(env, svc), nil
 }
 
 // setEnv replaces a variable envFrom set, or appends it.

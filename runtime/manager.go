@@ -81,6 +81,9 @@ type ManagerConfig struct {
 	RootDir string
 	// DNS configures sandbox DNS (default: HostDNS("/etc/resolv.conf", nil, "")).
 	DNS DNSConfigurer
+	// Services, in cluster mode, gives containers the service environment
+	// variables; nil: none.
+	Services Services
 	// ClusterDomain is --cluster-domain: a pod with a subdomain is named
 	// <hostname>.<subdomain>.<namespace>.svc.<ClusterDomain> in its
 	// managed /etc/hosts.

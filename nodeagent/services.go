@@ -1,0 +1,49 @@
+package nodeagent
+
+import (
+	"context"
+	"errors"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+)
+
+// serviceCache is the kubelet's service lister: every Service, kept by a
+// watch, for the containers' service environment variables.
+type serviceCache struct {
+	informer cache.SharedIndexInformer
+}
+
+func newServiceCache(client kubernetes.Interface) *serviceCache {
+	services := client.CoreV1().Services(metav1.NamespaceAll)
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return services.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return services.Watch(ctx, o)
+		},
+	}
+	return &serviceCache{informer: cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, client),
+		&v1.Service{}, 0, cache.Indexers{})}
+}
+
+func (s *serviceCache) run(ctx context.Context) { s.informer.RunWithContext(ctx) }
+
+// ListServices fails until the Services were read once, as the kubelet
+// refuses to start a container then: its environment would lack them.
+func (s *serviceCache) ListServices() ([]*v1.Service, error) {
+	if !s.informer.HasSynced() {
+		return nil, errors.New("services have not yet been read at least once, cannot construct envvars")
+	}
+	objs := s.informer.GetStore().List()
+	out := make([]*v1.Service, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, o.(*v1.Service))
+	}
+	return out, nil
+}
