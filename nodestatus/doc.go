@@ -15,7 +15,9 @@
 //     MachineInfo comes from /proc, /sys and /etc (ReadMachineInfo).
 //   - Node.Register is tryRegisterWithAPIServer: create, or take over an
 //     existing Node of the same name.
-//   - Reporter registers (retrying 100ms..7s), then computes the status
+//   - Reporter registers (retrying 100ms..7s), writes the status as soon
+//     as the node is Ready (fastStatusUpdateOnce: checked every 100ms, for
+//     up to 120s), then computes it
 //     every 10s (--node-status-update-frequency) and PATCHes it only when
 //     it changed or 5m passed (nodeStatusReportFrequency), 5 tries per
 //     period, with the kubelet's strategic-merge patch.

@@ -23,6 +23,9 @@ const (
 	// Registration retries back off from 100ms, doubling up to 7s.
 	registerInitialBackoff = 100 * time.Millisecond
 	registerMaxBackoff     = 7 * time.Second
+	// fastUpdatePeriod and nodeReadyGracePeriod are fastStatusUpdateOnce's.
+	fastUpdatePeriod     = 100 * time.Millisecond
+	nodeReadyGracePeriod = 120 * time.Second
 )
 
 // ReporterConfig configures a Reporter; zero fields take the kubelet's
@@ -92,6 +95,7 @@ func (r *Reporter) Run(ctx context.Context) error {
 			backoff = min(2*backoff, registerMaxBackoff)
 		}
 	}
+	r.fastUpdateOnce(ctx)
 	ticker := r.cfg.Clock.NewTicker(r.cfg.UpdateFrequency)
 	defer ticker.Stop()
 	for {
@@ -102,6 +106,26 @@ func (r *Reporter) Run(ctx context.Context) error {
 			if err := r.Sync(ctx); err != nil && ctx.Err() == nil {
 				r.cfg.Log.Error(err, "Unable to update node status", "node", r.cfg.Node.Name())
 			}
+		}
+	}
+}
+
+// fastUpdateOnce is the kubelet's fastStatusUpdateOnce: once registered,
+// the node's readiness is checked every 100ms and the status written as
+// soon as it is Ready (or after nodeReadyGracePeriod anyway), rather than
+// at the first tick, UpdateFrequency later: pods are scheduled sooner.
+func (r *Reporter) fastUpdateOnce(ctx context.Context) {
+	start := r.cfg.Clock.Now()
+	for {
+		if timedOut := r.cfg.Clock.Since(start) >= nodeReadyGracePeriod; timedOut || r.cfg.Node.readyNow(ctx) {
+			err := r.Sync(ctx)
+			if err == nil || timedOut || ctx.Err() != nil {
+				return
+			}
+			r.cfg.Log.Error(err, "Unable to update node status", "node", r.cfg.Node.Name())
+		}
+		if !r.sleep(ctx, fastUpdatePeriod) {
+			return
 		}
 	}
 }

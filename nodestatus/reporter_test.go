@@ -3,6 +3,7 @@ package nodestatus
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -141,4 +142,41 @@ func TestNewReporterValidates(t *testing.T) {
 	assert.EqualError(t, err, "nodestatus: ReporterConfig.Client is nil")
 	_, err = NewReporter(ReporterConfig{Client: fake.NewClientset()})
 	assert.EqualError(t, err, "nodestatus: ReporterConfig.Node is nil")
+}
+
+// kubelet fastStatusUpdateOnce: a node registered NotReady (its runtime
+// was not up yet) reports Ready within 100ms of it becoming so, not at the
+// first 10s tick.
+func TestRunReportsReadyAtOnceAfterRegistering(t *testing.T) {
+	var mu sync.Mutex
+	checkErr := errors.New("container runtime is down")
+	n, clk := newNode(t, func(c *Config) {
+		c.ReadyChecks = []Check{func(context.Context) error { mu.Lock(); defer mu.Unlock(); return checkErr }}
+	})
+	client := fake.NewClientset()
+	r, err := NewReporter(ReporterConfig{Client: client, Node: n, Clock: clk})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- r.Run(ctx) }()
+	defer func() { cancel(); assert.NoError(t, <-done) }()
+	require.Eventually(t, r.Registered, 5*time.Second, time.Millisecond)
+	ready := func() v1.ConditionStatus {
+		node, err := client.CoreV1().Nodes().Get(ctx, "node-1", metav1.GetOptions{})
+		require.NoError(t, err)
+		return condition(node, v1.NodeReady).Status
+	}
+	require.Equal(t, v1.ConditionFalse, ready(), "registered NotReady")
+	for range 3 { // not Ready yet: nothing written
+		require.Eventually(t, clk.HasWaiters, 5*time.Second, time.Millisecond)
+		clk.Step(100 * time.Millisecond)
+	}
+	assert.Zero(t, patches(client))
+	mu.Lock()
+	checkErr = nil
+	mu.Unlock()
+	require.Eventually(t, clk.HasWaiters, 5*time.Second, time.Millisecond)
+	clk.Step(100 * time.Millisecond)
+	require.Eventually(t, func() bool { return ready() == v1.ConditionTrue }, 5*time.Second, time.Millisecond,
+		"Ready written 400ms after registering, well before the 10s tick")
 }

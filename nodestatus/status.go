@@ -153,6 +153,11 @@ func (n *Node) event(c v1.NodeCondition) {
 	n.cfg.Recorder.Eventf(ref, v1.EventTypeNormal, reason, "Node %s status is now: %s", n.cfg.NodeName, reason)
 }
 
+// readyNow says whether the node would report Ready now.
+func (n *Node) readyNow(ctx context.Context) bool {
+	return n.ready(ctx, &v1.NodeStatus{Capacity: n.capacity}).Status == v1.ConditionTrue
+}
+
 // ready is the kubelet's Ready condition: every check's error, and any
 // capacity the node cannot report, joined into the message.
 func (n *Node) ready(ctx context.Context, s *v1.NodeStatus) v1.NodeCondition {
