@@ -130,14 +130,27 @@ func (m *Manager) Sync(ctx context.Context, static *v1.Pod) error {
 	if err != nil {
 		return fmt.Errorf("mirrorpod: %s: getting node %s for the owner reference: %w", key(static), m.cfg.NodeName, err)
 	}
-	created, err := m.cfg.Client.CoreV1().Pods(static.Namespace).Create(ctx, For(static, m.cfg.NodeName, node.UID), metav1.CreateOptions{})
+	create := func() (*v1.Pod, error) {
+		return m.cfg.Client.CoreV1().Pods(static.Namespace).Create(ctx, For(static, m.cfg.NodeName, node.UID), metav1.CreateOptions{})
+	}
+	created, err := create()
 	if apierrors.IsAlreadyExists(err) {
 		existing, gerr := m.cfg.Client.CoreV1().Pods(static.Namespace).Get(ctx, static.Name, metav1.GetOptions{})
-		if gerr == nil && IsMirrorPod(existing) && IsMirrorPodOf(existing, static) {
+		switch {
+		case gerr == nil && IsMirrorPod(existing) && existing.DeletionTimestamp != nil:
+			// Being deleted (its grace period running): never adopted, as
+			// the kubelet's syncPod only deletes and creates. Deleted now,
+			// then created anew (or at the next sync, if still there).
+			if err := m.delete(ctx, existing); err != nil {
+				return err
+			}
+			created, err = create()
+		case gerr == nil && IsMirrorPod(existing) && IsMirrorPodOf(existing, static):
 			m.Observe(existing)
 			return nil
+		default:
+			return fmt.Errorf("mirrorpod: %s: a pod of that name exists and is not its mirror pod: %w", key(static), err)
 		}
-		return fmt.Errorf("mirrorpod: %s: a pod of that name exists and is not its mirror pod: %w", key(static), err)
 	}
 	if err != nil {
 		return fmt.Errorf("mirrorpod: creating the mirror pod of %s: %w", key(static), err)

@@ -9,9 +9,11 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/nodekit-dev/nodekit/mirrorpod"
 )
@@ -106,4 +108,39 @@ func TestSplitAndStatusTarget(t *testing.T) {
 	assert.Nil(t, got)
 	m.Split([]*v1.Pod{mirror}, true)
 	assert.Nil(t, m.Mirror(st), "forgotten once removed")
+}
+
+// kubelet syncPod: a mirror pod being deleted (kubectl delete, with its
+// grace period) is deleted at once and created anew, never adopted while
+// it terminates: while it is still there, Sync says so, and the next
+// deletes it again and creates it.
+func TestSyncNeverAdoptsATerminatingMirrorPod(t *testing.T) {
+	ctx := context.Background()
+	client := fake.NewClientset(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", UID: "node-uid"}})
+	m, err := mirrorpod.New(mirrorpod.Config{Client: client, NodeName: "node-1"})
+	require.NoError(t, err)
+	s := static("h1")
+	require.NoError(t, m.Sync(ctx, s))
+	old := apiPod(t, client, s.Name)
+	require.NotNil(t, old)
+
+	// Deleted gracefully by a user; the API server holds it a while yet
+	// (the fake ignores the agent's delete meanwhile).
+	terminating := old.DeepCopy()
+	terminating.DeletionTimestamp = &metav1.Time{}
+	_, err = client.CoreV1().Pods(s.Namespace).Update(ctx, terminating, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	m.Observe(terminating)
+	held := true
+	client.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) { return held, nil, nil })
+	err = m.Sync(ctx, s)
+	require.ErrorContains(t, err, "already exists", "still there: not adopted")
+	assert.Nil(t, m.Mirror(s), "not taken for the current mirror pod")
+
+	held = false
+	require.NoError(t, m.Sync(ctx, s), "gone now: created anew")
+	created := apiPod(t, client, s.Name)
+	require.NotNil(t, created)
+	assert.Nil(t, created.DeletionTimestamp)
+	assert.Equal(t, created.UID, m.Mirror(s).UID)
 }
