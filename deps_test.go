@@ -63,7 +63,8 @@ func TestPackageDependencies(t *testing.T) {
 		// The kubelet's listeners: server's handlers behind serverauth.
 		{"server/serving", []string{"cgroupmgr", "internal/fsstats", "kubecontainer", "podpath", "resources", "server", "server/serverauth"},
 			nil, 96},
-		{"nodestatus", []string{"internal/fsstats", "kubecontainer", "resources"}, []string{grpc, criAPI, prometheus, containerd}, 48},
+		// client-go's tools/cache for APINode's reflector (the kubelet's node informer).
+		{"nodestatus", []string{"internal/fsstats", "kubecontainer", "resources"}, []string{grpc, criAPI, prometheus, containerd}, 49},
 		{"mirrorpod", nil, []string{grpc, criAPI, prometheus, containerd}, 46},
 		{"volume/apiclient", nil, []string{grpc, criAPI, prometheus, containerd}, 46},
 		// podsource for the Dispatcher's updates (fsnotify and yaml come with it).
