@@ -41,19 +41,33 @@ func (ConfigMap) Name() string { return "kubernetes.io~configmap" }
 // Supports reports a configMap volume.
 func (ConfigMap) Supports(vol *v1.Volume) bool { return vol.ConfigMap != nil }
 
+// ReadOnly: configMap volumes are mounted read-only.
+func (ConfigMap) ReadOnly() bool { return true }
+
 // SetUp writes the ConfigMap's files; a missing ConfigMap is an error
 // unless the volume is optional (then it is empty).
 func (c ConfigMap) SetUp(pod *v1.Pod, vol *v1.Volume, vd VolumeDir) (string, error) {
 	src := vol.ConfigMap
-	return setUpObject(vd, "configMap", src.Name, src.Items, src.DefaultMode, DefaultConfigMapMode, src.Optional,
+	files, err := objectFiles("configMap", src.Name, src.Items, fileMode(src.DefaultMode, DefaultConfigMapMode), src.Optional,
 		configMapData(c.Objects, pod.Namespace, src.Name))
+	if err != nil {
+		return "", err
+	}
+	return writeVolume(pod, vd, files, onDisk)
 }
 
 // TearDown has nothing to undo: the files go with the directory.
 func (ConfigMap) TearDown(string) error { return nil }
 
-// Secret serves secret volumes like ConfigMap serves configMap volumes.
-type Secret struct{ Objects Objects }
+// Secret serves secret volumes like ConfigMap serves configMap volumes,
+// on a tmpfs, as the kubelet does: secrets never touch the disk.
+type Secret struct {
+	Objects Objects
+	// NodeAllocatable and PodMemoryLimit size the tmpfs as EmptyDir's
+	// size a medium Memory one (nil: not known).
+	NodeAllocatable func() v1.ResourceList
+	PodMemoryLimit  func(pod *v1.Pod) int64
+}
 
 // Name is the kubelet's escaped plugin name.
 func (Secret) Name() string { return "kubernetes.io~secret" }
@@ -61,15 +75,23 @@ func (Secret) Name() string { return "kubernetes.io~secret" }
 // Supports reports a secret volume.
 func (Secret) Supports(vol *v1.Volume) bool { return vol.Secret != nil }
 
-// SetUp writes the Secret's files (see ConfigMap.SetUp).
+// ReadOnly: secret volumes are mounted read-only.
+func (Secret) ReadOnly() bool { return true }
+
+// SetUp mounts the tmpfs if it is not there and writes the Secret's files
+// (see ConfigMap.SetUp).
 func (s Secret) SetUp(pod *v1.Pod, vol *v1.Volume, vd VolumeDir) (string, error) {
 	src := vol.Secret
-	return setUpObject(vd, "secret", src.SecretName, src.Items, src.DefaultMode, DefaultSecretMode, src.Optional,
+	files, err := objectFiles("secret", src.SecretName, src.Items, fileMode(src.DefaultMode, DefaultSecretMode), src.Optional,
 		secretData(s.Objects, pod.Namespace, src.SecretName))
+	if err != nil {
+		return "", err
+	}
+	return writeVolume(pod, vd, files, memorySize(pod, nil, s.NodeAllocatable, s.PodMemoryLimit))
 }
 
-// TearDown has nothing to undo.
-func (Secret) TearDown(string) error { return nil }
+// TearDown unmounts the tmpfs.
+func (Secret) TearDown(dir string) error { return unmountMemory(dir) }
 
 type dataFunc func(context.Context) (map[string][]byte, error)
 
@@ -123,17 +145,6 @@ func objectFiles(kind, name string, items []v1.KeyToPath, mode os.FileMode, opti
 	return project(data, items, mode, optional, kind, name, found)
 }
 
-// setUpObject reads an object's data and writes the chosen files; a
-// missing object gives an empty volume when optional, else an error.
-func setUpObject(vd VolumeDir, kind, name string, items []v1.KeyToPath, defaultMode *int32, def os.FileMode, optional *bool,
-	get dataFunc) (string, error) {
-	files, err := objectFiles(kind, name, items, fileMode(defaultMode, def), optional, get)
-	if err != nil {
-		return "", err
-	}
-	return writeVolume(vd, files)
-}
-
 // fileMode is mode when set, else def.
 func fileMode(mode *int32, def os.FileMode) os.FileMode {
 	if mode != nil {
@@ -166,12 +177,25 @@ func project(data map[string][]byte, items []v1.KeyToPath, mode os.FileMode, opt
 	return files, nil
 }
 
-func writeVolume(vd VolumeDir, files map[string]File) (string, error) {
-	dir, err := vd.Create(0o755)
+// onDisk is writeVolume's tmpfs size for a volume on disk.
+const onDisk = -1
+
+// writeVolume makes vd hold exactly files, as the kubelet's plugins that
+// wrap an emptyDir do: its directory (setupDir), on disk or, unless
+// tmpfsSize is onDisk, on a tmpfs of that size (0: the kernel's default),
+// the files written atomically and given to the pod's fsGroup
+// (read-only) before they are visible.
+func writeVolume(pod *v1.Pod, vd VolumeDir, files map[string]File, tmpfsSize int64) (string, error) {
+	dir, err := setupDir(vd)
 	if err != nil {
 		return "", err
 	}
-	if err := writeAtomic(dir, files); err != nil {
+	if tmpfsSize != onDisk {
+		if err := mountMemory(dir, tmpfsSize); err != nil {
+			return "", err
+		}
+	}
+	if err := writeAtomic(dir, files, podFSGroup(pod)); err != nil {
 		return "", fmt.Errorf("writing %s: %w", dir, err)
 	}
 	return dir, nil

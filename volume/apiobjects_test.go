@@ -108,6 +108,6 @@ func TestConfigMapAndSecretVolumes(t *testing.T) {
 
 func TestWriteAtomicRefusesPathsOut(t *testing.T) {
 	for _, p := range []string{"../x", "/etc/passwd", "a/../../x", "..data"} {
-		assert.Error(t, writeAtomic(t.TempDir(), map[string]File{p: {Data: []byte("x"), Mode: 0o644}}), p)
+		assert.Error(t, writeAtomic(t.TempDir(), map[string]File{p: {Data: []byte("x"), Mode: 0o644}}, nil), p)
 	}
 }

@@ -25,6 +25,9 @@ func (DownwardAPI) Name() string { return "kubernetes.io~downward-api" }
 // Supports reports a downwardAPI volume.
 func (DownwardAPI) Supports(vol *v1.Volume) bool { return vol.DownwardAPI != nil }
 
+// ReadOnly: downwardAPI volumes are mounted read-only.
+func (DownwardAPI) ReadOnly() bool { return true }
+
 // SetUp writes the items' files.
 func (d DownwardAPI) SetUp(pod *v1.Pod, vol *v1.Volume, vd VolumeDir) (string, error) {
 	src := vol.DownwardAPI
@@ -32,7 +35,7 @@ func (d DownwardAPI) SetUp(pod *v1.Pod, vol *v1.Volume, vd VolumeDir) (string, e
 	if err != nil {
 		return "", err
 	}
-	return writeVolume(vd, files)
+	return writeVolume(pod, vd, files, onDisk)
 }
 
 // TearDown has nothing to undo.

@@ -5,13 +5,24 @@ import (
 	"os"
 	"path/filepath"
 
-	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
 )
 
 // EmptyDir serves emptyDir volumes: a directory in the pod's directory,
-// or a tmpfs there for medium Memory (sizeLimit its size).
-type EmptyDir struct{}
+// or a tmpfs there for medium Memory, set up once as the kubelet does:
+// made 0777 past the umask (so non-root containers can write), given to
+// the pod's fsGroup, then marked ready in <pod>/plugins; later SetUps
+// leave the container's files alone.
+type EmptyDir struct {
+	// NodeAllocatable's memory bounds a medium Memory tmpfs (with the
+	// pod's memory limit and sizeLimit: the kubelet's sizing); nil: only
+	// the others count.
+	NodeAllocatable func() v1.ResourceList
+	// PodMemoryLimit is the pod cgroup's memory limit in bytes, 0 for none
+	// (the kubelet's ResourceConfigForPod: cgroupmgr.ResourceConfigForPod's
+	// Memory); nil: not known.
+	PodMemoryLimit func(pod *v1.Pod) int64
+}
 
 // Name is the kubelet's escaped plugin name.
 func (EmptyDir) Name() string { return "kubernetes.io~empty-dir" }
@@ -19,33 +30,51 @@ func (EmptyDir) Name() string { return "kubernetes.io~empty-dir" }
 // Supports reports an emptyDir volume.
 func (EmptyDir) Supports(vol *v1.Volume) bool { return vol.EmptyDir != nil }
 
-// SetUp creates dir (below the pod directory, through os.Root) and mounts
-// a tmpfs on it for medium Memory.
-func (EmptyDir) SetUp(_ *v1.Pod, vol *v1.Volume, vd VolumeDir) (string, error) {
+// SetUp creates dir (below the pod directory, through os.Root), mounts a
+// tmpfs on it for medium Memory and applies the pod's fsGroup, unless
+// that was done before.
+func (e EmptyDir) SetUp(pod *v1.Pod, vol *v1.Volume, vd VolumeDir) (string, error) {
+	memory := vol.EmptyDir.Medium == v1.StorageMediumMemory
+	if vd.ready() && (!memory || mnt.isMountPoint(vd.Path())) {
+		return vd.Path(), nil
+	}
+	dir, err := setupDir(vd)
+	if err != nil {
+		return "", err
+	}
+	if memory {
+		if err := mountMemory(dir, memorySize(pod, vol.EmptyDir.SizeLimit, e.NodeAllocatable, e.PodMemoryLimit)); err != nil {
+			return "", fmt.Errorf("emptyDir.medium Memory: %w", err)
+		}
+	}
+	if err := SetVolumeOwnership(dir, podFSGroup(pod), nil, false); err != nil {
+		return "", fmt.Errorf("fsGroup: %w", err)
+	}
+	return dir, vd.setReady()
+}
+
+// TearDown unmounts a memory-backed emptyDir.
+func (EmptyDir) TearDown(dir string) error { return unmountMemory(dir) }
+
+// setupDir is the kubelet's emptyDir setupDir, which configMap, secret,
+// downwardAPI and projected volumes wrap too: the directory is created and
+// chmodded to 0777 when its permission bits differ (the umask applies to
+// mkdir, not to chmod; setgid set by an fsGroup is kept).
+func setupDir(vd VolumeDir) (string, error) {
 	dir, err := vd.Create(0o777)
 	if err != nil {
 		return "", err
 	}
-	if vol.EmptyDir.Medium == v1.StorageMediumMemory && !isMountPoint(dir) {
-		opts := ""
-		if l := vol.EmptyDir.SizeLimit; l != nil && !l.IsZero() {
-			opts = fmt.Sprintf("size=%d", l.Value())
-		}
-		if err := unix.Mount("tmpfs", dir, "tmpfs", 0, opts); err != nil {
-			return "", fmt.Errorf("emptyDir.medium Memory: mounting tmpfs on %s: %w", dir, err)
+	info, err := os.Lstat(dir)
+	if err != nil {
+		return "", err
+	}
+	if info.Mode().Perm() != 0o777 {
+		if err := os.Chmod(dir, 0o777); err != nil {
+			return "", err
 		}
 	}
 	return dir, nil
-}
-
-// TearDown unmounts a memory-backed emptyDir.
-func (EmptyDir) TearDown(dir string) error {
-	if isMountPoint(dir) {
-		if err := unix.Unmount(dir, 0); err != nil {
-			return fmt.Errorf("unmounting %s: %w", dir, err)
-		}
-	}
-	return nil
 }
 
 // HostPath serves hostPath volumes with the API's type checks.
@@ -113,15 +142,6 @@ func CheckHostPath(h *v1.HostPathVolumeSource) error {
 		return fmt.Errorf("hostPath.type: Invalid value: %q: %s is not a %s", t, h.Path, t)
 	}
 	return nil
-}
-
-// isMountPoint: dir is on another device than its parent.
-func isMountPoint(dir string) bool {
-	var st, parent unix.Stat_t
-	if unix.Stat(dir, &st) != nil || unix.Stat(filepath.Dir(dir), &parent) != nil {
-		return false
-	}
-	return st.Dev != parent.Dev
 }
 
 // readDirs lists the subdirectories of dir (none if it is missing or

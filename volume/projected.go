@@ -11,17 +11,20 @@ import (
 )
 
 // Projected serves projected volumes: configMap, secret, downwardAPI and
-// serviceAccountToken sources in one directory, written atomically again
-// on every SetUp (each pod sync), so updated objects and refreshed tokens
-// reach running pods. clusterTrustBundle sources are refused by name.
+// serviceAccountToken sources in one directory on a tmpfs (as Secret's),
+// written atomically again on every SetUp (each pod sync), so updated
+// objects and refreshed tokens reach running pods. clusterTrustBundle
+// sources are refused by name.
 type Projected struct {
 	// Objects reads ConfigMaps and Secrets; nil refuses such sources.
 	Objects Objects
 	// Tokens issues serviceAccountToken sources; nil refuses them.
 	Tokens *Tokens
 	// NodeAllocatable is what an unset limit reads as in downwardAPI
-	// sources (see DownwardAPI).
+	// sources (see DownwardAPI); its memory bounds the tmpfs.
 	NodeAllocatable func() v1.ResourceList
+	// PodMemoryLimit bounds the tmpfs too (see EmptyDir).
+	PodMemoryLimit func(pod *v1.Pod) int64
 }
 
 // Name is the kubelet's escaped plugin name.
@@ -29,6 +32,9 @@ func (Projected) Name() string { return "kubernetes.io~projected" }
 
 // Supports reports a projected volume.
 func (Projected) Supports(vol *v1.Volume) bool { return vol.Projected != nil }
+
+// ReadOnly: projected volumes are mounted read-only.
+func (Projected) ReadOnly() bool { return true }
 
 // SetUp gathers every source's files (a later source's file of the same
 // path wins) and writes them; errors name the source.
@@ -61,7 +67,7 @@ func (p Projected) SetUp(pod *v1.Pod, vol *v1.Volume, vd VolumeDir) (string, err
 		}
 		maps.Copy(all, files)
 	}
-	return writeVolume(vd, all)
+	return writeVolume(pod, vd, all, memorySize(pod, nil, p.NodeAllocatable, p.PodMemoryLimit))
 }
 
 func (p Projected) token(pod *v1.Pod, src *v1.ServiceAccountTokenProjection, mode os.FileMode, field string) (map[string]File, error) {
@@ -74,11 +80,14 @@ func (p Projected) token(pod *v1.Pod, src *v1.ServiceAccountTokenProjection, mod
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", field, err)
 	}
+	if podFSGroup(pod) != nil {
+		mode = 0o600 // the kubelet's: group read comes from the fsGroup alone
+	}
 	return map[string]File{src.Path: {Data: []byte(tok), Mode: mode}}, nil
 }
 
-// TearDown has nothing to undo.
-func (Projected) TearDown(string) error { return nil }
+// TearDown unmounts the tmpfs.
+func (Projected) TearDown(dir string) error { return unmountMemory(dir) }
 
 // ForgetPod drops the pod's cached tokens; Manager.TearDown calls it.
 func (p Projected) ForgetPod(uid types.UID) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -33,7 +32,7 @@ type Plugin interface {
 
 // VolumeDir is a volume's own directory,
 // <root-dir>/pods/<uid>/volumes/<plugin>/<name>.
-type VolumeDir struct{ root, rel string }
+type VolumeDir struct{ root, rel, meta string }
 
 // Path is the directory's path.
 func (d VolumeDir) Path() string { return filepath.Join(d.root, d.rel) }
@@ -43,6 +42,29 @@ func (d VolumeDir) Path() string { return filepath.Join(d.root, d.rel) }
 // path.
 func (d VolumeDir) Create(perm os.FileMode) (string, error) {
 	return podpath.MkdirAllIn(d.root, d.rel, perm)
+}
+
+// ready reports whether the volume's directory exists and was marked
+// ready: the kubelet's <root-dir>/pods/<uid>/plugins/<plugin>/<name>/ready,
+// out of the containers' reach.
+func (d VolumeDir) ready() bool {
+	if d.meta == "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(d.root, d.meta, "ready"))
+	_, derr := os.Stat(d.Path())
+	return err == nil && derr == nil
+}
+
+func (d VolumeDir) setReady() error {
+	if d.meta == "" {
+		return nil
+	}
+	dir, err := podpath.MkdirAllIn(d.root, d.meta, 0o750)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "ready"), nil, 0o600)
 }
 
 // Config configures a Manager.
@@ -80,7 +102,24 @@ func New(cfg Config) (*Manager, error) {
 
 // Mounts sets up (idempotently) the volumes container c mounts and returns
 // their CRI mounts; it is a runtime.MountProvider. Errors name the field.
+// A subPathExpr expands with what Mounts knows of c's environment without
+// the runtime: env values and pod fieldRefs (see ContainerMounts).
 func (m *Manager) Mounts(pod *v1.Pod, c *v1.Container) ([]kc.Mount, error) {
+	return m.mounts(pod, c, staticEnv(pod, c))
+}
+
+// ContainerMounts is Mounts with c's resolved environment, env (the
+// runtime manager's, as the kubelet hands its container options' env to
+// makeMounts): a subPathExpr expands with all of it.
+func (m *Manager) ContainerMounts(pod *v1.Pod, c *v1.Container, env []v1.EnvVar) ([]kc.Mount, error) {
+	vars := make(map[string]string, len(env))
+	for _, e := range env {
+		vars[e.Name] = e.Value
+	}
+	return m.mounts(pod, c, vars)
+}
+
+func (m *Manager) mounts(pod *v1.Pod, c *v1.Container, env map[string]string) ([]kc.Mount, error) {
 	byName := make(map[string]*v1.Volume, len(pod.Spec.Volumes))
 	for i := range pod.Spec.Volumes {
 		byName[pod.Spec.Volumes[i].Name] = &pod.Spec.Volumes[i]
@@ -91,40 +130,55 @@ func (m *Manager) Mounts(pod *v1.Pod, c *v1.Container) ([]kc.Mount, error) {
 		if !ok {
 			return nil, fmt.Errorf("volumeMounts[%d].name: Not found: %q", i, vm.Name)
 		}
-		host, err := m.SetUp(pod, vol)
+		host, p, err := m.setUp(pod, vol)
 		if err != nil {
 			return nil, fmt.Errorf("volumes[%s]: %w", vol.Name, err)
 		}
-		if vm.SubPath != "" {
-			if filepath.IsAbs(vm.SubPath) || slices.Contains(strings.Split(vm.SubPath, "/"), "..") {
-				return nil, fmt.Errorf("volumeMounts[%d].subPath: Invalid value: %q: must be a relative path without '..'", i, vm.SubPath)
-			}
-			// Created through os.Root: a symlink a container left in the
-			// volume cannot take it outside.
-			if host, err = podpath.MkdirAllIn(host, vm.SubPath, 0o755); err != nil {
-				return nil, fmt.Errorf("volumeMounts[%d].subPath: %w", i, err)
+		sub, field, err := subPath(vm, env)
+		if err != nil {
+			return nil, fmt.Errorf("volumeMounts[%d].%s: %w", i, field, err)
+		}
+		if sub != "" {
+			if host, err = mkdirSubPath(host, sub); err != nil {
+				return nil, fmt.Errorf("volumeMounts[%d].%s: %w", i, field, err)
 			}
 		}
-		out = append(out, kc.Mount{ContainerPath: vm.MountPath, HostPath: host, ReadOnly: vm.ReadOnly})
+		// The kubelet mounts read-only what a container must not change.
+		ro, _ := p.(ReadOnlyPlugin)
+		out = append(out, kc.Mount{ContainerPath: vm.MountPath, HostPath: host, ReadOnly: vm.ReadOnly || ro != nil && ro.ReadOnly()})
 	}
 	return out, nil
 }
 
 // SetUp makes one of pod's volumes ready and returns its host path.
 func (m *Manager) SetUp(pod *v1.Pod, vol *v1.Volume) (string, error) {
+	host, _, err := m.setUp(pod, vol)
+	return host, err
+}
+
+func (m *Manager) setUp(pod *v1.Pod, vol *v1.Volume) (string, Plugin, error) {
 	p := m.pluginFor(vol)
 	if p == nil {
-		return "", fmt.Errorf("unsupported volume type: this node serves %s volumes", m.supported())
+		return "", nil, fmt.Errorf("unsupported volume type: this node serves %s volumes", m.supported())
 	}
 	dir, err := m.layout.PodVolumeDir(pod.UID, p.Name(), vol.Name)
 	if err != nil {
-		return "", err
+		return "", nil, err
+	}
+	podDir, err := m.layout.PodDir(pod.UID)
+	if err != nil {
+		return "", nil, err
 	}
 	rel, err := filepath.Rel(m.layout.Root(), dir)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	return p.SetUp(pod, vol, VolumeDir{root: m.layout.Root(), rel: rel})
+	meta, err := filepath.Rel(m.layout.Root(), filepath.Join(podDir, "plugins", p.Name(), vol.Name))
+	if err != nil {
+		return "", nil, err
+	}
+	host, err := p.SetUp(pod, vol, VolumeDir{root: m.layout.Root(), rel: rel, meta: meta})
+	return host, p, err
 }
 
 // pluginFor is the first plugin that supports vol, or nil.
@@ -161,6 +215,14 @@ func (m *Manager) SetUpAll(pod *v1.Pod) error {
 	return errors.Join(errs...)
 }
 
+// ReadOnlyPlugin is a Plugin whose volumes are mounted read-only whatever
+// the volumeMount says, and owned read-only by an fsGroup: the kubelet's
+// Attributes().ReadOnly, true for configMap, secret, downwardAPI and
+// projected.
+type ReadOnlyPlugin interface {
+	ReadOnly() bool
+}
+
 // PodForgetter is a Plugin that keeps state per pod (Projected's tokens);
 // TearDown tells it the pod is gone.
 type PodForgetter interface {
@@ -181,8 +243,9 @@ func (m *Manager) PodUIDs() []types.UID {
 }
 
 // TearDown lets each plugin undo its volumes of pod (unmounts), tells the
-// PodForgetters, and removes the pod's directory, <root-dir>/pods/<uid>,
-// without following any symlink out of it.
+// PodForgetters, unmounts any tmpfs left in a volume, and removes the
+// pod's directory, <root-dir>/pods/<uid>, without following any symlink
+// out of it. It needs only pod.UID: an orphaned directory is torn down.
 func (m *Manager) TearDown(pod *v1.Pod) error {
 	for _, p := range m.plugins {
 		if f, ok := p.(PodForgetter); ok {
@@ -197,6 +260,16 @@ func (m *Manager) TearDown(pod *v1.Pod) error {
 		base := filepath.Join(podDir, "volumes", p.Name())
 		for _, name := range readDirs(base) {
 			if err := p.TearDown(filepath.Join(base, name)); err != nil {
+				return err
+			}
+		}
+	}
+	// A tmpfs of a plugin this Manager lacks (set up by an earlier
+	// configuration) would keep the directory from going.
+	for _, plugin := range readDirs(filepath.Join(podDir, "volumes")) {
+		base := filepath.Join(podDir, "volumes", plugin)
+		for _, name := range readDirs(base) {
+			if err := unmountMemory(filepath.Join(base, name)); err != nil {
 				return err
 			}
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -144,4 +145,60 @@ func TestNewValidates(t *testing.T) {
 	assert.EqualError(t, err, `volume: Config.Layout.RootDir: Invalid value: "var/lib/kubelet": must be an absolute path`)
 	_, err = New(Config{Plugins: []Plugin{EmptyDir{}, nil}})
 	assert.EqualError(t, err, "volume: Config.Plugins[1] is nil")
+}
+
+// TestEmptyDirMode pins the kubelet's emptyDir setupDir: the directory is
+// made 0777 by a chmod after mkdir, so the umask does not apply and
+// non-root containers can write ("EmptyDir volumes should support
+// (non-root,0644,default)", "volume on default medium should have the
+// correct mode"). configMap and downwardAPI volumes wrap an emptyDir in the
+// kubelet and get the same root. A subPath directory is created with the
+// volume's mode, chmodded past the umask (the kubelet's SafeMakeDir).
+func TestEmptyDirMode(t *testing.T) {
+	defer unix.Umask(unix.Umask(0o022))
+	objs := &objects{cms: map[string]*v1.ConfigMap{"cfg": {Data: map[string]string{"k": "v"}}}}
+	m, err := New(Config{Layout: podpath.Layout{RootDir: t.TempDir()},
+		Plugins: []Plugin{EmptyDir{}, ConfigMap{Objects: objs}, DownwardAPI{}}})
+	require.NoError(t, err)
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", UID: "u1"}, Spec: v1.PodSpec{Volumes: []v1.Volume{
+		{Name: "disk", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}},
+		{Name: "mem", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{Medium: v1.StorageMediumMemory}}},
+		{Name: "cfg", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: "cfg"}}}},
+		{Name: "info", VolumeSource: v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{}}},
+	}}}
+	for _, tc := range []struct {
+		mount v1.VolumeMount
+		paths []string // below the volume's directory
+		want  os.FileMode
+	}{
+		{v1.VolumeMount{Name: "disk", MountPath: "/d"}, []string{"."}, 0o777},
+		{v1.VolumeMount{Name: "mem", MountPath: "/m"}, []string{"."}, 0o777},
+		{v1.VolumeMount{Name: "disk", MountPath: "/s", SubPath: "a/b"}, []string{"a", "a/b"}, 0o777},
+		{v1.VolumeMount{Name: "cfg", MountPath: "/c"}, []string{"."}, 0o777},
+		{v1.VolumeMount{Name: "info", MountPath: "/i"}, []string{"."}, 0o777},
+	} {
+		mounts, err := m.Mounts(pod, &v1.Container{Name: "c", VolumeMounts: []v1.VolumeMount{tc.mount}})
+		require.NoError(t, err, tc.mount.Name)
+		dir, err := m.layout.PodVolumeDir("u1", m.pluginFor(volumeNamed(pod, tc.mount.Name)).Name(), tc.mount.Name)
+		require.NoError(t, err)
+		for _, p := range tc.paths {
+			assertMode(t, filepath.Join(dir, p), tc.want)
+		}
+		assert.Equal(t, filepath.Join(dir, tc.mount.SubPath), mounts[0].HostPath)
+	}
+
+	// Set up once: a container's chmod of its emptyDir stays.
+	disk := filepath.Join(m.layout.Root(), "pods/u1/volumes/kubernetes.io~empty-dir/disk")
+	require.NoError(t, os.Chmod(disk, 0o750))
+	require.NoError(t, m.SetUpAll(pod))
+	assertMode(t, disk, 0o750)
+}
+
+func volumeNamed(pod *v1.Pod, name string) *v1.Volume {
+	for i := range pod.Spec.Volumes {
+		if pod.Spec.Volumes[i].Name == name {
+			return &pod.Spec.Volumes[i]
+		}
+	}
+	return nil
 }
