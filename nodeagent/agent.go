@@ -99,16 +99,19 @@ func New(ctx context.Context, cfg Config) (_ *Agent, err error) {
 	var objects runtime.Objects
 	var services runtime.Services
 	var nodeRecorder nodestatus.EventRecorder
-	plugins := []volume.Plugin{volume.EmptyDir{}, volume.HostPath{}, volume.DownwardAPI{NodeAllocatable: a.allocatable}}
+	plugins := []volume.Plugin{volume.EmptyDir{NodeAllocatable: a.allocatable, PodMemoryLimit: podMemoryLimit}, volume.HostPath{},
+		volume.DownwardAPI{NodeAllocatable: a.allocatable}}
 	if cfg.Client != nil {
 		if a.cluster, err = newCluster(ctx, cfg); err != nil {
 			return nil, err
 		}
 		recorder, objects, nodeRecorder, services = a.cluster.recorder, a.cluster.objects, a.cluster.recorder, a.cluster.services
-		plugins = append(plugins, volume.ConfigMap{Objects: a.cluster.objects}, volume.Secret{Objects: a.cluster.objects},
-			volume.Projected{Objects: a.cluster.objects, Tokens: a.cluster.tokens, NodeAllocatable: a.allocatable})
+		plugins = append(plugins, volume.ConfigMap{Objects: a.cluster.objects}, volume.Secret{Objects: a.cluster.objects,
+			NodeAllocatable: a.allocatable, PodMemoryLimit: podMemoryLimit},
+			volume.Projected{Objects: a.cluster.objects, Tokens: a.cluster.tokens, NodeAllocatable: a.allocatable,
+				PodMemoryLimit: podMemoryLimit})
 	} else {
-		plugins = append(plugins, volume.Projected{NodeAllocatable: a.allocatable}) // downwardAPI sources only
+		plugins = append(plugins, volume.Projected{NodeAllocatable: a.allocatable, PodMemoryLimit: podMemoryLimit}) // downwardAPI sources only
 	}
 	layout := podpath.Layout{RootDir: cfg.RootDir, PodLogsDir: cfg.PodLogsDir}
 	volumes, err := volume.New(volume.Config{Layout: layout, Plugins: plugins})
@@ -117,7 +120,7 @@ func New(ctx context.Context, cfg Config) (_ *Agent, err error) {
 	}
 	if a.mgr, err = runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: cfg.PodLogsDir, RootDir: cfg.RootDir,
 		SandboxLabels: map[string]string{NodeLabel: cfg.NodeName}, OwnPodsOnly: true,
-		HostIP: cfg.NodeIP, ClusterDomain: cfg.ClusterDomain, Services: services, Mounts: volumes.Mounts, Streaming: client, Recorder: recorder, Objects: objects, NodeAllocatable: a.allocatable,
+		HostIP: cfg.NodeIP, ClusterDomain: cfg.ClusterDomain, Services: services, Mounts: volumes.ContainerMounts, Streaming: client, Recorder: recorder, Objects: objects, NodeAllocatable: a.allocatable,
 		Metrics: syncMetrics, Log: log.WithName("runtime"), SingleProcessOOMKill: cfg.SingleProcessOOMKill,
 		CgroupV2: a.runtimeName != fake.RuntimeName && cgroupmgr.HostMode() == cgroupmgr.ModeV2}); err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/nodekit-dev/nodekit/cgroupmgr"
 	"github.com/nodekit-dev/nodekit/nodestatus"
 	"github.com/nodekit-dev/nodekit/resources"
 	"github.com/nodekit-dev/nodekit/runtime"
@@ -81,4 +82,14 @@ func withAPILabels(local, api *v1.Node) *v1.Node {
 	}
 	local.Labels, local.Spec.Taints = api.Labels, api.Spec.Taints
 	return local
+}
+
+// podMemoryLimit is the pod cgroup's memory limit in bytes (0: none), which
+// bounds its memory-backed volumes' tmpfs as in the kubelet.
+func podMemoryLimit(pod *v1.Pod) int64 {
+	rc, err := cgroupmgr.ResourceConfigForPod(pod, cgroupmgr.PodOptions{})
+	if err != nil || rc.Memory == nil {
+		return 0
+	}
+	return *rc.Memory
 }

@@ -30,11 +30,28 @@ type ContainerInput struct {
 	ImageRef     string // resolved image ID
 	PodIPs       []string
 	Mounts       []kc.Mount
+	// Env is the container's resolved environment (ResolveEnv); nil:
+	// ContainerConfig resolves it.
+	Env []v1.EnvVar
 	// TargetID is, for an ephemeral container with a targetContainerName,
 	// the runtime ID of that container: the ephemeral container joins its
 	// process namespace (Pid mode TARGET), unless the pod shares one
 	// process namespace or the host's. Empty for the others.
 	TargetID string
+}
+
+// ResolveEnv is the container's environment as the kubelet's
+// makeEnvironmentVariables resolves it (see containerEnv).
+func (m *Manager) ResolveEnv(pod *v1.Pod, c *v1.Container, podIPs []string) ([]v1.EnvVar, error) {
+	var allocatable v1.ResourceList
+	if m.cfg.NodeAllocatable != nil {
+		allocatable = m.cfg.NodeAllocatable()
+	}
+	env, err := containerEnv(pod, c, podIPs, m.cfg.HostIP, m.cfg.Objects, allocatable, m.cfg.Services)
+	if err != nil {
+		return nil, fmt.Errorf("container %s: %w", c.Name, err)
+	}
+	return env, nil
 }
 
 // ContainerConfig builds the CRI container config (the kubelet's
@@ -50,13 +67,11 @@ func (m *Manager) ContainerConfig(pod *v1.Pod, c *v1.Container, in ContainerInpu
 	if err != nil {
 		return nil, fmt.Errorf("container %s: log path: %w", c.Name, err)
 	}
-	var allocatable v1.ResourceList
-	if m.cfg.NodeAllocatable != nil {
-		allocatable = m.cfg.NodeAllocatable()
-	}
-	env, err := containerEnv(pod, c, in.PodIPs, m.cfg.HostIP, m.cfg.Objects, allocatable, m.cfg.Services)
-	if err != nil {
-		return nil, fmt.Errorf("container %s: %w", c.Name, err)
+	env := in.Env
+	if env == nil {
+		if env, err = m.ResolveEnv(pod, c, in.PodIPs); err != nil {
+			return nil, err
+		}
 	}
 	vars := make(map[string]string, len(env))
 	kv := make([]*runtimeapi.KeyValue, 0, len(env))

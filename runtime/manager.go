@@ -52,7 +52,7 @@ var (
 
 // MountProvider returns the CRI mounts of a container (volumes are the
 // caller's business; the manager only passes them on).
-type MountProvider func(pod *v1.Pod, c *v1.Container) ([]kc.Mount, error)
+type MountProvider func(pod *v1.Pod, c *v1.Container, env []v1.EnvVar) ([]kc.Mount, error)
 
 // ManagerConfig configures a Manager. Zero fields take the kubelet's defaults.
 type ManagerConfig struct {

@@ -202,9 +202,13 @@ func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxC
 		m.event(pod, c, v1.EventTypeWarning, EventFailed, "Error: %v", err)
 		return fail(ErrCreateConfig, "pod %s: container %s: %w", podRef(pod), c.Name, err)
 	}
+	env, err := m.ResolveEnv(pod, c, podIPs) // first: subPathExpr expands with it
+	if err != nil {
+		return fail(ErrCreateConfig, "pod %s: %w", podRef(pod), err)
+	}
 	var mounts []kc.Mount
 	if m.cfg.Mounts != nil {
-		if mounts, err = m.cfg.Mounts(pod, c); err != nil {
+		if mounts, err = m.cfg.Mounts(pod, c, env); err != nil {
 			return fail(ErrCreateConfig, "pod %s: container %s: volumes: %w", podRef(pod), c.Name, err)
 		}
 	}
@@ -219,7 +223,7 @@ func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxC
 		mounts = append(mounts, *hosts)
 	}
 	cfg, err := m.ContainerConfig(pod, c, ContainerInput{RestartCount: restartCount, ImageRef: imageRef, PodIPs: podIPs, Mounts: mounts,
-		TargetID: target})
+		Env: env, TargetID: target})
 	if err != nil {
 		return fail(ErrCreateConfig, "pod %s: %w", podRef(pod), err)
 	}
