@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -255,13 +256,22 @@ func (n *node) nodeProblems(node *v1.Node) []string {
 }
 
 // afterDeletion watches the soak's pods: once the API server has deleted a
-// pod, nothing may write it again (an object of its name reappearing: a
-// status write, a mirror pod recreated, a pod brought back).
+// pod, nothing may write it again: no object of its name may reappear (the
+// agent creates no pod but mirror pods). A mirror pod may be created anew
+// while its static pod exists, never once the static pod is gone.
 type afterDeletion struct {
-	mu         sync.Mutex
-	deleted    map[string]types.UID
-	violations []string
-	events     int
+	mu           sync.Mutex
+	deleted      map[string]types.UID
+	staticGoneAt time.Time // when the static pod's manifest was removed
+	violations   []string
+	events       int
+}
+
+// staticGone records that the static pod's manifest was removed now.
+func (w *afterDeletion) staticGone() {
+	w.mu.Lock()
+	w.staticGoneAt = time.Now()
+	w.mu.Unlock()
 }
 
 func (w *afterDeletion) handlers() cache.ResourceEventHandlerFuncs {
@@ -273,6 +283,10 @@ func (w *afterDeletion) handlers() cache.ResourceEventHandlerFuncs {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.events++
+		_, mirror := p.Annotations[v1.MirrorPodAnnotationKey]
+		if mirror && (w.staticGoneAt.IsZero() || p.CreationTimestamp.Time.Before(w.staticGoneAt.Truncate(time.Second))) {
+			return // a mirror pod (created anew) while its static pod exists
+		}
 		if uid, ok := w.deleted[p.Name]; ok {
 			w.violations = append(w.violations, fmt.Sprintf("pod %s (uid %s) written after pod %s (uid %s) was deleted",
 				p.Name, p.UID, p.Name, uid))

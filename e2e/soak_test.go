@@ -94,7 +94,7 @@ func TestSoak(t *testing.T) {
 	churnCtx, stopChurn := context.WithCancel(ctx)
 	churned := make(chan struct{})
 	go func() { defer close(churned); c.loop(churnCtx) }()
-	faults := schedule(t, d, r, agent, cd, n, manifests)
+	faults := schedule(t, d, r, agent, cd, n, manifests, watch)
 	start := time.Now()
 	for _, f := range faults {
 		select {
@@ -157,7 +157,8 @@ func prepareCluster(t *testing.T, ctx context.Context, n *node) {
 
 // schedule places the faults: agent kills at random moments, the rest at
 // fixed fractions of d (one at a time: each waits for the one before).
-func schedule(t *testing.T, d time.Duration, r *rand.Rand, agent *agentProcess, cd testenv.Containerd, n *node, manifests string) []fault {
+func schedule(t *testing.T, d time.Duration, r *rand.Rand, agent *agentProcess, cd testenv.Containerd, n *node, manifests string,
+	watch *afterDeletion) []fault {
 	frac := func(f float64) time.Duration { return time.Duration(f * float64(d)) }
 	ip := "127.0.0.1"
 	static := filepath.Join(manifests, "static.yaml")
@@ -174,7 +175,7 @@ func schedule(t *testing.T, d time.Duration, r *rand.Rand, agent *agentProcess, 
 			ip = n.wantIP
 			agent.start(ip)
 		}},
-		{frac(0.85), "static pod removed", func() { require.NoError(t, os.Remove(static)) }},
+		{frac(0.85), "static pod removed", func() { watch.staticGone(); require.NoError(t, os.Remove(static)) }},
 	}
 	for range max(3, int(d/(45*time.Second))) {
 		faults = append(faults, fault{time.Duration(float64(d) * (0.05 + 0.85*r.Float64())), "agent killed (SIGKILL)", func() {

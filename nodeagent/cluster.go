@@ -51,7 +51,7 @@ func newCluster(ctx context.Context, cfg Config) (*cluster, error) {
 	if c.tokens, err = volume.NewTokens(c.objects, nil); err != nil {
 		return nil, err
 	}
-	if c.mirrors, err = mirrorpod.New(mirrorpod.Config{Client: c.client, NodeName: cfg.NodeName}); err != nil {
+	if c.mirrors, err = mirrorpod.New(mirrorpod.Config{Client: c.client, NodeName: cfg.NodeName, Log: cfg.Log.WithName("mirrorpod")}); err != nil {
 		return nil, err
 	}
 	return c, nil
