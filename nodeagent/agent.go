@@ -156,7 +156,7 @@ func New(ctx context.Context, cfg Config) (_ *Agent, err error) {
 		syncCfg.Cgroups, a.summary.Cgroups = a.cgroups, a.cgroups
 	}
 	if a.cluster != nil {
-		syncCfg.Mirrors = a.cluster.mirrors
+		syncCfg.Mirrors, syncCfg.Recorder = a.cluster.mirrors, a.cluster.recorder
 	}
 	if a.syncer, err = podsync.New(syncCfg); err != nil {
 		return nil, err

@@ -81,6 +81,8 @@ type Config struct {
 	Reasons  *podstatus.ReasonCache
 	// Mirrors, in cluster mode, gives each static pod its mirror pod.
 	Mirrors Mirrors
+	// Recorder, if set, gets a pod's FailedMount events.
+	Recorder EventRecorder
 	// RuntimeName prefixes container IDs in statuses ("containerd").
 	RuntimeName string
 	HostIPs     []string
@@ -149,13 +151,9 @@ func (s *Syncer) Sync(ctx context.Context, w podworkers.Work) error {
 			s.cfg.Log.Error(err, "mirror pod", "pod", podName(pod))
 		}
 	}
-	if s.cfg.Volumes != nil {
-		// The kubelet's periodic volume sync: updated ConfigMaps and
-		// Secrets reach running pods. A volume that cannot be set up
-		// fails its container's start, with the reason, in SyncPod.
-		if err := s.cfg.Volumes.SetUpAll(pod); err != nil {
-			s.cfg.Log.V(2).Info("volumes not ready", "pod", podName(pod), "error", err.Error())
-		}
+	if err := s.setUpVolumes(pod, w.Status); err != nil {
+		s.publish(pod, w.Status, nil)
+		return err
 	}
 	var parent string
 	if s.cfg.Cgroups != nil {

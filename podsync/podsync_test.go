@@ -2,6 +2,8 @@ package podsync_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -334,4 +337,62 @@ func TestActiveDeadlineFailsThePod(t *testing.T) {
 	status, _ = statuses.PodStatus(pod.UID)
 	assert.Equal(t, []string{"Failed", "DeadlineExceeded"}, []string{string(status.Phase), status.Reason}, "kept once killed")
 	require.NotNil(t, status.ContainerStatuses[0].State.Terminated, "its container was killed")
+}
+
+// volErr is a SetUpAll failure about one volume, as volume.SetUpError.
+type volErr struct {
+	name string
+	err  error
+}
+
+func (e *volErr) Error() string      { return "volumes[" + e.name + "]: " + e.err.Error() }
+func (e *volErr) Unwrap() error      { return e.err }
+func (e *volErr) VolumeName() string { return e.name }
+
+// failingVolumes fails SetUpAll with err while it is set.
+type failingVolumes struct{ err error }
+
+func (v *failingVolumes) SetUpAll(*v1.Pod) error { return v.err }
+func (*failingVolumes) TearDown(*v1.Pod) error   { return nil }
+func (*failingVolumes) PodUIDs() []types.UID     { return nil }
+
+// events records Eventf calls.
+type events struct{ got []string }
+
+func (e *events) Eventf(_ apiruntime.Object, typ, reason, format string, args ...any) {
+	e.got = append(e.got, typ+" "+reason+" "+fmt.Sprintf(format, args...))
+}
+
+// kubelet WaitForAttachAndMount and the volume manager's FailedMount: a
+// pod whose ConfigMap volume cannot be set up yet is not started (no
+// sandbox, ContainerCreating), with an event naming the volume, and
+// starts once it can; a running pod whose refresh fails goes on.
+func TestSyncWaitsForVolumesBeforeTheFirstStart(t *testing.T) {
+	e := newEnv(t)
+	vols := &failingVolumes{err: errors.Join(&volErr{"cfg", errors.New(`configmaps "app-config" not found`)})}
+	rec := &events{}
+	s, err := podsync.New(podsync.Config{Runtime: e.mgr, Prober: e.probes, Cache: e.cache, Statuses: e.statuses, Volumes: vols,
+		Recorder: rec, Reasons: podstatus.NewReasonCache(), RuntimeName: "nodekit-fake", HostIPs: []string{"127.0.0.1"}})
+	require.NoError(t, err)
+	ctx := context.Background()
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "u1"},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: testImage, Args: []string{"serve"}}}}}
+	err = s.Sync(ctx, podworkers.Work{Type: podworkers.SyncPod, Pod: pod})
+	require.ErrorContains(t, err, "unmounted volumes=[cfg]")
+	assert.Equal(t, []string{`Warning FailedMount MountVolume.SetUp failed for volume "cfg" : configmaps "app-config" not found`}, rec.got)
+	pods, err := e.mgr.GetPods(ctx, true)
+	require.NoError(t, err)
+	assert.Empty(t, pods, "no sandbox")
+	status, ok := e.statuses.PodStatus(pod.UID)
+	require.True(t, ok)
+	assert.Equal(t, v1.PodPending, status.Phase)
+	assert.Equal(t, "ContainerCreating", status.ContainerStatuses[0].State.Waiting.Reason)
+
+	vols.err = nil
+	require.NoError(t, s.Sync(ctx, podworkers.Work{Type: podworkers.SyncPod, Pod: pod}))
+	st, err := e.mgr.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
+	require.NoError(t, err)
+	vols.err = errors.Join(&volErr{"cfg", errors.New("gone")})
+	require.NoError(t, s.Sync(ctx, podworkers.Work{Type: podworkers.SyncPod, Pod: pod, Status: st}), "running: goes on")
+	assert.Len(t, rec.got, 1, "no event for a running pod's refresh")
 }

@@ -204,16 +204,31 @@ func (m *Manager) supported() string {
 
 // SetUpAll sets up every volume of pod again: the kubelet's periodic
 // volume sync, through which an updated ConfigMap or Secret reaches a
-// running pod. Errors name the volume.
+// running pod. Each failure is a *SetUpError, joined.
 func (m *Manager) SetUpAll(pod *v1.Pod) error {
 	var errs []error
 	for i := range pod.Spec.Volumes {
 		if _, err := m.SetUp(pod, &pod.Spec.Volumes[i]); err != nil {
-			errs = append(errs, fmt.Errorf("volumes[%s]: %w", pod.Spec.Volumes[i].Name, err))
+			errs = append(errs, &SetUpError{Volume: pod.Spec.Volumes[i].Name, Err: err})
 		}
 	}
 	return errors.Join(errs...)
 }
+
+// SetUpError is one volume SetUpAll could not set up (errors.As finds
+// each in its joined error).
+type SetUpError struct {
+	Volume string
+	Err    error
+}
+
+func (e *SetUpError) Error() string { return fmt.Sprintf("volumes[%s]: %v", e.Volume, e.Err) }
+
+func (e *SetUpError) Unwrap() error { return e.Err }
+
+// VolumeName is the volume's name in the pod (for callers that cannot
+// import this package's types).
+func (e *SetUpError) VolumeName() string { return e.Volume }
 
 // ReadOnlyPlugin is a Plugin whose volumes are mounted read-only whatever
 // the volumeMount says, and owned read-only by an fsGroup: the kubelet's
