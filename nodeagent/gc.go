@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodekit-dev/nodekit/gc"
+	"github.com/nodekit-dev/nodekit/podworkers"
 )
 
 // newGC builds the container and image collectors over the runtime: only
@@ -20,7 +21,7 @@ func (a *Agent) newGC(ctx context.Context) error {
 	}
 	var err error
 	a.containerGC, err = gc.NewContainerGC(gc.ContainerConfig{Runtime: client, Policy: cfg.ContainerGC,
-		PodState:        gc.PodStateFunc(func(uid types.UID) bool { return !a.workers.Known()[uid] }),
+		PodState:        workersPodState{a.workers},
 		AllSourcesReady: a.AllSourcesReady, SandboxSelector: map[string]string{NodeLabel: cfg.NodeName},
 		PodLogsDir: cfg.PodLogsDir, Recorder: recorder, NodeName: cfg.NodeName, Clock: cfg.Clock, Log: a.log.WithName("container-gc")})
 	if err != nil {
@@ -36,4 +37,21 @@ func (a *Agent) newGC(ctx context.Context) error {
 		return fmt.Errorf("nodeagent: Config.ImageGC: %w", err)
 	}
 	return nil
+}
+
+// workersPodState is the kubelet's pod state for GC, from the workers: a
+// pod they forgot is gone (its content may go); a Terminated one (finished
+// or evicted, its source still has it) keeps its dead containers and logs
+// for kubectl logs, but under disk pressure the eviction manager's
+// DeleteAllUnusedContainers may remove them (ShouldPodRuntimeBeRemoved).
+type workersPodState struct{ w *podworkers.Workers }
+
+func (s workersPodState) ShouldPodContentBeRemoved(uid types.UID) bool {
+	_, known := s.w.State(uid)
+	return !known
+}
+
+func (s workersPodState) ShouldPodRuntimeBeRemoved(uid types.UID) bool {
+	st, known := s.w.State(uid)
+	return !known || st == podworkers.Terminated
 }

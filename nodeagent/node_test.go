@@ -1,12 +1,18 @@
 package nodeagent
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodekit-dev/nodekit/podworkers"
+	"github.com/nodekit-dev/nodekit/statuscache"
 )
 
 // kubelet getNodeAnyWay: admission reads the Node its informer holds (a
@@ -34,5 +40,26 @@ func TestWithAPILabels(t *testing.T) {
 			assert.Equal(t, tc.wantTaints, n.Spec.Taints)
 			assert.Equal(t, "110", n.Status.Allocatable.Pods().String(), "allocatable stays the local one")
 		})
+	}
+}
+
+// kubelet ShouldPodContentBeRemoved / ShouldPodRuntimeBeRemoved: a
+// terminated pod its source still has (evicted, finished) keeps its dead
+// containers for kubectl logs, except from the eviction manager's
+// reclaim; a forgotten one loses everything.
+func TestWorkersPodState(t *testing.T) {
+	w, err := podworkers.New(podworkers.Config{Syncer: podworkers.SyncerFunc(func(context.Context, podworkers.Work) error { return nil }),
+		Cache: statuscache.New()})
+	require.NoError(t, err)
+	w.UpdatePod(podworkers.Update{Type: podworkers.SyncPodCreate, Pod: &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "running"}}})
+	w.UpdatePod(podworkers.Update{Type: podworkers.SyncPodCreate, Pod: &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "evicted"},
+		Status: v1.PodStatus{Phase: v1.PodFailed}}})
+	s := workersPodState{w}
+	for _, tc := range []struct {
+		uid              types.UID
+		content, runtime bool
+	}{{"running", false, false}, {"evicted", false, true}, {"gone", true, true}} {
+		assert.Equal(t, tc.content, s.ShouldPodContentBeRemoved(tc.uid), "content of %s", tc.uid)
+		assert.Equal(t, tc.runtime, s.ShouldPodRuntimeBeRemoved(tc.uid), "runtime of %s", tc.uid)
 	}
 }

@@ -9,21 +9,23 @@ import (
 	"github.com/nodekit-dev/nodekit/runtime"
 )
 
-// terminateFinished is the kubelet's SyncTerminatingPod and
-// SyncTerminatedPod for a pod whose phase became terminal while its
-// source still has it: what still runs (a sidecar, a container the
-// phase did not wait for) is killed with its grace period, readiness
-// probed until then; then its volumes and cgroup go. Its containers and
-// sandbox stay stopped in the runtime, with their logs (kubectl logs of a
-// finished Job's pod), until the pod is removed: the workers forget it
+// terminateKept is the kubelet's SyncTerminatingPod and
+// SyncTerminatedPod for a pod that stays while its source still has it:
+// one whose phase became terminal, or one evicted (grace, edit: the
+// eviction's). What still runs (a sidecar, a container the phase did not
+// wait for) is killed with its grace period, readiness probed until then;
+// then its volumes and cgroup go. Its containers and sandbox stay stopped
+// in the runtime, with their logs (kubectl logs of a finished Job's pod,
+// of an evicted pod), until the pod is removed: the workers forget it
 // then, and the housekeeping's orphan clean-up or the container GC remove
-// them. Its final status stays published, its phase kept terminal.
-func (s *Syncer) terminateFinished(ctx context.Context, pod *v1.Pod) error {
+// them. Its final status stays published, edited by edit, its phase kept
+// terminal.
+func (s *Syncer) terminateKept(ctx context.Context, pod *v1.Pod, grace *int64, edit func(*v1.PodStatus)) error {
 	st, err := s.cfg.Runtime.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
 	if err != nil {
 		return fmt.Errorf("pod %s status: %w", podName(pod), err)
 	}
-	if err := s.cfg.Runtime.KillPod(ctx, pod, runtime.PodFromStatus(st), nil); err != nil {
+	if err := s.cfg.Runtime.KillPod(ctx, pod, runtime.PodFromStatus(st), grace); err != nil {
 		s.cfg.Log.Error(err, "killing finished pod", "pod", podName(pod))
 		return err
 	}
@@ -43,8 +45,8 @@ func (s *Syncer) terminateFinished(ctx context.Context, pod *v1.Pod) error {
 		}
 	}
 	s.cfg.Cache.Set(pod.UID, final, nil, s.cfg.Clock.Now())
-	s.publish(pod, final, nil)
+	s.publish(pod, final, edit)
 	s.cfg.Reasons.Remove(pod.UID)
-	s.cfg.Log.Info("finished pod terminated, its containers kept until it is removed", "pod", podName(pod))
+	s.cfg.Log.Info("pod terminated, its containers kept until it is removed", "pod", podName(pod))
 	return nil
 }

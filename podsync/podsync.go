@@ -233,9 +233,6 @@ func changed(res *runtime.SyncResult) bool {
 func (s *Syncer) terminate(ctx context.Context, w podworkers.Work) error {
 	pod := w.Pod
 	s.cfg.Prober.StopLivenessAndStartup(pod.UID)
-	if w.Finished {
-		return s.terminateFinished(ctx, pod)
-	}
 	// The workers' effective grace period (the kubelet's
 	// calculateEffectiveGracePeriod), as the kubelet always passes it to
 	// killPod; none for an orphan: its containers' own.
@@ -244,6 +241,14 @@ func (s *Syncer) terminate(ctx context.Context, w podworkers.Work) error {
 		grace = &w.GracePeriod
 	} else if w.KillOptions != nil {
 		grace = w.KillOptions.GracePeriodSecondsOverride
+	}
+	switch {
+	case w.Finished:
+		return s.terminateKept(ctx, pod, nil, nil)
+	case w.KillOptions != nil:
+		// Evicted: killed, its containers kept for kubectl logs until the
+		// pod is removed, with its final status (Failed, Evicted).
+		return s.terminateKept(ctx, pod, grace, w.KillOptions.Status)
 	}
 	final, err := s.cfg.Runtime.TerminatePod(ctx, pod, grace)
 	if err != nil {
@@ -263,10 +268,6 @@ func (s *Syncer) terminate(ctx context.Context, w podworkers.Work) error {
 	}
 	s.cfg.Cache.Delete(pod.UID)
 	switch {
-	case w.KillOptions != nil:
-		// Evicted: the pod stays (Terminated) with its final status
-		// (Failed, Evicted) until its source removes it.
-		s.publish(pod, final, w.KillOptions.Status)
 	case isAPIPod(pod) && !w.RuntimeOnly:
 		// The status manager writes the final status (the containers as
 		// killed), then deletes the API object; the caller calls

@@ -32,7 +32,7 @@ const testImage = "nodekit.local/testbin:1"
 type noProbes struct {
 	removed []types.UID
 	calls   []string
-	graces  []*int64 // the runtime's TerminatePod calls' (killLog)
+	graces  []*int64 // the runtime's TerminatePod and KillPod calls' (killLog)
 }
 
 func (*noProbes) LivenessFailed(string) bool             { return false }
@@ -88,6 +88,7 @@ func (k killLog) TerminatePod(ctx context.Context, pod *v1.Pod, grace *int64) (*
 
 func (k killLog) KillPod(ctx context.Context, pod *v1.Pod, running *kc.Pod, grace *int64) error {
 	k.p.calls = append(k.p.calls, "KillPod")
+	k.p.graces = append(k.p.graces, grace)
 	return k.Manager.KillPod(ctx, pod, running, grace)
 }
 
@@ -151,7 +152,8 @@ func TestTerminateUsesTheWorkersGracePeriod(t *testing.T) {
 		work podworkers.Work
 		want *int64
 	}{
-		{"the effective grace period", podworkers.Work{GracePeriod: 1, KillOptions: &podworkers.KillPodOptions{GracePeriodSecondsOverride: &seven}}, ptr.To[int64](1)},
+		{"the effective grace period", podworkers.Work{GracePeriod: 1}, ptr.To[int64](1)},
+		{"an eviction: the effective grace period", podworkers.Work{GracePeriod: 1, KillOptions: &podworkers.KillPodOptions{GracePeriodSecondsOverride: &seven}}, ptr.To[int64](1)},
 		{"an eviction's override without one", podworkers.Work{KillOptions: &podworkers.KillPodOptions{GracePeriodSecondsOverride: &seven}}, &seven},
 		{"an orphan: its containers' own", podworkers.Work{RuntimeOnly: true}, nil},
 	} {
@@ -260,9 +262,13 @@ func TestEvictedPodKeepsItsFinalStatus(t *testing.T) {
 	// (minimumGracePeriodInSeconds): SIGTERM, which the test image's sleep
 	// answers by exiting 0.
 	assert.Equal(t, int32(0), status.ContainerStatuses[0].State.Terminated.ExitCode, "the override 0: stopped with the 2s floor")
+	// kubelet: an evicted pod's containers stay, stopped, until it is
+	// removed (kubectl logs of an evicted pod).
 	pods, err := e.mgr.GetPods(ctx, true)
 	require.NoError(t, err)
-	assert.Empty(t, pods, "removed from the runtime")
+	require.Len(t, pods, 1, "kept in the runtime")
+	require.Len(t, pods[0].Containers, 1)
+	assert.NotEqual(t, kc.ContainerStateRunning, pods[0].Containers[0].State, "stopped")
 }
 
 // podDirs is a Volumes whose pods have directories; TearDown removes one.
