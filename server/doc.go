@@ -13,8 +13,12 @@
 //	/stats/summary   the Summary API (k8s.io/kubelet stats/v1alpha1)
 //	/containerLogs/<namespace>/<pod>/<container>
 //	                 tailLines, limitBytes, sinceSeconds, sinceTime,
-//	                 timestamps, follow, previous; CRI log files streamed,
-//	                 runtime-split (P) lines joined
+//	                 timestamps, follow, previous: the instance the pod's
+//	                 status names, its CRI log file streamed (P lines
+//	                 joined); a follow ends once the container stops and
+//	                 reads on across a rotation; a WebSocket gets it as
+//	                 the API server's pods/log sends it (binary.k8s.io,
+//	                 base64.binary.k8s.io)
 //	/exec/<namespace>/<pod>[/<uid>]/<container>?command=...&input=1&output=1&error=1&tty=1
 //	/attach/<namespace>/<pod>[/<uid>]/<container>?input=1&output=1&error=1
 //	/portForward/<namespace>/<pod>[/<uid>]
@@ -26,14 +30,17 @@
 //	/debug/pprof/    with EnableDebuggingHandlers
 //
 // Each part reads from a small interface (PodLister, LogLocator,
-// StatsProvider, Streamer) or registry and is served only when given.
+// StatsProvider, Streamer) or registry and is served only when given;
+// logs and sessions need the PodLister too.
 // SummaryProvider builds the summary from the runtime's CRI stats and the
 // pod cgroups, and, given them, the storage stats from the node's
 // directories (statfs, du-style walks), the pods' volumes
 // (VolumeStatsProvider) and CRI ImageFsInfo; *runtime.Manager is a
 // Streamer. Bad requests get a 4xx
 // naming what was wrong: 400 for a bad path or parameter, 404 for a pod or
-// container that is not there, 405 for a wrong method.
+// container that is not there, 405 for a wrong method; a container whose
+// status shows no log is 400 with the kubelet's message ("... is waiting
+// to start: ContainerCreating").
 //
 // The handler does not authenticate: serve it behind
 // server/serverauth's Filter on TLS, as the kubelet's port 10250, and a

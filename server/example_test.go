@@ -9,6 +9,9 @@ import (
 	"os"
 	"path/filepath"
 
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/nodekit-dev/nodekit/server"
 )
 
@@ -19,7 +22,14 @@ func Example() {
 	log := filepath.Join(dir, "0.log")
 	_ = os.WriteFile(log, []byte("2026-11-23T10:00:00Z stdout F hello\n2026-11-23T10:00:01Z stdout F world\n"), 0o644)
 
+	// The pod statuses say which instance's log to read (an agent's
+	// podstatus.Manager); the locator says where it is.
+	web := v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c"}}},
+		Status: v1.PodStatus{ContainerStatuses: []v1.ContainerStatus{{Name: "c", ContainerID: "containerd://1",
+			State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}}}}}
 	h, err := server.New(server.Config{
+		Pods: podList{web},
 		Logs: server.LogLocatorFunc(func(_ context.Context, ns, pod, container string, previous bool) (string, error) {
 			return log, nil // an agent asks its runtime.Manager.ContainerLogPath
 		}),

@@ -66,7 +66,7 @@ func FuzzRequests(f *testing.F) {
 
 func logsHandlerWithStreams(f *testing.F) *server.Handler {
 	logs := logsHandlerConfig(f, f.TempDir())
-	logs.Pods, logs.Streams = streamPods, &streamBackend{}
+	logs.Streams = &streamBackend{}
 	h, err := server.New(logs)
 	require.NoError(f, err)
 	return h

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"k8s.io/utils/clock"
 )
 
 // followPoll is how often a follow looks for new lines.
@@ -76,73 +79,178 @@ func parseLogOptions(q url.Values, now time.Time) (logOptions, error) {
 // tag P for a line the runtime split, F for its end), as the kubelet
 // does: only the messages (with timestamps=true, each after its time),
 // from sinceSeconds/sinceTime, the last tailLines lines, at most
-// limitBytes, and with follow=true the lines written after until the
-// client goes away. The file is streamed, never read whole: tailLines is
-// found by reading backwards from the end. A last line still being written
-// is printed as far as it goes by a plain read and whole by a follow.
+// limitBytes. The instance is the one the pod's status names
+// (logInstance). The file is streamed, never read whole: tailLines is
+// found by reading backwards from the end. A WebSocket request gets the
+// log as the API server's pods/log sends it (serveLogWebSocket).
 func (h *Handler) containerLogs(w http.ResponseWriter, r *http.Request) {
-	parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/containerLogs/"), "/")
-	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
-		http.Error(w, "path must be /containerLogs/<namespace>/<pod>/<container>", http.StatusBadRequest)
-		return
-	}
-	opts, err := parseLogOptions(r.URL.Query(), h.cfg.Clock.Now())
+	upgrade, protocol, err := logWebSocket(w, r)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	path, err := h.cfg.Logs.ContainerLogPath(r.Context(), parts[0], parts[1], parts[2], opts.previous)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusNotFound)
+	s, ok := h.openLog(w, r)
+	if !ok {
 		return
+	}
+	defer s.close()
+	if upgrade {
+		serveLogWebSocket(w, r, protocol, s.copy)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	flusher, _ := w.(http.Flusher)
+	s.copy(r.Context(), w, func() error {
+		if flusher != nil {
+			flusher.Flush()
+		}
+		return nil
+	})
+}
+
+// openLog checks the request and opens the log it asks for, at the first
+// line to print; it answers the errors itself.
+func (h *Handler) openLog(w http.ResponseWriter, r *http.Request) (*logStream, bool) {
+	parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/containerLogs/"), "/")
+	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+		http.Error(w, "path must be /containerLogs/<namespace>/<pod>/<container>", http.StatusBadRequest)
+		return nil, false
+	}
+	opts, err := parseLogOptions(r.URL.Query(), h.cfg.Clock.Now())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return nil, false
+	}
+	ns, name, container := parts[0], parts[1], parts[2]
+	inst, code, err := h.logInstance(ns, name, container, opts.previous)
+	if err != nil {
+		kubeletError(w, code, err)
+		return nil, false
+	}
+	// The kubelet answers its runtime's errors (log file included) 400.
+	path, err := h.cfg.Logs.ContainerLogPath(r.Context(), ns, name, container, inst.previous)
+	if err != nil {
+		kubeletError(w, http.StatusBadRequest, err)
+		return nil, false
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusNotFound)
-		return
+		kubeletError(w, http.StatusBadRequest, err)
+		return nil, false
 	}
-	defer f.Close()
 	if opts.tail >= 0 {
 		off, err := tailOffset(f, opts.tail)
 		if err == nil {
 			_, err = f.Seek(off, io.SeekStart)
 		}
 		if err != nil {
+			f.Close()
 			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
+			return nil, false
 		}
 	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	out := &logWriter{w: w, left: opts.limit, opts: opts}
-	rd := bufio.NewReaderSize(f, 64<<10)
-	var partial string // a line not ended yet
-	flusher, _ := w.(http.Flusher)
-	for !out.full() {
-		line, err := rd.ReadString('\n')
-		partial += line
+	return &logStream{f: f, rd: bufio.NewReaderSize(f, 64<<10), path: path, opts: opts, clock: h.cfg.Clock,
+		running: func() bool { return h.stillRunning(ns, name, container, inst.id) }}, true
+}
+
+// logStream is a request's reading of a container's log, across the
+// files a rotation puts at its path.
+type logStream struct {
+	f       *os.File
+	rd      *bufio.Reader
+	path    string
+	opts    logOptions
+	clock   clock.Clock
+	running func() bool // whether the instance read still runs
+	partial string      // a line not ended yet
+	next    *os.File    // the file a rotation put at path, read once f is
+	stopped bool        // the container stopped: read to the end, then stop
+}
+
+func (s *logStream) close() {
+	s.f.Close()
+	if s.next != nil {
+		s.next.Close()
+	}
+}
+
+// copy writes the messages to w until the end of the file or, with
+// follow, until the container no longer runs and what it wrote is out, as
+// the kubelet's ReadLogs; or until ctx ends, w fails or limitBytes is
+// reached. A last line still being written is printed as far as it goes
+// by a plain read and whole, once ended, by a follow.
+func (s *logStream) copy(ctx context.Context, w io.Writer, flush func() error) {
+	out := &logWriter{w: w, left: s.opts.limit, opts: s.opts}
+	for !out.full() && out.err == nil {
+		line, err := s.rd.ReadString('\n')
+		s.partial += line
 		if err == nil {
-			out.message(partial)
-			partial = ""
+			out.message(s.partial)
+			s.partial = ""
 			continue
 		}
 		if !errors.Is(err, io.EOF) {
 			return
 		}
-		if !opts.follow {
-			if partial != "" && opts.tail != 0 {
-				out.message(partial)
+		if !s.opts.follow {
+			if s.partial != "" && s.opts.tail != 0 {
+				out.message(s.partial)
 			}
 			return
 		}
-		if flusher != nil {
-			flusher.Flush()
-		}
-		select {
-		case <-r.Context().Done():
+		if !s.more(ctx, flush) {
 			return
-		case <-h.cfg.Clock.After(followPoll):
 		}
 	}
+}
+
+// more is a follow at the end of the file: whether to read on (a new
+// file, lines written meanwhile) or stop, as the kubelet's ReadLogs and
+// waitLogs decide.
+func (s *logStream) more(ctx context.Context, flush func() error) bool {
+	switch {
+	case s.next != nil:
+		s.f.Close()
+		s.f, s.next, s.partial = s.next, nil, ""
+		s.rd.Reset(s.f)
+		return true
+	case s.stopped:
+		return false // an unfinished last line stays unprinted, as there
+	}
+	if s.next = s.rotated(); s.next != nil {
+		return true // the old file's last lines first
+	}
+	if !s.running() {
+		s.stopped = true
+		return true
+	}
+	if flush() != nil {
+		return false
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-s.clock.After(followPoll):
+		return true
+	}
+}
+
+// rotated opens the file at the path when it is no longer the one read:
+// the kubelet rotates a log by renaming it and having the runtime reopen
+// the path.
+func (s *logStream) rotated() *os.File {
+	at, err := os.Stat(s.path)
+	if err != nil {
+		return nil // renamed, not reopened yet
+	}
+	if cur, err := s.f.Stat(); err != nil || os.SameFile(cur, at) {
+		return nil
+	}
+	f, err := os.Open(s.path)
+	if err != nil {
+		return nil
+	}
+	return f
 }
 
 // logWriter writes CRI log lines' messages within the byte limit.
@@ -150,6 +258,7 @@ type logWriter struct {
 	w    io.Writer
 	left int64 // -1: no limit
 	opts logOptions
+	err  error // the first write's failure: the client went
 }
 
 func (l *logWriter) full() bool { return l.left == 0 }
@@ -176,7 +285,10 @@ func (l *logWriter) message(line string) {
 	if l.left >= 0 && int64(len(msg)) > l.left {
 		msg = msg[:l.left]
 	}
-	n, _ := io.WriteString(l.w, msg)
+	n, err := io.WriteString(l.w, msg)
+	if err != nil && l.err == nil {
+		l.err = err
+	}
 	if l.left >= 0 {
 		l.left -= int64(n)
 	}

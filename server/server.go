@@ -25,7 +25,9 @@ type PodLister interface {
 }
 
 // LogLocator finds a container's CRI log file: its newest instance's, or
-// with previous the one before (the kubelet's ?previous=true).
+// with previous the one before. The handler chooses by the pod's status,
+// as the kubelet: ?previous=true of a container waiting to restart reads
+// its newest instance, the one that terminated last.
 type LogLocator interface {
 	ContainerLogPath(ctx context.Context, namespace, pod, container string, previous bool) (string, error)
 }
@@ -43,7 +45,9 @@ type Check struct {
 
 // Config says what the handler serves; a nil part is not served (404).
 type Config struct {
-	Pods  PodLister
+	Pods PodLister
+	// Logs serves /containerLogs; it needs Pods, whose statuses choose the
+	// instance to read and end a follow, as the kubelet's.
 	Logs  LogLocator
 	Stats StatsProvider
 	// Checks make /healthz; with none it always answers ok.
@@ -105,6 +109,9 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if cfg.Streams != nil && cfg.Pods == nil {
 		return nil, errors.New("server: Config.Streams needs Config.Pods to find pods by name")
+	}
+	if cfg.Logs != nil && cfg.Pods == nil {
+		return nil, errors.New("server: Config.Logs needs Config.Pods: the pod's status says which log to read and when a follow ends")
 	}
 	if cfg.ResourceMetrics == nil && cfg.Stats != nil {
 		reg := prometheus.NewRegistry()

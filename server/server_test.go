@@ -40,14 +40,14 @@ func logsHandler(t *testing.T) *server.Handler {
 	return mustNew(t, logsHandlerConfig(t, t.TempDir()))
 }
 
-// logsHandlerConfig serves the logs of default/web's container c (criLog,
-// and "old" for the previous instance) from files in dir.
+// logsHandlerConfig serves the logs of default/web (logsPod) from files in
+// dir: criLog for a container's newest instance, "old" for the one before.
 func logsHandlerConfig(t testing.TB, dir string) server.Config {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "0.log"), []byte(criLog), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "prev.log"), []byte("2026-11-23T09:00:00Z stdout F old\n"), 0o644))
-	return server.Config{Clock: clocktesting.NewFakeClock(now),
+	return server.Config{Clock: clocktesting.NewFakeClock(now), Pods: &podSource{pods: []v1.Pod{logsPod()}},
 		Logs: server.LogLocatorFunc(func(_ context.Context, ns, pod, c string, previous bool) (string, error) {
-			if ns != "default" || pod != "web" || c != "c" {
+			if ns != "default" || pod != "web" {
 				return "", errors.New("pod default/" + pod + " not found")
 			}
 			if previous {
@@ -95,10 +95,7 @@ func TestContainerLogsQueryParameters(t *testing.T) {
 			assert.Equal(t, tc.want, body)
 		})
 	}
-	code, body := get(h, "/containerLogs/default/nope/c")
-	assert.Equal(t, 404, code)
-	assert.Contains(t, body, "pod default/nope not found")
-	code, _ = get(h, "/containerLogs/default/web")
+	code, _ := get(h, "/containerLogs/default/web")
 	assert.Equal(t, 400, code)
 }
 
@@ -113,9 +110,10 @@ func TestContainerLogsTailOfALargeFile(t *testing.T) {
 	b.WriteString("2026-11-23T10:00:00Z stdout F last\n")
 	path := filepath.Join(dir, "0.log")
 	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
-	h := mustNew(t, server.Config{Logs: server.LogLocatorFunc(func(context.Context, string, string, string, bool) (string, error) {
-		return path, nil
-	})})
+	h := mustNew(t, server.Config{Pods: &podSource{pods: []v1.Pod{runningPod("a", "b", "c")}},
+		Logs: server.LogLocatorFunc(func(context.Context, string, string, string, bool) (string, error) {
+			return path, nil
+		})})
 	_, body := get(h, "/containerLogs/a/b/c?tailLines=2")
 	assert.Equal(t, "line "+strings.Repeat("x", 19999%50)+"\nlast\n", body)
 }
@@ -124,9 +122,10 @@ func TestContainerLogsFollowPrintsNewLinesUntilTheClientGoes(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "0.log")
 	require.NoError(t, os.WriteFile(path, []byte("2026-11-23T10:00:00Z stdout F before\n2026-11-23T10:00:01Z stdout F PART"), 0o644))
-	h := mustNew(t, server.Config{Logs: server.LogLocatorFunc(func(context.Context, string, string, string, bool) (string, error) {
-		return path, nil
-	})})
+	h := mustNew(t, server.Config{Pods: &podSource{pods: []v1.Pod{runningPod("a", "b", "c")}},
+		Logs: server.LogLocatorFunc(func(context.Context, string, string, string, bool) (string, error) {
+			return path, nil
+		})})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -229,6 +228,7 @@ func TestNewRejectsBadChecks(t *testing.T) {
 		{server.Config{Checks: []server.Check{{Name: "pleg", Check: ok}, {Name: "pleg", Check: ok}}}, `Config.Checks[1].Name: Duplicate value: "pleg"`},
 		{server.Config{Checks: []server.Check{{Name: "pleg"}}}, `Config.Checks[0].Check is nil`},
 		{server.Config{CheckTimeout: -time.Second}, `Config.CheckTimeout: Invalid value: -1s`},
+		{server.Config{Logs: server.LogLocatorFunc(nil)}, `Config.Logs needs Config.Pods`},
 	} {
 		_, err := server.New(tc.cfg)
 		require.Error(t, err)
