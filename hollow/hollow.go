@@ -141,12 +141,14 @@ func (c Config) withDefaults() (Config, error) {
 
 // Nodes is a set of running hollow nodes.
 type Nodes struct {
-	cfg     Config
-	conns   *nodeagent.APIConnections
-	dir     string
-	tempDir bool
-	nodes   []*Node
-	runOnce sync.Once
+	cfg   Config
+	conns *nodeagent.APIConnections
+	// services is every node's: one watch of the Services, not one each.
+	services *nodeagent.ServiceCache
+	dir      string
+	tempDir  bool
+	nodes    []*Node
+	runOnce  sync.Once
 }
 
 // New starts each node's fake runtime and composes its agent; nothing
@@ -171,6 +173,11 @@ func New(ctx context.Context, cfg Config) (_ *Nodes, err error) {
 	if n.conns, err = nodeagent.NewAPIConnections(cfg.Rest); err != nil {
 		return nil, fmt.Errorf("hollow: Config.Rest: %w", err)
 	}
+	client, err := n.conns.Client(rest.CopyConfig(cfg.Rest))
+	if err != nil {
+		return nil, fmt.Errorf("hollow: Config.Rest: %w", err)
+	}
+	n.services = nodeagent.NewServiceCache(client)
 	for i := 0; i < cfg.Nodes; i++ {
 		node, err := n.newNode(ctx, i)
 		if err != nil {
@@ -198,6 +205,8 @@ func (n *Nodes) run(ctx context.Context) error {
 	defer n.close()
 	errs := make([]error, len(n.nodes))
 	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); n.services.Run(ctx) }()
 	for i, node := range n.nodes {
 		wg.Add(1)
 		go func() {

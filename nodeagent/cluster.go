@@ -16,6 +16,7 @@ import (
 	"github.com/nodekit-dev/nodekit/podsource/apiserver"
 	"github.com/nodekit-dev/nodekit/podstatus"
 	"github.com/nodekit-dev/nodekit/podstatus/apiclient"
+	"github.com/nodekit-dev/nodekit/runtime"
 	"github.com/nodekit-dev/nodekit/volume"
 	volumeapi "github.com/nodekit-dev/nodekit/volume/apiclient"
 )
@@ -27,7 +28,8 @@ type cluster struct {
 	client   kubernetes.Interface
 	reporter *nodestatus.Reporter
 	apiNode  *nodestatus.APINode // the Node as the API has it, for admission
-	services *serviceCache       // for the containers' environment
+	services runtime.Services    // for the containers' environment
+	own      *ServiceCache       // services, when the agent keeps its own
 	mirrors  *mirrorpod.Manager
 	statuses *podstatus.Syncer
 	objects  *volumeapi.Objects // ConfigMaps, Secrets and tokens for volumes and env
@@ -43,7 +45,11 @@ func newCluster(ctx context.Context, cfg Config) (*cluster, error) {
 		record.WithCorrelatorOptions(cfg.EventCorrelator))}
 	c.recorder = c.events.NewRecorder(scheme.Scheme, v1.EventSource{Component: "kubelet", Host: cfg.NodeName})
 	c.apiNode = nodestatus.NewAPINode(c.client, cfg.NodeName)
-	c.services = newServiceCache(c.client)
+	c.services = cfg.Services
+	if c.services == nil {
+		c.own = NewServiceCache(c.client)
+		c.services = c.own
+	}
 	var err error
 	if c.objects, err = volumeapi.New(c.client); err != nil {
 		return nil, err
@@ -91,9 +97,12 @@ func (c *cluster) run(ctx context.Context, a *Agent, wg *sync.WaitGroup) {
 	c.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
 	c.recorder.Eventf(nodeRef(a.cfg.NodeName), v1.EventTypeNormal, "Starting", "Starting kubelet.")
 	lease := nodestatus.NewLease(c.client, a.cfg.NodeName, a.cfg.LeaseDurationSeconds, a.cfg.Clock, nil)
-	wg.Add(5)
+	if c.own != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); c.own.Run(ctx) }()
+	}
+	wg.Add(4)
 	go func() { defer wg.Done(); c.apiNode.Run(ctx) }()
-	go func() { defer wg.Done(); c.services.run(ctx) }()
 	go func() { defer wg.Done(); a.logError(c.statuses.Run(ctx), "pod status") }()
 	go func() { defer wg.Done(); a.logError(c.reporter.Run(ctx), "node status") }()
 	go func() { defer wg.Done(); lease.Run(ctx) }()

@@ -61,6 +61,9 @@ type Config struct {
 	LeaseDurationSeconds int32
 	// MaxPods is the pods capacity (110); more are rejected at admission.
 	MaxPods int
+	// Services, in cluster mode, lists the Services for the containers'
+	// environment; nil: the agent keeps its own (a ServiceCache on Client).
+	Services runtime.Services
 	// ClusterDomain is --cluster-domain: a pod with a subdomain is named by
 	// its FQDN in its /etc/hosts.
 	ClusterDomain string

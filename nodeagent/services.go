@@ -12,13 +12,18 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// serviceCache is the kubelet's service lister: every Service, kept by a
-// watch, for the containers' service environment variables.
-type serviceCache struct {
+// ServiceCache is the kubelet's service lister: every Service, kept by a
+// watch, for the containers' service environment variables (a
+// runtime.Services). Each agent in cluster mode keeps one unless
+// Config.Services gives it one: agents in one process (hollow nodes) can
+// share it.
+type ServiceCache struct {
 	informer cache.SharedIndexInformer
 }
 
-func newServiceCache(client kubernetes.Interface) *serviceCache {
+// NewServiceCache lists and watches every Service with client once Run
+// runs.
+func NewServiceCache(client kubernetes.Interface) *ServiceCache {
 	services := client.CoreV1().Services(metav1.NamespaceAll)
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
@@ -28,15 +33,16 @@ func newServiceCache(client kubernetes.Interface) *serviceCache {
 			return services.Watch(ctx, o)
 		},
 	}
-	return &serviceCache{informer: cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, client),
+	return &ServiceCache{informer: cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, client),
 		&v1.Service{}, 0, cache.Indexers{})}
 }
 
-func (s *serviceCache) run(ctx context.Context) { s.informer.RunWithContext(ctx) }
+// Run keeps the Services until ctx ends.
+func (s *ServiceCache) Run(ctx context.Context) { s.informer.RunWithContext(ctx) }
 
 // ListServices fails until the Services were read once, as the kubelet
 // refuses to start a container then: its environment would lack them.
-func (s *serviceCache) ListServices() ([]*v1.Service, error) {
+func (s *ServiceCache) ListServices() ([]*v1.Service, error) {
 	if !s.informer.HasSynced() {
 		return nil, errors.New("services have not yet been read at least once, cannot construct envvars")
 	}

@@ -16,12 +16,12 @@ import (
 // were listed once; then every Service, kept by a watch.
 func TestServiceCache(t *testing.T) {
 	client := fake.NewClientset(&v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "kubernetes"}})
-	s := newServiceCache(client)
+	s := NewServiceCache(client)
 	_, err := s.ListServices()
 	require.EqualError(t, err, "services have not yet been read at least once, cannot construct envvars")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); s.run(ctx) }()
+	go func() { defer close(done); s.Run(ctx) }()
 	defer func() { cancel(); <-done }()
 	require.Eventually(t, func() bool { l, err := s.ListServices(); return err == nil && len(l) == 1 }, 10*time.Second, time.Millisecond)
 	_, err = client.CoreV1().Services("ns").Create(ctx, &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "db"}},
