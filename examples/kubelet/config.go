@@ -17,15 +17,21 @@ import (
 
 // applyConfigFile reads a KubeletConfiguration (kubelet.config.k8s.io/v1beta1)
 // and takes from it every setting whose flag was not given on the command
-// line: flags win, as in the kubelet. Unknown fields are refused by name.
+// line: flags win, as in the kubelet. As the kubelet's
+// DecodeKubeletConfiguration, a file with unknown or duplicate fields is
+// decoded leniently, with the strict error logged (cfg.lenientConfig).
 func applyConfigFile(fs *flag.FlagSet, cfg *config, sf *servingFlags, path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("--config: %w", err)
 	}
 	var kc kubeletconfig.KubeletConfiguration
-	if err := yaml.UnmarshalStrict(data, &kc); err != nil {
-		return fmt.Errorf("--config %s: %w", path, err)
+	if strictErr := yaml.UnmarshalStrict(data, &kc); strictErr != nil {
+		kc = kubeletconfig.KubeletConfiguration{}
+		if err := yaml.Unmarshal(data, &kc); err != nil {
+			return fmt.Errorf("--config %s: %w", path, strictErr)
+		}
+		cfg.lenientConfig = strictErr
 	}
 	if kc.Kind != "KubeletConfiguration" || kc.APIVersion != kubeletconfig.SchemeGroupVersion.String() {
 		return fmt.Errorf("--config %s: apiVersion/kind: Unsupported value: %q/%q: want %s/KubeletConfiguration",

@@ -71,6 +71,9 @@ type config struct {
 	// ignored are the kubelet flags and config fields given that the agent
 	// accepts without effect, logged once at start.
 	ignoredFlags, ignoredFields []string
+	// lenientConfig is why --config was decoded leniently (an unknown or
+	// duplicate field), logged at start as the kubelet does.
+	lenientConfig error
 }
 
 // gcPercent is the agent's GOGC unless the environment sets one: its live
@@ -92,6 +95,9 @@ func main() {
 	}
 	// logr's V(n) is slog's level -n: -v=4 shows V(4) and below.
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.Level(-cfg.verbosity)}))
+	if cfg.lenientConfig != nil {
+		log.Info("Using lenient decoding as strict decoding failed", "err", cfg.lenientConfig.Error())
+	}
 	if len(cfg.ignoredFlags) > 0 {
 		log.Info("kubelet flags accepted without effect in this agent", "flags", cfg.ignoredFlags)
 	}

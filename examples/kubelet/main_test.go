@@ -65,10 +65,18 @@ func TestParseFlagsRejectsBadInput(t *testing.T) {
 	require.NotNil(t, cfg.eviction.flags.Hard)
 	assert.Equal(t, "memory.available<200Mi", *cfg.eviction.flags.Hard)
 	assert.Equal(t, "systemd", cfg.cgroupDriver)
-	require.NoError(t, os.WriteFile(cfgFile, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nstaticPodPaht: /x\n"), 0o644))
+	// kubelet DecodeKubeletConfiguration: a misspelt field is decoded
+	// leniently, the strict error logged; YAML that does not parse fails.
+	require.NoError(t, os.WriteFile(cfgFile, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"+
+		"staticPodPaht: /x\nmaxPods: 30\n"), 0o644))
+	cfg, err = parseFlags([]string{"--config", cfgFile})
+	require.NoError(t, err)
+	require.Error(t, cfg.lenientConfig)
+	assert.Contains(t, cfg.lenientConfig.Error(), `unknown field "staticPodPaht"`)
+	assert.Equal(t, 30, cfg.maxPods, "the rest of the file applies")
+	require.NoError(t, os.WriteFile(cfgFile, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxPods: [\n"), 0o644))
 	_, err = parseFlags([]string{"--config", cfgFile})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), `unknown field "staticPodPaht"`)
+	assert.ErrorContains(t, err, "--config "+cfgFile)
 	require.NoError(t, os.WriteFile(cfgFile, []byte("apiVersion: v1\nkind: Pod\n"), 0o644))
 	_, err = parseFlags([]string{"--config", cfgFile})
 	assert.ErrorContains(t, err, "apiVersion/kind: Unsupported value")
