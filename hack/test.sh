@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# hack/test.sh - the project's test command (README, .ci/run): unit tests,
+# hack/test.sh - the project's test command (README, .ci/run): a gofmt check
+# (drift fails the run), unit tests,
 # the real-part tests (build tag "integration": containerd, cgroups, a real
 # kube-apiserver + etcd, loopback servers), the kubectl-driven black-box run
 # (hack/e2e-kubectl.sh), and every benchmark once with a short -benchtime;
@@ -22,6 +23,16 @@ command -v go >/dev/null || { log "go not found (expected /usr/local/go/bin/go)"
 [[ $(id -u) == 0 ]] || { log "must run as root (containerd, cgroups)"; exit 1; }
 # -race needs cgo.
 command -v gcc >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev >/dev/null; }
+
+# gofmt drift fails the run first, before anything is started.
+log "gofmt"
+# shellcheck disable=SC2046  # one word per file
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*'))
+if [[ -n $unformatted ]]; then
+  log "not gofmt-ed (run gofmt -w on them):"
+  echo "$unformatted" >&2
+  exit 1
+fi
 
 log "starting containerd"
 bash hack/containerd-up.sh >/dev/null
