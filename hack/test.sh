@@ -12,8 +12,9 @@
 #      NODEKIT_KEEP_CONTAINERD=1 leaves containerd running afterwards;
 #      BENCHTIME (default 20x) is the -benchtime of the benchmark pass;
 #      FUZZTIME (default 250000x), FUZZTIME_API (default 150000x) and
-#      FUZZTIME_THRESHOLDS (default 200000x) are the -fuzztime of the
-#      manifest parser, the node API's requests and the threshold parser.
+#      FUZZTIME_THRESHOLDS (default 200000x) and FUZZTIME_PROBE (default
+#      200000x) are the -fuzztime of the manifest parser, the node API's
+#      requests, the threshold parser and the HTTP probe's response parser.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export PATH=/usr/local/go/bin:$PATH:/usr/local/sbin:/usr/sbin:/sbin
@@ -84,6 +85,10 @@ go test -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-250000x}" ./podsour
 # port-forward, run): a clear 4xx or a success, never a 5xx or a panic.
 log "fuzzing the node API's requests (-fuzztime ${FUZZTIME_API:-150000x})"
 go test -run '^$' -fuzz '^FuzzRequests$' -fuzztime "${FUZZTIME_API:-150000x}" ./server
+# The probes' HTTP/1 response parser against net/http reading the same
+# bytes: never more lenient, the same status and body when both accept.
+log "fuzzing the HTTP probe's response parser (-fuzztime ${FUZZTIME_PROBE:-200000x})"
+go test -run '^$' -fuzz '^FuzzReadResponse$' -fuzztime "${FUZZTIME_PROBE:-200000x}" ./prober/probe
 # The kubelet's threshold syntax (--eviction-hard and the rest): an error
 # that names the part, or thresholds that print back to what they parse from.
 log "fuzzing the eviction threshold parser (-fuzztime ${FUZZTIME_THRESHOLDS:-200000x})"

@@ -108,10 +108,10 @@ func readHeaders(br *bufio.Reader, r *fastResponse, http11 bool) error {
 		if len(line) == 0 {
 			break
 		}
-		i := indexByte(line, ':')
-		if i <= 0 || line[0] == ' ' || line[0] == '\t' {
-			continue // continuation or junk: nothing a probe needs
+		if err := headerLineError(line, long); err != nil {
+			return err // as net/textproto refuses it, so does the kubelet's probe
 		}
+		i := indexByte(line, ':')
 		name, value := line[:i], trimBytes(line[i+1:])
 		switch {
 		case equalFold(name, "Content-Length"):
@@ -151,6 +151,35 @@ func readHeaders(br *bufio.Reader, r *fastResponse, http11 bool) error {
 			return broken("unsupported transfer encoding: " + strconv.Quote(string(te)))
 		}
 		r.length = -1 // Transfer-Encoding wins over Content-Length
+	}
+	return nil
+}
+
+// headerLineError is net/textproto's verdict on a header line: a name of
+// token bytes, a colon, a value without control bytes but tab; no
+// continuation line (obsolete folding), which it refuses too.
+func headerLineError(line []byte, long bool) error {
+	i := indexByte(line, ':')
+	switch {
+	case len(line) > 0 && (line[0] == ' ' || line[0] == '\t'):
+		return errors.New("malformed MIME header: unexpected continuation line")
+	case i < 0 && !long:
+		return errors.New("malformed MIME header: missing colon: " + strconv.Quote(string(line)))
+	case i < 0:
+		return errors.New("malformed MIME header: missing colon")
+	}
+	for _, c := range line[:i] {
+		if !isTokenByte(c) {
+			return errors.New("malformed MIME header line: " + strconv.Quote(string(line)))
+		}
+	}
+	if i == 0 {
+		return errors.New("malformed MIME header line: " + strconv.Quote(string(line)))
+	}
+	for _, c := range line[i+1:] {
+		if c < ' ' && c != '\t' || c == 0x7f { // textproto's validHeaderValueByte
+			return errors.New("malformed MIME header line: " + strconv.Quote(string(line)))
+		}
 	}
 	return nil
 }
