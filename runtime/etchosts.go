@@ -27,6 +27,9 @@ const (
 // network gets the node's file, others one naming the pod; both end with
 // the pod's hostAliases.
 func (m *Manager) etcHostsMount(pod *v1.Pod, podIPs []string, mounts []kc.Mount) (*kc.Mount, error) {
+	if pod.Spec.HostNetwork && len(podIPs) == 0 && m.cfg.HostIP != "" {
+		podIPs = []string{m.cfg.HostIP} // the kubelet's host IPs: the sandbox reports none
+	}
 	if m.cfg.RootDir == "" || len(podIPs) == 0 {
 		return nil, nil
 	}

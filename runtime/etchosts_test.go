@@ -38,6 +38,8 @@ func TestEtcHostsMount(t *testing.T) {
 		{"host network: the node's file, and the aliases", v1.PodSpec{HostNetwork: true, HostAliases: aliases}, []string{"127.0.0.1"}, nil,
 			"# Kubernetes-managed hosts file (host network).\n127.0.0.1 the-node\n" +
 				"\n# Entries added by HostAliases.\n123.45.67.89\tfoo\tbar\n127.0.0.2\tbaz\n"},
+		{"host network, the sandbox reporting no IP: the node's", v1.PodSpec{HostNetwork: true, HostAliases: aliases[:1]}, nil, nil,
+			"# Kubernetes-managed hosts file (host network).\n127.0.0.1 the-node\n\n# Entries added by HostAliases.\n123.45.67.89\tfoo\tbar\n"},
 		{"the container mounts /etc/hosts itself", v1.PodSpec{}, []string{"10.1.2.3"},
 			[]kc.Mount{{ContainerPath: "/etc/hosts/", HostPath: "/elsewhere"}}, ""},
 		{"no pod IP yet", v1.PodSpec{}, nil, nil, ""},
@@ -46,7 +48,7 @@ func TestEtcHostsMount(t *testing.T) {
 			nodeHosts := filepath.Join(t.TempDir(), "hosts")
 			require.NoError(t, os.WriteFile(nodeHosts, []byte("127.0.0.1 the-node\n"), 0o600))
 			m, err := NewManager(ManagerConfig{Runtime: struct{ RuntimeService }{}, Images: struct{ ImageService }{},
-				DNS: HostDNS("", nil, ""), PodLogsDir: t.TempDir(), RootDir: t.TempDir(), ClusterDomain: "cluster.local",
+				DNS: HostDNS("", nil, ""), PodLogsDir: t.TempDir(), RootDir: t.TempDir(), ClusterDomain: "cluster.local", HostIP: "127.0.0.1",
 				HostsFile: nodeHosts})
 			require.NoError(t, err)
 			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "u1"}, Spec: tc.spec}
