@@ -100,6 +100,13 @@ func (h *Handler) containerLogs(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	flusher, _ := w.(http.Flusher)
+	if flusher != nil {
+		// Chunked, never a Content-Length, as the kubelet streams: the API
+		// server's WebSocket wrapper (wsstream) drops what a read returns
+		// together with EOF, which a whole short body is.
+		w.WriteHeader(http.StatusOK)
+		flusher.Flush()
+	}
 	s.copy(r.Context(), w, func() error {
 		if flusher != nil {
 			flusher.Flush()

@@ -292,6 +292,24 @@ func TestContainerLogsOverWebSocket(t *testing.T) {
 	assert.Contains(t, string(body), `"v5.channel.k8s.io"`)
 }
 
+// kubelet getContainerLogs: a log is streamed chunked, never with a
+// Content-Length, even when it is short and not followed: the API
+// server's WebSocket wrapper for pods/log drops data that a read returns
+// with EOF, which a whole short body is (upstream e2e: "Pods should
+// support retrieving logs from the container over websockets").
+func TestContainerLogsAreChunked(t *testing.T) {
+	srv := httptest.NewServer(mustNew(t, logsHandlerConfig(t, t.TempDir())))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/containerLogs/default/web/c?tailLines=1")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Equal(t, "joined\nunfinish", string(body))
+	assert.Equal(t, int64(-1), resp.ContentLength)
+	assert.Equal(t, []string{"chunked"}, resp.TransferEncoding)
+}
+
 // A WebSocket follow ends when its client goes, though no line comes.
 func TestContainerLogsWebSocketFollowEndsWithTheClient(t *testing.T) {
 	h := mustNew(t, logsHandlerConfig(t, t.TempDir()))
