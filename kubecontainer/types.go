@@ -144,6 +144,20 @@ func (s *PodStatus) FindContainerStatusByName(name string) *ContainerStatus {
 	return nil
 }
 
+// AnySandboxReady reports whether any of the pod's sandboxes is ready
+// (false for a nil status).
+func (s *PodStatus) AnySandboxReady() bool {
+	if s == nil {
+		return false
+	}
+	for _, sb := range s.SandboxStatuses {
+		if sb.Ready() {
+			return true
+		}
+	}
+	return false
+}
+
 // RunningContainers returns the statuses of the running containers.
 func (s *PodStatus) RunningContainers() []*ContainerStatus {
 	var out []*ContainerStatus

@@ -2,8 +2,6 @@ package podstatus
 
 import (
 	v1 "k8s.io/api/core/v1"
-
-	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 )
 
 // previous is the status a new one is generated over: the one published
@@ -58,7 +56,7 @@ func keepReason(in Input, s *v1.PodStatus) {
 // runtime reports none once the sandbox is stopped, so when it reports none
 // and no sandbox of the pod is ready, the IPs published before stay.
 func keepIPs(in Input, s *v1.PodStatus) {
-	if len(s.PodIPs) > 0 || anySandboxReady(in.Runtime) {
+	if len(s.PodIPs) > 0 || in.Runtime.AnySandboxReady() {
 		return
 	}
 	old := previous(in)
@@ -67,16 +65,4 @@ func keepIPs(in Input, s *v1.PodStatus) {
 	}
 	s.PodIPs = append([]v1.PodIP(nil), old.PodIPs...)
 	s.PodIP = s.PodIPs[0].IP
-}
-
-func anySandboxReady(st *kc.PodStatus) bool {
-	if st == nil {
-		return false
-	}
-	for _, sb := range st.SandboxStatuses {
-		if sb.Ready() {
-			return true
-		}
-	}
-	return false
 }

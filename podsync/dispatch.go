@@ -108,9 +108,11 @@ func (d *Dispatcher) Dispatch(u podsource.PodUpdate) {
 			// again after a restart) keeps its final status and stays
 			// Terminated, unprobed; a refusal would overwrite that status.
 			finished := pod.Status.Phase == v1.PodFailed || pod.Status.Phase == v1.PodSucceeded
-			if ok, reason, message := d.admitUnlessFinished(pod, finished); !ok {
-				d.reject(pod, reason, message)
-				continue
+			if !finished {
+				if ok, reason, message := d.admit(pod); !ok {
+					d.reject(pod, reason, message)
+					continue
+				}
 			}
 			d.cfg.Log.Info("pod added", "pod", podName(pod), "uid", pod.UID, "source", u.Source)
 			if finished {
@@ -150,12 +152,8 @@ func (d *Dispatcher) Dispatch(u podsource.PodUpdate) {
 	}
 }
 
-// admitUnlessFinished asks each Admit handler, in order, about a new pod,
-// unless it is finished: that one is admitted without asking.
-func (d *Dispatcher) admitUnlessFinished(pod *v1.Pod, finished bool) (ok bool, reason, message string) {
-	if finished {
-		return true, "", ""
-	}
+// admit asks each Admit handler, in order, about a new pod.
+func (d *Dispatcher) admit(pod *v1.Pod) (ok bool, reason, message string) {
 	for _, admit := range d.cfg.Admit {
 		if ok, reason, message := admit(pod); !ok {
 			return false, reason, message

@@ -28,7 +28,7 @@ func (s *Syncer) setUpVolumes(pod *v1.Pod, st *kc.PodStatus) error {
 	if err == nil {
 		return nil
 	}
-	if sandboxReady(st) {
+	if st.AnySandboxReady() {
 		s.cfg.Log.V(2).Info("volumes not refreshed", "pod", podName(pod), "error", err.Error())
 		return nil
 	}
@@ -61,16 +61,4 @@ func joined(err error) []error {
 		return j.Unwrap()
 	}
 	return []error{err}
-}
-
-func sandboxReady(st *kc.PodStatus) bool {
-	if st == nil {
-		return false
-	}
-	for _, sb := range st.SandboxStatuses {
-		if sb.Ready() {
-			return true
-		}
-	}
-	return false
 }

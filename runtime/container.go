@@ -51,6 +51,9 @@ func (m *Manager) ResolveEnv(pod *v1.Pod, c *v1.Container, podIPs []string) ([]v
 	if err != nil {
 		return nil, fmt.Errorf("container %s: %w", c.Name, err)
 	}
+	if env == nil {
+		env = []v1.EnvVar{} // resolved, and empty: ContainerInput.Env nil means not resolved
+	}
 	return env, nil
 }
 

@@ -207,38 +207,13 @@ func fieldValue(pod *v1.Pod, path string, podIPs []string, hostIP string) (strin
 	return fieldpath.PodField(pod, path)
 }
 
-// expandVars replaces $(NAME) with its value when NAME is defined, turns
-// $$ into $, and leaves anything else as written (the kubelet's expansion).
+// expandVars is the kubelet's $(VAR) expansion (fieldpath.Expand) over
+// vars: an undefined NAME is left as written.
 func expandVars(s string, vars map[string]string) string {
-	if !strings.Contains(s, "$") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '$' || i+1 >= len(s) {
-			b.WriteByte(s[i])
-			continue
+	return fieldpath.Expand(s, func(name string) string {
+		if v, ok := vars[name]; ok {
+			return v
 		}
-		switch s[i+1] {
-		case '$':
-			b.WriteByte('$')
-			i++
-		case '(':
-			end := strings.IndexByte(s[i+2:], ')')
-			if end < 0 {
-				b.WriteString(s[i:])
-				return b.String()
-			}
-			name := s[i+2 : i+2+end]
-			if v, ok := vars[name]; ok {
-				b.WriteString(v)
-			} else {
-				b.WriteString(s[i : i+3+end])
-			}
-			i += 2 + end
-		default:
-			b.WriteByte('$')
-		}
-	}
-	return b.String()
+		return "$(" + name + ")"
+	})
 }
