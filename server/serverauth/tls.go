@@ -47,7 +47,12 @@ func TLSConfig(opts TLSOptions) (*tls.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("serverauth: serving certificate %s: %w", certFile, err)
 	}
-	cfg := &tls.Config{Certificates: []tls.Certificate{pair}, ClientAuth: tls.RequestClientCert, MinVersion: tls.VersionTLS12}
+	// HTTP/2 first, as the kubelet's ListenAndServeTLS offers it: the API
+	// server then reads a log through a stream whose data never comes
+	// with its end, which its WebSocket copy (wsstream) would drop.
+	// Upgrades (exec, attach, port-forward) offer only http/1.1.
+	cfg := &tls.Config{Certificates: []tls.Certificate{pair}, ClientAuth: tls.RequestClientCert, MinVersion: tls.VersionTLS12,
+		NextProtos: []string{"h2", "http/1.1"}}
 	if opts.MinVersion != "" {
 		if cfg.MinVersion, err = cliflag.TLSVersion(opts.MinVersion); err != nil {
 			return nil, fmt.Errorf("serverauth: --tls-min-version: Invalid value: %q: %w", opts.MinVersion, err)

@@ -2,6 +2,7 @@ package serving_test
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -87,4 +88,48 @@ func TestServesAsTheKubelet(t *testing.T) {
 	}
 	_, err = net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(readOnly))
 	assert.Error(t, err, "the listener is closed")
+}
+
+// The kubelet serves its API port with ListenAndServeTLS, which offers
+// HTTP/2: the API server reads logs over it (an HTTP/1.1 chunked body can
+// hand it the last data together with EOF, which its WebSocket copy drops),
+// while upgrades (exec, attach, port-forward) still get HTTP/1.1.
+func TestAPIPortSpeaksHTTP2AndHTTP11(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	anonymous := serverauth.Config{NodeName: "n1",
+		Authentication: kubeletconfig.KubeletAuthentication{Anonymous: kubeletconfig.KubeletAnonymousAuthentication{Enabled: ptr.To(true)},
+			Webhook: kubeletconfig.KubeletWebhookAuthentication{Enabled: ptr.To(false)}},
+		Authorization: kubeletconfig.KubeletAuthorization{Mode: kubeletconfig.KubeletAuthorizationModeAlwaysAllow}}
+	proto := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, r.Proto) })
+	port := freePort(t)
+	servers, err := serving.Listen(serving.Config{Address: "127.0.0.1", Port: port, Auth: anonymous, API: proto,
+		TLS: serverauth.TLSOptions{CertDir: t.TempDir(), Hostname: "n1"}})
+	require.NoError(t, err)
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- servers.Run(runCtx) }()
+
+	for _, tc := range []struct {
+		name      string
+		nextProto []string
+		want      string
+	}{
+		{name: "a client offering h2", nextProto: []string{"h2", "http/1.1"}, want: "HTTP/2.0"},
+		{name: "an upgrading client", nextProto: []string{"http/1.1"}, want: "HTTP/1.1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := &http.Transport{ForceAttemptHTTP2: tc.want == "HTTP/2.0", // else it adds h2 to NextProtos
+				TLSClientConfig: &tls.Config{InsecureSkipVerify: true, NextProtos: tc.nextProto}} //nolint:gosec // a self-signed test server
+			defer tr.CloseIdleConnections()
+			resp, err := (&http.Client{Transport: tr}).Get("https://127.0.0.1:" + strconv.Itoa(port) + "/")
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, string(b))
+		})
+	}
+	stop()
+	require.NoError(t, <-done)
 }
