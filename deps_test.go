@@ -21,9 +21,12 @@ const (
 	clientGo   = "k8s.io/client-go"
 )
 
+// Nodekit packages some packages must not compile either.
+const kuberuntimePkg = module + "/kuberuntime"
+
 // TestPackageDependencies keeps each package's imports to what its job
-// needs: the nodekit packages it may use, the heavy modules it must not
-// compile, and a budget of modules (k8s.io/api with apimachinery alone are
+// needs: the nodekit packages it may use, the heavy modules (or nodekit
+// packages) it must not compile, and a budget of modules (k8s.io/api with apimachinery alone are
 // 18). A package that gains a dependency fails here; raise its budget only
 // on purpose, in the same change that explains why.
 func TestPackageDependencies(t *testing.T) {
@@ -51,7 +54,10 @@ func TestPackageDependencies(t *testing.T) {
 		{"podsource/apiserver", []string{"podpath", "podsource"}, []string{grpc, criAPI, containerd}, 54},
 		{"podstatus/apiclient", []string{"kubecontainer", "podstatus", "resources"}, []string{grpc, criAPI, prometheus, containerd}, 46},
 		{"cgroupmgr", []string{"podpath", "resources"}, []string{criAPI, prometheus, clientGo}, 30},
-		{"runtime", []string{"fieldpath", "kubecontainer", "podpath", "resources"}, []string{containerd, clientGo}, 31},
+		// The CRI client: prometheus for its kubelet_runtime_operations_* metrics.
+		{"runtime", []string{"kubecontainer"}, []string{containerd, clientGo, kuberuntimePkg}, 31},
+		// The pod-level manager on the CRI client.
+		{"kuberuntime", []string{"fieldpath", "kubecontainer", "podpath", "resources", "runtime"}, []string{containerd, clientGo}, 31},
 		// k8s.io/cri-streaming serves exec, attach and port-forward as
 		// containerd does (go-restful, klog, k8s.io/streaming, spdystream).
 		{"runtime/fake", nil, []string{containerd, clientGo}, 14},
@@ -68,11 +74,12 @@ func TestPackageDependencies(t *testing.T) {
 		{"mirrorpod", nil, []string{grpc, criAPI, prometheus, containerd}, 46},
 		{"volume/apiclient", nil, []string{grpc, criAPI, prometheus, containerd}, 46},
 		// podsource for the Dispatcher's updates (fsnotify and yaml come with it).
-		{"podsync", []string{"fieldpath", "podpath", "podsource", "resources", "cgroupmgr", "kubecontainer", "podstatus", "podworkers", "runtime"},
+		{"podsync", []string{"fieldpath", "podpath", "podsource", "resources", "cgroupmgr", "kubecontainer", "kuberuntime", "podstatus", "podworkers", "runtime"},
 			[]string{clientGo}, 43},
 		// CRI types for the runtime interfaces it declares (cri-api, grpc,
-		// protobuf); kubecontainer's labels, podpath's log layout.
-		{"gc", []string{"internal/fsstats", "kubecontainer", "podpath"}, []string{prometheus, containerd, clientGo}, 24},
+		// protobuf); kubecontainer's labels, podpath's log layout. Not the
+		// pod-level manager: the GC reads the runtime, not pods.
+		{"gc", []string{"internal/fsstats", "kubecontainer", "podpath"}, []string{prometheus, containerd, clientGo, kuberuntimePkg}, 24},
 		// k8s.io/kubelet's config/v1beta1 for IgnoredConfigFields: its component-base
 		// logging and tracing types bring pflag, klog, otel and client_golang (36).
 		{"kubeletflags", nil, []string{grpc, criAPI, containerd, clientGo}, 36},
@@ -85,12 +92,12 @@ func TestPackageDependencies(t *testing.T) {
 		// The kubelet's composition: every package a node agent runs, not
 		// the process's parts (serverauth's k8s.io/apiserver, kubeletflags).
 		{"nodeagent", []string{"admission", "cgroupmgr", "eviction", "fieldpath", "gc", "internal/fsstats", "kubecontainer",
-			"mirrorpod", "nodestatus", "pleg", "pleg/plegmetrics", "podpath", "podsource", "podsource/apiserver", "podstatus",
+			"kuberuntime", "mirrorpod", "nodestatus", "pleg", "pleg/plegmetrics", "podpath", "podsource", "podsource/apiserver", "podstatus",
 			"podstatus/apiclient", "podsync", "podworkers", "prober", "prober/probe", "resources", "runtime", "runtime/fake",
 			"server", "statuscache", "volume", "volume/apiclient"}, nil, 74},
 		// Hollow nodes: nodeagent, each on its own runtime/fake.
 		{"hollow", []string{"admission", "cgroupmgr", "eviction", "fieldpath", "gc", "internal/fsstats", "kubecontainer",
-			"mirrorpod", "nodeagent", "nodestatus", "pleg", "pleg/plegmetrics", "podpath", "podsource", "podsource/apiserver", "podstatus",
+			"kuberuntime", "mirrorpod", "nodeagent", "nodestatus", "pleg", "pleg/plegmetrics", "podpath", "podsource", "podsource/apiserver", "podstatus",
 			"podstatus/apiclient", "podsync", "podworkers", "prober", "prober/probe", "resources", "runtime", "runtime/fake",
 			"server", "statuscache", "volume", "volume/apiclient"}, nil, 74},
 	} {
@@ -99,9 +106,10 @@ func TestPackageDependencies(t *testing.T) {
 				"{{if not .Standard}}{{.ImportPath}} {{with .Module}}{{.Path}}{{end}}{{end}}", module+"/"+tc.pkg).CombinedOutput()
 			require.NoError(t, err, "go list: %s", out)
 			var siblings []string
-			modules := map[string]bool{}
+			modules, pkgs := map[string]bool{}, map[string]bool{}
 			for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 				pkg, mod, _ := strings.Cut(line, " ")
+				pkgs[pkg] = true
 				switch {
 				case mod == module && pkg != module+"/"+tc.pkg:
 					siblings = append(siblings, strings.TrimPrefix(pkg, module+"/"))
@@ -114,7 +122,7 @@ func TestPackageDependencies(t *testing.T) {
 			sort.Strings(want)
 			assert.Equal(t, want, siblings, "nodekit packages it compiles")
 			for _, m := range tc.forbidden {
-				assert.False(t, modules[m], "compiles %s", m)
+				assert.False(t, modules[m] || pkgs[m], "compiles %s", m)
 			}
 			assert.LessOrEqual(t, len(modules), tc.modules, "modules: %s", strings.Join(keys(modules), " "))
 		})

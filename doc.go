@@ -2,7 +2,8 @@
 // kubelet's machinery as small, independent packages a custom node agent can
 // import, or use as fakes to unit-test a controller.
 //
-//	runtime/      CRI client and pod-level runtime manager (kuberuntime)
+//	runtime/      CRI client: RuntimeService and ImageService over gRPC or in process
+//	kuberuntime/  pod-level runtime manager: SyncPod, KillPod, GetPodStatus on the CRI
 //	runtime/fake  in-memory CRI runtime served over real gRPC, for tests
 //	runtime/runtimetest  CRI contract suite (fake and containerd pass it)
 //	resources/    QoS class, CPU shares/quota, OOM score: the kubelet's formulas
@@ -30,9 +31,9 @@
 //		return err
 //	}
 //	defer client.Close(ctx)
-//	mgr, _ := runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client})
+//	mgr, _ := kuberuntime.NewManager(kuberuntime.ManagerConfig{Runtime: client, Images: client})
 //	status, _ := mgr.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
-//	if err := mgr.SyncPod(ctx, pod, status, runtime.SyncOptions{}).Err(); err != nil {
+//	if err := mgr.SyncPod(ctx, pod, status, kuberuntime.SyncOptions{}).Err(); err != nil {
 //		log.Print(err) // e.g. CrashLoopBackOff: retried on the next sync
 //	}
 package nodekit

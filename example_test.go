@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/runtime"
 	"github.com/nodekit-dev/nodekit/runtime/fake"
 )
@@ -28,8 +29,8 @@ func Example() {
 	defer client.Close(ctx)
 	logs, _ := os.MkdirTemp("", "pod-logs")
 	defer os.RemoveAll(logs)
-	mgr, err := runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: logs,
-		DNS: runtime.HostDNS("", nil, "")})
+	mgr, err := kuberuntime.NewManager(kuberuntime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: logs,
+		DNS: kuberuntime.HostDNS("", nil, "")})
 	if err != nil {
 		panic(err)
 	}
@@ -37,7 +38,7 @@ func Example() {
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-1"},
 		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "nodekit.local/testbin:1", Args: []string{"sleep"}}}}}
 	status, _ := mgr.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
-	if err := mgr.SyncPod(ctx, pod, status, runtime.SyncOptions{}).Err(); err != nil {
+	if err := mgr.SyncPod(ctx, pod, status, kuberuntime.SyncOptions{}).Err(); err != nil {
 		fmt.Println(err) // e.g. CrashLoopBackOff: retried on the next sync
 	}
 	status, _ = mgr.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)

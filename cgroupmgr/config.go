@@ -97,7 +97,7 @@ func (c Config) withDefaults() (Config, error) {
 
 // HostMode detects the cgroup mode of the host's hierarchy at
 // DefaultMountRoot (ModeAuto if none is found): what the kubelet's
-// isCgroup2UnifiedMode asks, e.g. for runtime.ManagerConfig.CgroupV2.
+// isCgroup2UnifiedMode asks, e.g. for kuberuntime.ManagerConfig.CgroupV2.
 func HostMode() Mode { return detectMode(DefaultMountRoot) }
 
 func detectMode(root string) Mode {

@@ -40,7 +40,7 @@ type ContainerConfig struct {
 	AllSourcesReady func() bool
 	// SandboxSelector restricts the GC to the sandboxes carrying all
 	// these labels and to the containers in them, so that an agent
-	// sharing a runtime touches only its own pods (runtime.ManagerConfig's
+	// sharing a runtime touches only its own pods (kuberuntime.ManagerConfig's
 	// SandboxLabels with OwnPodsOnly). The kubelet owns its runtime and
 	// has none.
 	SandboxSelector map[string]string

@@ -40,7 +40,7 @@
 //		Runtime: client,
 //		PodState: gc.PodStateFunc(func(uid types.UID) bool { _, known := workers.State(uid); return !known }),
 //		AllSourcesReady: sources.AllReady,
-//		SandboxSelector: map[string]string{"nodekit.dev/node": nodeName}, // as runtime.ManagerConfig.SandboxLabels
+//		SandboxSelector: map[string]string{"nodekit.dev/node": nodeName}, // as kuberuntime.ManagerConfig.SandboxLabels
 //		PodLogsDir:      "/var/log/pods",
 //		Recorder:        recorder, NodeName: nodeName,
 //	})

@@ -15,6 +15,7 @@ import (
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
 	"github.com/nodekit-dev/nodekit/eviction"
 	"github.com/nodekit-dev/nodekit/gc"
+	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/nodestatus"
 	"github.com/nodekit-dev/nodekit/pleg"
 	"github.com/nodekit-dev/nodekit/pleg/plegmetrics"
@@ -44,7 +45,7 @@ const (
 type Agent struct {
 	cfg         Config
 	log         logr.Logger
-	mgr         *runtime.Manager
+	mgr         *kuberuntime.Manager
 	cache       *statuscache.Cache
 	pleg        pleg.PLEG
 	prober      *prober.Manager
@@ -88,16 +89,16 @@ func New(ctx context.Context, cfg Config) (_ *Agent, err error) {
 		a.runtimeName = v.RuntimeName
 	}
 	plegMetrics, proberMetrics, srcMetrics := plegmetrics.New(), prober.NewMetrics(), podsource.NewMetrics()
-	syncMetrics, podMetrics := runtime.NewSyncMetrics(), podsync.NewMetrics()
+	syncMetrics, podMetrics := kuberuntime.NewSyncMetrics(), podsync.NewMetrics()
 	if err := register(cfg.Registerer, plegMetrics, srcMetrics, syncMetrics, podMetrics); err != nil {
 		return nil, err
 	}
 	if err := register(cfg.ProbeRegisterer, proberMetrics); err != nil { // /metrics/probes, as the kubelet's
 		return nil, err
 	}
-	var recorder runtime.EventRecorder
-	var objects runtime.Objects
-	var services runtime.Services
+	var recorder kuberuntime.EventRecorder
+	var objects kuberuntime.Objects
+	var services kuberuntime.Services
 	var nodeRecorder nodestatus.EventRecorder
 	plugins := []volume.Plugin{volume.EmptyDir{NodeAllocatable: a.allocatable, PodMemoryLimit: podMemoryLimit}, volume.HostPath{},
 		volume.DownwardAPI{NodeAllocatable: a.allocatable}}
@@ -118,7 +119,7 @@ func New(ctx context.Context, cfg Config) (_ *Agent, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if a.mgr, err = runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: cfg.PodLogsDir, RootDir: cfg.RootDir,
+	if a.mgr, err = kuberuntime.NewManager(kuberuntime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: cfg.PodLogsDir, RootDir: cfg.RootDir,
 		SandboxLabels: map[string]string{NodeLabel: cfg.NodeName}, OwnPodsOnly: true,
 		HostIP: cfg.NodeIP, ClusterDomain: cfg.ClusterDomain, Services: services, Mounts: volumes.ContainerMounts, Streaming: client, Recorder: recorder, Objects: objects, NodeAllocatable: a.allocatable,
 		Metrics: syncMetrics, Log: log.WithName("runtime"), SingleProcessOOMKill: cfg.SingleProcessOOMKill,
@@ -298,7 +299,7 @@ func (a *Agent) APIHandler() *server.Handler { return a.api }
 func (a *Agent) ReadOnlyHandler() *server.Handler { return a.readOnly }
 
 // Runtime is the pod-level runtime manager (this node's pods only).
-func (a *Agent) Runtime() *runtime.Manager { return a.mgr }
+func (a *Agent) Runtime() *kuberuntime.Manager { return a.mgr }
 
 // RuntimeName is the runtime's name, as its Version says ("containerd").
 func (a *Agent) RuntimeName() string { return a.runtimeName }

@@ -11,12 +11,12 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/mirrorpod"
 	"github.com/nodekit-dev/nodekit/nodestatus"
 	"github.com/nodekit-dev/nodekit/podsource/apiserver"
 	"github.com/nodekit-dev/nodekit/podstatus"
 	"github.com/nodekit-dev/nodekit/podstatus/apiclient"
-	"github.com/nodekit-dev/nodekit/runtime"
 	"github.com/nodekit-dev/nodekit/volume"
 	volumeapi "github.com/nodekit-dev/nodekit/volume/apiclient"
 )
@@ -27,9 +27,9 @@ import (
 type cluster struct {
 	client   kubernetes.Interface
 	reporter *nodestatus.Reporter
-	apiNode  *nodestatus.APINode // the Node as the API has it, for admission
-	services runtime.Services    // for the containers' environment
-	own      *ServiceCache       // services, when the agent keeps its own
+	apiNode  *nodestatus.APINode  // the Node as the API has it, for admission
+	services kuberuntime.Services // for the containers' environment
+	own      *ServiceCache        // services, when the agent keeps its own
 	mirrors  *mirrorpod.Manager
 	statuses *podstatus.Syncer
 	objects  *volumeapi.Objects // ConfigMaps, Secrets and tokens for volumes and env

@@ -15,6 +15,7 @@ import (
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
 	"github.com/nodekit-dev/nodekit/eviction"
 	"github.com/nodekit-dev/nodekit/gc"
+	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/nodestatus"
 	"github.com/nodekit-dev/nodekit/pleg"
 	"github.com/nodekit-dev/nodekit/runtime"
@@ -43,7 +44,7 @@ type Config struct {
 	NodeIP string
 	// RootDir holds pod volumes and the node's machine facts (--root-dir).
 	RootDir string
-	// PodLogsDir is the container log root (runtime.DefaultPodLogsDir).
+	// PodLogsDir is the container log root (kuberuntime.DefaultPodLogsDir).
 	PodLogsDir string
 	// ManifestPath and ManifestURL are the static pod sources
 	// (--pod-manifest-path, --manifest-url); empty: none.
@@ -63,7 +64,7 @@ type Config struct {
 	MaxPods int
 	// Services, in cluster mode, lists the Services for the containers'
 	// environment; nil: the agent keeps its own (a ServiceCache on Client).
-	Services runtime.Services
+	Services kuberuntime.Services
 	// ClusterDomain is --cluster-domain: a pod with a subdomain is named by
 	// its FQDN in its /etc/hosts.
 	ClusterDomain string
@@ -183,7 +184,7 @@ func (c Config) withDefaults() (Config, error) {
 		}
 	}
 	def(&c.RootDir, DefaultRootDir)
-	def(&c.PodLogsDir, runtime.DefaultPodLogsDir)
+	def(&c.PodLogsDir, kuberuntime.DefaultPodLogsDir)
 	def(&c.CgroupRoot, DefaultCgroupRoot)
 	if c.CgroupDriver == "" {
 		c.CgroupDriver = cgroupmgr.DriverCgroupfs

@@ -14,7 +14,7 @@ import (
 
 // ServiceCache is the kubelet's service lister: every Service, kept by a
 // watch, for the containers' service environment variables (a
-// runtime.Services). Each agent in cluster mode keeps one unless
+// kuberuntime.Services). Each agent in cluster mode keeps one unless
 // Config.Services gives it one: agents in one process (hollow nodes) can
 // share it.
 type ServiceCache struct {

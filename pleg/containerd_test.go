@@ -20,8 +20,8 @@ import (
 
 	"github.com/nodekit-dev/nodekit/internal/testenv"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/pleg"
-	"github.com/nodekit-dev/nodekit/runtime"
 	"github.com/nodekit-dev/nodekit/statuscache"
 )
 
@@ -33,7 +33,7 @@ import (
 func TestPLEGOnContainerd(t *testing.T) {
 	cd := testenv.NeedContainerd(t)
 	client := cd.Dial(t)
-	mgr, err := runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: t.TempDir()})
+	mgr, err := kuberuntime.NewManager(kuberuntime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: t.TempDir()})
 	require.NoError(t, err)
 	const period = time.Second
 
@@ -74,7 +74,7 @@ func TestPLEGOnContainerd(t *testing.T) {
 				require.NoError(t, mgr.RemovePod(context.Background(), uid))
 				testenv.RemovePodCgroup(t, string(uid))
 			})
-			require.NoError(t, mgr.SyncPod(ctx, pod, nil, runtime.SyncOptions{CgroupParent: testenv.CgroupParent(string(uid))}).Err())
+			require.NoError(t, mgr.SyncPod(ctx, pod, nil, kuberuntime.SyncOptions{CgroupParent: testenv.CgroupParent(string(uid))}).Err())
 			started := time.Now()
 			status, err := mgr.GetPodStatus(ctx, uid, pod.Name, pod.Namespace)
 			require.NoError(t, err)

@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/pleg"
 	"github.com/nodekit-dev/nodekit/runtime"
 	"github.com/nodekit-dev/nodekit/runtime/fake"
@@ -24,8 +25,8 @@ func Example() {
 	defer client.Close(ctx)
 	logs, _ := os.MkdirTemp("", "pod-logs")
 	defer os.RemoveAll(logs)
-	mgr, _ := runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: logs,
-		DNS: runtime.HostDNS("", nil, "")})
+	mgr, _ := kuberuntime.NewManager(kuberuntime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: logs,
+		DNS: kuberuntime.HostDNS("", nil, "")})
 	cache := statuscache.New()
 	p, err := pleg.NewGeneric(pleg.Config{Runtime: mgr, Cache: cache}) // or pleg.NewEvented
 	if err != nil {
@@ -36,7 +37,7 @@ func Example() {
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-1"},
 		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "nodekit.local/testbin:1", Args: []string{"sleep"}}}}}
 	status, _ := mgr.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
-	mgr.SyncPod(ctx, pod, status, runtime.SyncOptions{})
+	mgr.SyncPod(ctx, pod, status, kuberuntime.SyncOptions{})
 	p.Relist(ctx)
 
 	var events []string

@@ -38,7 +38,7 @@ type PodLifecycleEvent struct {
 }
 
 // Runtime is what the PLEG reads: the pods with all their containers and
-// sandboxes, and one pod's full status. *runtime.Manager implements it.
+// sandboxes, and one pod's full status. *kuberuntime.Manager implements it.
 type Runtime interface {
 	GetPods(ctx context.Context, all bool) ([]*kc.Pod, error)
 	GetPodStatus(ctx context.Context, uid types.UID, name, namespace string) (*kc.PodStatus, error)

@@ -46,7 +46,7 @@
 // grpc (nor strategicpatch's OpenAPI packages: StatusPatch is computed
 // from v1.PodStatus's merge keys).
 //
-// The package needs no runtime client: *runtime.SyncResult and
+// The package needs no runtime client: *kuberuntime.SyncResult and
 // *prober.Manager satisfy its SyncResult and Probes interfaces.
 //
 //	reasons.Update(pod.UID, syncResult)

@@ -42,7 +42,7 @@ func Example() {
 	// PodScheduled True
 }
 
-// lastSync stands for a *runtime.SyncResult.
+// lastSync stands for a *kuberuntime.SyncResult.
 type lastSync []kc.StartResult
 
 func (s lastSync) StartResults() []kc.StartResult { return s }

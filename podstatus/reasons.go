@@ -17,7 +17,7 @@ type Failure struct {
 }
 
 // SyncResult is what the reason cache reads of a sync: its tries to start
-// containers. *runtime.SyncResult implements it.
+// containers. *kuberuntime.SyncResult implements it.
 type SyncResult interface {
 	StartResults() []kc.StartResult
 }

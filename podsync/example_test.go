@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/podstatus"
 	"github.com/nodekit-dev/nodekit/podsync"
 	"github.com/nodekit-dev/nodekit/podworkers"
@@ -25,8 +26,8 @@ func Example() {
 	defer client.Close(ctx)
 	logs, _ := os.MkdirTemp("", "pod-logs")
 	defer os.RemoveAll(logs)
-	mgr, _ := runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: logs,
-		DNS: runtime.HostDNS("", nil, "")})
+	mgr, _ := kuberuntime.NewManager(kuberuntime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: logs,
+		DNS: kuberuntime.HostDNS("", nil, "")})
 	statuses := podstatus.NewManager(nil)
 	syncer, _ := podsync.New(podsync.Config{Runtime: mgr, Prober: &noProbes{}, Cache: statuscache.New(),
 		Statuses: statuses, Reasons: podstatus.NewReasonCache(), RuntimeName: fake.RuntimeName, HostIPs: []string{"127.0.0.1"}})

@@ -6,7 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/nodekit-dev/nodekit/runtime"
+	"github.com/nodekit-dev/nodekit/kuberuntime"
 )
 
 // terminateKept is the kubelet's SyncTerminatingPod and
@@ -25,7 +25,7 @@ func (s *Syncer) terminateKept(ctx context.Context, pod *v1.Pod, grace *int64, e
 	if err != nil {
 		return fmt.Errorf("pod %s status: %w", podName(pod), err)
 	}
-	if err := s.cfg.Runtime.KillPod(ctx, pod, runtime.PodFromStatus(st), grace); err != nil {
+	if err := s.cfg.Runtime.KillPod(ctx, pod, kuberuntime.PodFromStatus(st), grace); err != nil {
 		s.cfg.Log.Error(err, "killing finished pod", "pod", podName(pod))
 		return err
 	}

@@ -14,14 +14,14 @@ import (
 
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/podstatus"
 	"github.com/nodekit-dev/nodekit/podworkers"
-	"github.com/nodekit-dev/nodekit/runtime"
 )
 
-// Runtime is the runtime manager's part used; *runtime.Manager implements it.
+// Runtime is the runtime manager's part used; *kuberuntime.Manager implements it.
 type Runtime interface {
-	SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus, opts runtime.SyncOptions) *runtime.SyncResult
+	SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus, opts kuberuntime.SyncOptions) *kuberuntime.SyncResult
 	GetPodStatus(ctx context.Context, uid types.UID, name, namespace string) (*kc.PodStatus, error)
 	TerminatePod(ctx context.Context, pod *v1.Pod, gracePeriodOverride *int64) (*kc.PodStatus, error)
 	KillPod(ctx context.Context, pod *v1.Pod, running *kc.Pod, gracePeriodOverride *int64) error
@@ -49,7 +49,7 @@ type Volumes interface {
 
 // Prober is the probe manager's part used; *prober.Manager implements it.
 type Prober interface {
-	runtime.ProbeResults
+	kuberuntime.ProbeResults
 	podstatus.Probes
 	// StopLivenessAndStartup is called before a termination's kill,
 	// RemovePod after it: readiness is probed while the pod stops.
@@ -163,9 +163,9 @@ func (s *Syncer) Sync(ctx context.Context, w podworkers.Work) error {
 		}
 		parent = s.cfg.Cgroups.Path(name)
 	}
-	res := s.cfg.Runtime.SyncPod(ctx, pod, w.Status, runtime.SyncOptions{Probes: s.cfg.Prober, CgroupParent: parent})
+	res := s.cfg.Runtime.SyncPod(ctx, pod, w.Status, kuberuntime.SyncOptions{Probes: s.cfg.Prober, CgroupParent: parent})
 	for _, step := range res.Steps {
-		if step.Err != nil && !errors.Is(step.Err, runtime.ErrCrashLoopBackOff) {
+		if step.Err != nil && !errors.Is(step.Err, kuberuntime.ErrCrashLoopBackOff) {
 			s.cfg.Log.Info("sync step failed", "pod", podName(pod), "action", step.Action, "target", step.Target,
 				"reason", step.Reason(), "message", step.Message)
 		}
@@ -221,7 +221,7 @@ func (s *Syncer) generate(pod *v1.Pod, st *kc.PodStatus) v1.PodStatus {
 }
 
 // changed says whether a sync started or stopped anything.
-func changed(res *runtime.SyncResult) bool {
+func changed(res *kuberuntime.SyncResult) bool {
 	for _, step := range res.Steps {
 		if step.Err == nil {
 			return true

@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/podstatus"
 	"github.com/nodekit-dev/nodekit/podsync"
 	"github.com/nodekit-dev/nodekit/podworkers"
@@ -48,7 +49,7 @@ func (p *noProbes) StopLivenessAndStartup(types.UID) {
 }
 
 type env struct {
-	mgr      *runtime.Manager
+	mgr      *kuberuntime.Manager
 	statuses *podstatus.Manager
 	cache    *statuscache.Cache
 	probes   *noProbes
@@ -64,8 +65,8 @@ func newEnv(t *testing.T) *env {
 	require.NoError(t, err)
 	t.Cleanup(func() { client.Close(context.Background()); stop(); f.Close() })
 	e := &env{statuses: podstatus.NewManager(nil), cache: statuscache.New(), probes: &noProbes{}}
-	e.mgr, err = runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: t.TempDir(),
-		DNS: runtime.HostDNS("", nil, ""), SandboxLabels: map[string]string{"node": "n1"}, OwnPodsOnly: true})
+	e.mgr, err = kuberuntime.NewManager(kuberuntime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: t.TempDir(),
+		DNS: kuberuntime.HostDNS("", nil, ""), SandboxLabels: map[string]string{"node": "n1"}, OwnPodsOnly: true})
 	require.NoError(t, err)
 	e.syncer, err = podsync.New(podsync.Config{Runtime: killLog{e.mgr, e.probes}, Prober: e.probes, Cache: e.cache, Statuses: e.statuses,
 		Reasons: podstatus.NewReasonCache(), RuntimeName: "nodekit-fake", HostIPs: []string{"127.0.0.1"}})
@@ -76,7 +77,7 @@ func newEnv(t *testing.T) *env {
 // killLog logs the runtime's kills in the prober's calls, to show the
 // order of the two.
 type killLog struct {
-	*runtime.Manager
+	*kuberuntime.Manager
 	p *noProbes
 }
 

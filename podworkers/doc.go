@@ -55,7 +55,7 @@
 //				_, err := mgr.TerminatePod(ctx, w.Pod, &w.GracePeriod)
 //				return err
 //			}
-//			return mgr.SyncPod(ctx, w.Pod, w.Status, runtime.SyncOptions{}).Err()
+//			return mgr.SyncPod(ctx, w.Pod, w.Status, kuberuntime.SyncOptions{}).Err()
 //		}), Cache: cache, Clock: clk})
 //	go workers.Run(ctx)
 //	workers.UpdatePod(podworkers.Update{Type: podworkers.SyncPodCreate, Pod: pod})

@@ -20,7 +20,7 @@ func Example() {
 	workers, _ := podworkers.New(podworkers.Config{
 		Syncer: podworkers.SyncerFunc(func(_ context.Context, w podworkers.Work) error {
 			calls <- fmt.Sprint(w.Type, " ", w.Pod.UID)
-			return nil // a real syncer calls runtime.Manager's SyncPod or TerminatePod
+			return nil // a real syncer calls kuberuntime.Manager's SyncPod or TerminatePod
 		}),
 		Cache: cache{clocktesting.NewFakeClock(t0)},
 	})

@@ -15,8 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 
 	"github.com/nodekit-dev/nodekit/internal/testenv"
+	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/prober/probe"
-	"github.com/nodekit-dev/nodekit/runtime"
 )
 
 // TestExecProbesOnContainerd runs exec probes through CRI ExecSync in a real
@@ -24,7 +24,7 @@ import (
 func TestExecProbesOnContainerd(t *testing.T) {
 	cd := testenv.NeedContainerd(t)
 	client := cd.Dial(t)
-	mgr, err := runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: t.TempDir()})
+	mgr, err := kuberuntime.NewManager(kuberuntime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: t.TempDir()})
 	require.NoError(t, err)
 	ctx := context.Background()
 	uid := types.UID("probe-" + rand.String(8))
@@ -34,7 +34,7 @@ func TestExecProbesOnContainerd(t *testing.T) {
 		require.NoError(t, mgr.RemovePod(context.Background(), uid))
 		testenv.RemovePodCgroup(t, string(uid))
 	})
-	require.NoError(t, mgr.SyncPod(ctx, pod, nil, runtime.SyncOptions{CgroupParent: testenv.CgroupParent(string(uid))}).Err())
+	require.NoError(t, mgr.SyncPod(ctx, pod, nil, kuberuntime.SyncOptions{CgroupParent: testenv.CgroupParent(string(uid))}).Err())
 	st, err := mgr.GetPodStatus(ctx, uid, pod.Name, pod.Namespace)
 	require.NoError(t, err)
 	id := st.FindContainerStatusByName("c").ID

@@ -50,5 +50,5 @@
 //	for u := range m.Liveness().Updates() { // and Readiness, Startup: read all three
 //		podWorkers.Sync(u.PodUID) // its next SyncPod restarts a container whose liveness failed
 //	}
-//	mgr.SyncPod(ctx, pod, status, runtime.SyncOptions{Probes: m})
+//	mgr.SyncPod(ctx, pod, status, kuberuntime.SyncOptions{Probes: m})
 package prober

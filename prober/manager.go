@@ -121,7 +121,7 @@ func (m *Manager) Readiness() *Results { return m.readiness }
 func (m *Manager) Startup() *Results   { return m.startup }
 
 // LivenessFailed and StartupFailed let the runtime manager decide restarts
-// (runtime.ProbeResults).
+// (kuberuntime.ProbeResults).
 func (m *Manager) LivenessFailed(containerID string) bool {
 	r, ok := m.liveness.Get(containerID)
 	return ok && r == probe.Failure

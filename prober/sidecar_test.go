@@ -82,7 +82,7 @@ func TestSidecarProbesAndInitContainerStatus(t *testing.T) {
 		st, want{false, true}, want{false, false})
 
 	require.True(t, e.probeSidecar(Startup))
-	assert.True(t, e.m.StartupSucceeded("ids"), "runtime.ProbeResults: the sidecar started")
+	assert.True(t, e.m.StartupSucceeded("ids"), "kuberuntime.ProbeResults: the sidecar started")
 	st = status()
 	e.m.UpdatePodStatus(e.pod, st)
 	check("kubelet UpdatePodStatus: sidecar started, readiness not yet succeeded: started, not ready",

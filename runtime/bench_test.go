@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	v1 "k8s.io/api/core/v1"
 
 	"github.com/nodekit-dev/nodekit/internal/testenv"
 	"github.com/nodekit-dev/nodekit/runtime"
@@ -18,23 +17,23 @@ const (
 )
 
 // benchNode is one fake runtime with 1,000 pods × 3 running containers,
-// made through the Manager over gRPC, shared by the benchmarks and closed in
-// TestMain.
+// made through the kuberuntime Manager over gRPC, shared by the benchmarks
+// and closed in TestMain.
 var benchNode struct {
 	once sync.Once
 	node *testenv.FakeNode
 	err  error
 }
 
-func benchFixture(b *testing.B) (*runtime.Client, *runtime.Manager, []*v1.Pod) {
+func benchFixture(b *testing.B) *runtime.Client {
 	b.Helper()
 	benchNode.once.Do(func() { benchNode.node, benchNode.err = testenv.NewFakeNode(benchPods, benchContainers) })
 	require.NoError(b, benchNode.err)
-	return benchNode.node.Client, benchNode.node.Manager, benchNode.node.Pods
+	return benchNode.node.Client
 }
 
 func BenchmarkListPodSandbox(b *testing.B) {
-	client, _, _ := benchFixture(b)
+	client := benchFixture(b)
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -47,7 +46,7 @@ func BenchmarkListPodSandbox(b *testing.B) {
 }
 
 func BenchmarkListContainers(b *testing.B) {
-	client, _, _ := benchFixture(b)
+	client := benchFixture(b)
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -55,22 +54,6 @@ func BenchmarkListContainers(b *testing.B) {
 		items, err := client.ListContainers(ctx, nil)
 		if err != nil || len(items) != benchPods*benchContainers {
 			b.Fatalf("ListContainers: %d items, %v", len(items), err)
-		}
-	}
-}
-
-// BenchmarkGetPodStatus reads one pod's full status (list sandboxes and
-// containers by label, then one status call each) among 1,000 pods.
-func BenchmarkGetPodStatus(b *testing.B) {
-	_, m, pods := benchFixture(b)
-	ctx := context.Background()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		pod := pods[i%len(pods)]
-		st, err := m.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
-		if err != nil || len(st.ContainerStatuses) != benchContainers || len(st.SandboxStatuses) != 1 {
-			b.Fatalf("GetPodStatus: %+v, %v", st, err)
 		}
 	}
 }

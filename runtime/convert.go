@@ -7,7 +7,6 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
-	"github.com/nodekit-dev/nodekit/resources"
 )
 
 // Conversions from the CRI's types to kubecontainer's. They live here, next
@@ -99,19 +98,5 @@ func ContainerEventFromCRI(ev *runtimeapi.ContainerEventResponse) *kc.ContainerE
 	}
 	kc.SortNewestFirst(s.ContainerStatuses)
 	out.PodStatus = s
-	return out
-}
-
-// linuxResources converts the kubelet's container resources to the CRI's.
-func linuxResources(r resources.LinuxResources) *runtimeapi.LinuxContainerResources {
-	return &runtimeapi.LinuxContainerResources{CpuShares: r.CPUShares, CpuPeriod: r.CPUPeriod, CpuQuota: r.CPUQuota,
-		MemoryLimitInBytes: r.MemoryLimitInBytes, OomScoreAdj: r.OOMScoreAdj}
-}
-
-func criMounts(ms []kc.Mount) []*runtimeapi.Mount {
-	out := make([]*runtimeapi.Mount, 0, len(ms))
-	for _, m := range ms {
-		out = append(out, &runtimeapi.Mount{ContainerPath: m.ContainerPath, HostPath: m.HostPath, Readonly: m.ReadOnly})
-	}
 	return out
 }

@@ -35,7 +35,7 @@
 // SummaryProvider builds the summary from the runtime's CRI stats and the
 // pod cgroups, and, given them, the storage stats from the node's
 // directories (statfs, du-style walks), the pods' volumes
-// (VolumeStatsProvider) and CRI ImageFsInfo; *runtime.Manager is a
+// (VolumeStatsProvider) and CRI ImageFsInfo; *kuberuntime.Manager is a
 // Streamer. Bad requests get a 4xx
 // naming what was wrong: 400 for a bad path or parameter, 404 for a pod or
 // container that is not there, 405 for a wrong method; a container whose

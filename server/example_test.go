@@ -31,7 +31,7 @@ func Example() {
 	h, err := server.New(server.Config{
 		Pods: podList{web},
 		Logs: server.LogLocatorFunc(func(_ context.Context, ns, pod, container string, previous bool) (string, error) {
-			return log, nil // an agent asks its runtime.Manager.ContainerLogPath
+			return log, nil // an agent asks its kuberuntime.Manager.ContainerLogPath
 		}),
 		Checks: []server.Check{{Name: "ping", Check: func(context.Context) error { return nil }}},
 	})

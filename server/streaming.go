@@ -22,7 +22,7 @@ import (
 // Streamer starts a pod's interactive sessions, as the kubelet's
 // HostInterface does: each Get returns the runtime's URL for the session,
 // which the handler proxies; RunInContainer runs a command to its end.
-// *runtime.Manager is one. Errors wrapping kubecontainer.ErrPodNotFound or
+// *kuberuntime.Manager is one. Errors wrapping kubecontainer.ErrPodNotFound or
 // ErrContainerNotFound are answered 404.
 type Streamer interface {
 	GetExec(ctx context.Context, uid types.UID, container string, cmd []string, o kc.StreamOptions) (*url.URL, error)

@@ -133,7 +133,7 @@ func (b *streamBackend) record(s string) {
 	b.calls = append(b.calls, s)
 }
 
-// The server.Streamer side: what runtime.Manager does, minus the lookup.
+// The server.Streamer side: what kuberuntime.Manager does, minus the lookup.
 func (b *streamBackend) GetExec(_ context.Context, uid types.UID, c string, cmd []string, o kc.StreamOptions) (*url.URL, error) {
 	if c == "gone" {
 		return nil, fmt.Errorf("%w: no running container %q", kc.ErrContainerNotFound, c)

@@ -35,7 +35,7 @@
 // container left in its volume cannot lead a later subPath, the ownership
 // walk or the pod's tear-down outside.
 //
-// Manager.Mounts is a runtime.MountProvider: it sets up (idempotently) the
+// Manager.Mounts is a kuberuntime.MountProvider: it sets up (idempotently) the
 // volumes a container mounts and returns them as kubecontainer.Mounts.
 // ContainerMounts also takes the container's resolved environment, which
 // a subPathExpr expands with (Mounts knows only env values and pod
@@ -55,7 +55,7 @@
 //	vols, err = volume.New(volume.Config{Layout: layout, Plugins: []volume.Plugin{volume.EmptyDir{}, volume.HostPath{},
 //		volume.ConfigMap{Objects: objs}, volume.Secret{Objects: objs}, volume.DownwardAPI{},
 //		volume.Projected{Objects: objs, Tokens: tokens}}})
-//	mgr, _ := runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, Mounts: vols.Mounts})
+//	mgr, _ := kuberuntime.NewManager(kuberuntime.ManagerConfig{Runtime: client, Images: client, Mounts: vols.Mounts})
 //	// ... after the pod was killed and removed:
 //	if err := vols.TearDown(pod); err != nil { ... }
 package volume

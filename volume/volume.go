@@ -101,7 +101,7 @@ func New(cfg Config) (*Manager, error) {
 }
 
 // Mounts sets up (idempotently) the volumes container c mounts and returns
-// their CRI mounts; it is a runtime.MountProvider. Errors name the field.
+// their CRI mounts; it is a kuberuntime.MountProvider. Errors name the field.
 // A subPathExpr expands with what Mounts knows of c's environment without
 // the runtime: env values and pod fieldRefs (see ContainerMounts).
 func (m *Manager) Mounts(pod *v1.Pod, c *v1.Container) ([]kc.Mount, error) {

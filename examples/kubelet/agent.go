@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
+	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/nodeagent"
 	"github.com/nodekit-dev/nodekit/resources"
 	"github.com/nodekit-dev/nodekit/runtime"
@@ -25,7 +26,7 @@ type agent struct {
 	log       logr.Logger
 	criClient *runtime.Client
 	registry  *prometheus.Registry
-	mgr       *runtime.Manager
+	mgr       *kuberuntime.Manager
 	api       *server.Handler
 	cluster   *cluster // nil: standalone
 }

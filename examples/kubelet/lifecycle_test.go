@@ -26,6 +26,7 @@ import (
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/runtime"
 )
 
@@ -207,7 +208,7 @@ spec:
 		require.NoError(t, err)
 		cs, err := cri.ListContainers(context.Background(), &runtimeapi.ContainerFilter{LabelSelector: map[string]string{kc.LabelPodUID: string(uid)}})
 		require.NoError(t, err)
-		for _, p := range runtime.GroupPods(sbs, cs) {
+		for _, p := range kuberuntime.GroupPods(sbs, cs) {
 			return p
 		}
 		return nil

@@ -44,6 +44,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/nodekit-dev/nodekit/kubeletflags"
+	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/nodestatus"
 	"github.com/nodekit-dev/nodekit/pleg"
 	"github.com/nodekit-dev/nodekit/resources"
@@ -169,7 +170,7 @@ func newFlagSet(cfg *config, raw *rawFlags) *flag.FlagSet {
 	fs.StringVar(&cfg.rootDir, "root-dir", "/var/lib/kubelet", "directory for pod volumes")
 	fs.BoolVar(&cfg.debugHandlers, "enable-debugging-handlers", true, "serve /debug/pprof/ on --port")
 	fs.StringVar(&raw.configFile, "config", "", "a KubeletConfiguration file (kubelet.config.k8s.io/v1beta1); flags override it")
-	fs.StringVar(&cfg.podLogsDir, "pod-logs-dir", runtime.DefaultPodLogsDir, "container log root")
+	fs.StringVar(&cfg.podLogsDir, "pod-logs-dir", kuberuntime.DefaultPodLogsDir, "container log root")
 	fs.BoolVar(&cfg.fakeServesPorts, "fake-host-ports", true, "with the fake runtime, really serve the test image's HTTP on host-network ports")
 	fs.StringVar(&cfg.kubeconfig, "kubeconfig", "", "kubeconfig of the API server: joins the cluster (node, lease, API pods, mirror pods, events)")
 	fs.DurationVar(&cfg.nodeStatusFreq, "node-status-update-frequency", nodestatus.DefaultUpdateFrequency, "how often the node status is computed")

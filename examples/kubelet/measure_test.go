@@ -28,6 +28,7 @@ import (
 
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
+	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/runtime"
 )
 
@@ -53,7 +54,7 @@ func init() {
 // issue's figure is 110 pods over 60s.
 //
 // First, as a yardstick for the machine, the same pods are started with no
-// agent at all: runtime.Manager.SyncPod called for each, all at once. And
+// agent at all: kuberuntime.Manager.SyncPod called for each, all at once. And
 // the burst line says how busy the machine was and how much of that was
 // the agent: start latency there is the runtime's unless the agent's share
 // is large.
@@ -328,7 +329,7 @@ func machineBusy(t *testing.T) time.Duration {
 }
 
 // bareRuntimeStarts starts one hostNetwork testbin server per port with
-// runtime.Manager.SyncPod, all at once and with no agent, and returns the
+// kuberuntime.Manager.SyncPod, all at once and with no agent, and returns the
 // sorted SyncPod latencies (the container started) and how many cores were
 // busy meanwhile; then it removes the pods.
 func bareRuntimeStarts(t *testing.T, endpoint string, ports []int) ([]time.Duration, float64) {
@@ -337,7 +338,7 @@ func bareRuntimeStarts(t *testing.T, endpoint string, ports []int) ([]time.Durat
 	client, err := runtime.Dial(ctx, endpoint)
 	require.NoError(t, err)
 	defer func() { _ = client.Close(ctx) }()
-	mgr, err := runtime.NewManager(runtime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: t.TempDir(),
+	mgr, err := kuberuntime.NewManager(kuberuntime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: t.TempDir(),
 		SandboxLabels: map[string]string{nodeLabel: "bare-" + rand.String(6)}})
 	require.NoError(t, err)
 	grace := int64(1)
@@ -357,7 +358,7 @@ func bareRuntimeStarts(t *testing.T, endpoint string, ports []int) ([]time.Durat
 		go func() {
 			defer wg.Done()
 			start := time.Now()
-			errs[i] = mgr.SyncPod(ctx, pod, nil, runtime.SyncOptions{CgroupParent: testenv.CgroupParent(string(pod.UID))}).Err()
+			errs[i] = mgr.SyncPod(ctx, pod, nil, kuberuntime.SyncOptions{CgroupParent: testenv.CgroupParent(string(pod.UID))}).Err()
 			lat[i] = time.Since(start)
 		}()
 	}

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/runtime"
 	"github.com/nodekit-dev/nodekit/runtime/fake"
 )
@@ -19,7 +20,7 @@ import (
 type FakeNode struct {
 	Fake    *fake.Runtime
 	Client  *runtime.Client
-	Manager *runtime.Manager
+	Manager *kuberuntime.Manager
 	Pods    []*v1.Pod
 	dir     string
 	stop    func()
@@ -44,8 +45,8 @@ func NewFakeNode(nPods, nContainers int, opts ...fake.Option) (*FakeNode, error)
 		n.Close()
 		return nil, err
 	}
-	n.Manager, err = runtime.NewManager(runtime.ManagerConfig{Runtime: n.Client, Images: n.Client,
-		PodLogsDir: filepath.Join(dir, "logs"), DNS: runtime.HostDNS("", nil, "")})
+	n.Manager, err = kuberuntime.NewManager(kuberuntime.ManagerConfig{Runtime: n.Client, Images: n.Client,
+		PodLogsDir: filepath.Join(dir, "logs"), DNS: kuberuntime.HostDNS("", nil, "")})
 	if err != nil {
 		n.Close()
 		return nil, err
@@ -55,7 +56,7 @@ func NewFakeNode(nPods, nContainers int, opts ...fake.Option) (*FakeNode, error)
 		for j := 0; j < nContainers; j++ {
 			pod.Spec.Containers = append(pod.Spec.Containers, v1.Container{Name: fmt.Sprintf("c%d", j), Image: TestImage, Args: []string{"sleep"}})
 		}
-		if err := n.Manager.SyncPod(ctx, pod, nil, runtime.SyncOptions{}).Err(); err != nil {
+		if err := n.Manager.SyncPod(ctx, pod, nil, kuberuntime.SyncOptions{}).Err(); err != nil {
 			n.Close()
 			return nil, err
 		}

@@ -1,0 +1,38 @@
+// Package kuberuntime manages pods on a CRI runtime, as the kubelet's
+// pkg/kubelet/kuberuntime does. It turns *v1.Pod specs into CRI sandboxes
+// and containers through a runtime client (package runtime's *Client, or
+// anything with the cri-api's internalapi methods), and reads their status
+// back.
+//
+// GetPods and GetPodStatus read the runtime's state back through the
+// kubelet's labels; SyncPod computes the actions with ComputePodActions (a
+// pure function, table-tested) and carries them out: sandbox from the pod
+// spec, init containers in order, sidecars (init containers with
+// restartPolicy Always) in their place among them — the next init container
+// waits until the sidecar runs and passed its startup probe — and kept
+// running, restarted whenever they exit, whatever the pod's restartPolicy;
+// containers with their resources (package resources, shared with
+// cgroupmgr), environment, /etc/hosts, lifecycle hooks, restart policy and
+// CrashLoopBackOff (10s doubling to 5m); KillPod stops everything within the
+// grace period — regular containers first, in parallel, then the sidecars in
+// reverse spec order, as the kubelet's termination ordering does — and
+// RemovePod cleans up.
+//
+// # Use
+//
+//	client, err := runtime.Dial(ctx, runtime.DefaultRuntimeEndpoint)
+//	if err != nil { ... }
+//	defer client.Close(ctx)
+//	mgr, err := kuberuntime.NewManager(kuberuntime.ManagerConfig{Runtime: client, Images: client})
+//	status, err := mgr.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
+//	result := mgr.SyncPod(ctx, pod, status, kuberuntime.SyncOptions{CgroupParent: "/kubepods/pod" + string(pod.UID)})
+//	if err := result.Err(); err != nil { ... } // e.g. errors.Is(err, kuberuntime.ErrCrashLoopBackOff)
+//	final, err := mgr.TerminatePod(ctx, pod, nil) // the pod's own grace period
+//
+// # Deviations from the kubelet
+//
+// In-place resize, image pull secrets and the
+// termination-message file are not handled yet. The
+// container hash covers name and image only, as the kubelet's does since
+// v1.31. Back-off has no jitter, so tests can predict it.
+package kuberuntime
