@@ -55,9 +55,12 @@ func TestPackageDependencies(t *testing.T) {
 		{"podstatus/apiclient", []string{"kubecontainer", "podstatus", "resources"}, []string{grpc, criAPI, prometheus, containerd}, 46},
 		{"cgroupmgr", []string{"podpath", "resources"}, []string{criAPI, prometheus, clientGo}, 30},
 		// The CRI client: prometheus for its kubelet_runtime_operations_* metrics.
-		{"runtime", []string{"kubecontainer"}, []string{containerd, clientGo, kuberuntimePkg}, 31},
+		{"runtime", []string{"kubecontainer", "runtime/criconv"}, []string{containerd, clientGo, kuberuntimePkg}, 31},
+		// The CRI -> kubecontainer conversions, shared by runtime, kuberuntime and gc.
+		{"runtime/criconv", []string{"kubecontainer"}, []string{prometheus, containerd, clientGo}, 24},
 		// The pod-level manager on the CRI client.
-		{"kuberuntime", []string{"fieldpath", "kubecontainer", "podpath", "resources", "runtime"}, []string{containerd, clientGo}, 31},
+		{"kuberuntime", []string{"fieldpath", "kubecontainer", "podpath", "resources", "runtime", "runtime/criconv"},
+			[]string{containerd, clientGo}, 31},
 		// k8s.io/cri-streaming serves exec, attach and port-forward as
 		// containerd does (go-restful, klog, k8s.io/streaming, spdystream).
 		{"runtime/fake", nil, []string{containerd, clientGo}, 14},
@@ -74,12 +77,13 @@ func TestPackageDependencies(t *testing.T) {
 		{"mirrorpod", nil, []string{grpc, criAPI, prometheus, containerd}, 46},
 		{"volume/apiclient", nil, []string{grpc, criAPI, prometheus, containerd}, 46},
 		// podsource for the Dispatcher's updates (fsnotify and yaml come with it).
-		{"podsync", []string{"fieldpath", "podpath", "podsource", "resources", "cgroupmgr", "kubecontainer", "kuberuntime", "podstatus", "podworkers", "runtime"},
-			[]string{clientGo}, 43},
+		{"podsync", []string{"fieldpath", "podpath", "podsource", "resources", "cgroupmgr", "kubecontainer", "kuberuntime", "podstatus",
+			"podworkers", "runtime", "runtime/criconv"}, []string{clientGo}, 43},
 		// CRI types for the runtime interfaces it declares (cri-api, grpc,
-		// protobuf); kubecontainer's labels, podpath's log layout. Not the
-		// pod-level manager: the GC reads the runtime, not pods.
-		{"gc", []string{"internal/fsstats", "kubecontainer", "podpath"}, []string{prometheus, containerd, clientGo, kuberuntimePkg}, 24},
+		// protobuf); kubecontainer's labels, podpath's log layout, criconv's
+		// container states. Not the pod-level manager: the GC reads the
+		// runtime, not pods.
+		{"gc", []string{"internal/fsstats", "kubecontainer", "podpath", "runtime/criconv"}, []string{prometheus, containerd, clientGo, kuberuntimePkg}, 24},
 		// k8s.io/kubelet's config/v1beta1 for IgnoredConfigFields: its component-base
 		// logging and tracing types bring pflag, klog, otel and client_golang (36).
 		{"kubeletflags", nil, []string{grpc, criAPI, containerd, clientGo}, 36},
@@ -93,12 +97,12 @@ func TestPackageDependencies(t *testing.T) {
 		// the process's parts (serverauth's k8s.io/apiserver, kubeletflags).
 		{"nodeagent", []string{"admission", "cgroupmgr", "eviction", "fieldpath", "gc", "internal/fsstats", "kubecontainer",
 			"kuberuntime", "mirrorpod", "nodestatus", "pleg", "pleg/plegmetrics", "podpath", "podsource", "podsource/apiserver", "podstatus",
-			"podstatus/apiclient", "podsync", "podworkers", "prober", "prober/probe", "resources", "runtime", "runtime/fake",
+			"podstatus/apiclient", "podsync", "podworkers", "prober", "prober/probe", "resources", "runtime", "runtime/criconv", "runtime/fake",
 			"server", "statuscache", "volume", "volume/apiclient"}, nil, 74},
 		// Hollow nodes: nodeagent, each on its own runtime/fake.
 		{"hollow", []string{"admission", "cgroupmgr", "eviction", "fieldpath", "gc", "internal/fsstats", "kubecontainer",
 			"kuberuntime", "mirrorpod", "nodeagent", "nodestatus", "pleg", "pleg/plegmetrics", "podpath", "podsource", "podsource/apiserver", "podstatus",
-			"podstatus/apiclient", "podsync", "podworkers", "prober", "prober/probe", "resources", "runtime", "runtime/fake",
+			"podstatus/apiclient", "podsync", "podworkers", "prober", "prober/probe", "resources", "runtime", "runtime/criconv", "runtime/fake",
 			"server", "statuscache", "volume", "volume/apiclient"}, nil, 74},
 	} {
 		t.Run(tc.pkg, func(t *testing.T) {

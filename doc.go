@@ -4,6 +4,7 @@
 //
 //	runtime/      CRI client: RuntimeService and ImageService over gRPC or in process
 //	kuberuntime/  pod-level runtime manager: SyncPod, KillPod, GetPodStatus on the CRI
+//	runtime/criconv  CRI to kubecontainer conversions (runtime, kuberuntime, gc)
 //	runtime/fake  in-memory CRI runtime served over real gRPC, for tests
 //	runtime/runtimetest  CRI contract suite (fake and containerd pass it)
 //	resources/    QoS class, CPU shares/quota, OOM score: the kubelet's formulas

@@ -19,6 +19,7 @@ import (
 
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/podpath"
+	"github.com/nodekit-dev/nodekit/runtime/criconv"
 )
 
 // ContainerConfig configures a ContainerGC. Runtime is required; zero
@@ -214,7 +215,7 @@ func (g *ContainerGC) list(ctx context.Context) (*listed, error) {
 			continue
 		}
 		ct := Container{ID: c.Id, PodUID: types.UID(c.Labels[kc.LabelPodUID]), Name: c.GetMetadata().GetName(),
-			SandboxID: c.PodSandboxId, State: containerState(c.State), CreatedAt: time.Unix(0, c.CreatedAt)}
+			SandboxID: c.PodSandboxId, State: criconv.ContainerStateFromCRI(c.State), CreatedAt: time.Unix(0, c.CreatedAt)}
 		if ct.Name == "" {
 			ct.Name = c.Labels[kc.LabelContainerName]
 		}
@@ -430,16 +431,4 @@ func matches(sel, labels map[string]string) bool {
 		}
 	}
 	return true
-}
-
-func containerState(s runtimeapi.ContainerState) kc.ContainerState {
-	switch s {
-	case runtimeapi.ContainerState_CONTAINER_CREATED:
-		return kc.ContainerStateCreated
-	case runtimeapi.ContainerState_CONTAINER_RUNNING:
-		return kc.ContainerStateRunning
-	case runtimeapi.ContainerState_CONTAINER_EXITED:
-		return kc.ContainerStateExited
-	}
-	return kc.ContainerStateUnknown
 }

@@ -6,8 +6,8 @@
 // what it creates, and the container hash.
 //
 // It holds nodekit's own small types, not the CRI's: the conversions from
-// the CRI live in package runtime, next to the CRI client. So kubecontainer
-// and the packages that speak of pods in its terms (statuscache, pleg,
-// podstatus, podworkers, volume) compile without grpc; they declare the
-// interfaces they consume, in these types.
+// the CRI live in package runtime/criconv, beside the CRI client. So
+// kubecontainer and the packages that speak of pods in its terms
+// (statuscache, pleg, podstatus, podworkers, volume) compile without grpc;
+// they declare the interfaces they consume, in these types.
 package kubecontainer

@@ -8,7 +8,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
-	"github.com/nodekit-dev/nodekit/runtime"
+	"github.com/nodekit-dev/nodekit/runtime/criconv"
 )
 
 // withEphemeral adds ephemeral containers (kubectl debug) to a copy of pod.
@@ -40,7 +40,7 @@ func TestComputePodActionsEphemeralContainers(t *testing.T) {
 	status := func(sandboxes []*runtimeapi.PodSandboxStatus, cs ...*kc.ContainerStatus) *kc.PodStatus {
 		st := &kc.PodStatus{ContainerStatuses: cs}
 		for _, sb := range sandboxes {
-			st.SandboxStatuses = append(st.SandboxStatuses, runtime.SandboxStatusFromCRI(sb))
+			st.SandboxStatuses = append(st.SandboxStatuses, criconv.SandboxStatusFromCRI(sb))
 		}
 		return st
 	}

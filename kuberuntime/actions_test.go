@@ -5,7 +5,7 @@ import (
 	"time"
 
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
-	"github.com/nodekit-dev/nodekit/runtime"
+	"github.com/nodekit-dev/nodekit/runtime/criconv"
 
 	"github.com/stretchr/testify/assert"
 	v1 "k8s.io/api/core/v1"
@@ -62,7 +62,7 @@ func TestComputePodActions(t *testing.T) {
 	status := func(pod *v1.Pod, sandboxes []*runtimeapi.PodSandboxStatus, cs ...*kc.ContainerStatus) *kc.PodStatus {
 		st := &kc.PodStatus{ContainerStatuses: cs}
 		for _, sb := range sandboxes {
-			st.SandboxStatuses = append(st.SandboxStatuses, runtime.SandboxStatusFromCRI(sb))
+			st.SandboxStatuses = append(st.SandboxStatuses, criconv.SandboxStatusFromCRI(sb))
 		}
 		return st
 	}

@@ -11,6 +11,7 @@ import (
 
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/runtime"
+	"github.com/nodekit-dev/nodekit/runtime/criconv"
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
@@ -274,7 +275,7 @@ func GroupPods(sandboxes []*runtimeapi.PodSandbox, containers []*runtimeapi.Cont
 		}
 		get(li).Containers = append(get(li).Containers, &kc.Container{
 			ID: c.Id, Name: c.GetMetadata().GetName(), Image: c.GetImage().GetImage(), ImageRef: c.ImageRef,
-			Hash: li.Hash, State: runtime.ContainerStateFromCRI(c.State), SandboxID: c.PodSandboxId, CreatedAt: c.CreatedAt,
+			Hash: li.Hash, State: criconv.ContainerStateFromCRI(c.State), SandboxID: c.PodSandboxId, CreatedAt: c.CreatedAt,
 		})
 	}
 	out := make([]*kc.Pod, 0, len(pods))
@@ -303,7 +304,7 @@ func (m *Manager) GetPodStatus(ctx context.Context, uid types.UID, name, namespa
 		if err != nil {
 			return nil, err
 		}
-		sb := runtime.SandboxStatusFromCRI(r.Status)
+		sb := criconv.SandboxStatusFromCRI(r.Status)
 		ps.SandboxStatuses = append(ps.SandboxStatuses, sb)
 		if i == 0 && sb.Ready() {
 			ps.IPs = sb.IPs
@@ -321,7 +322,7 @@ func (m *Manager) GetPodStatus(ctx context.Context, uid types.UID, name, namespa
 		if err != nil {
 			return nil, err
 		}
-		cs := runtime.ContainerStatusFromCRI(r.Status, c.PodSandboxId)
+		cs := criconv.ContainerStatusFromCRI(r.Status, c.PodSandboxId)
 		addTerminationMessage(r.Status, cs)
 		ps.ContainerStatuses = append(ps.ContainerStatuses, cs)
 	}

@@ -11,6 +11,7 @@ import (
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/podpath"
 	"github.com/nodekit-dev/nodekit/runtime"
+	"github.com/nodekit-dev/nodekit/runtime/criconv"
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -151,7 +152,7 @@ func (m *Manager) createSandbox(ctx context.Context, pod *v1.Pod, cfg *runtimeap
 	}
 	var ips []string
 	if !pod.Spec.HostNetwork {
-		ips = runtime.SandboxStatusFromCRI(st.Status).IPs
+		ips = criconv.SandboxStatusFromCRI(st.Status).IPs
 	}
 	return id, ips, nil
 }

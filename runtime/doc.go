@@ -7,8 +7,8 @@
 // Collector the caller registers. *Client implements the cri-api's own
 // internalapi interfaces; NewInProcessClient makes the same calls on a
 // server in the caller's process, without a socket. The conversions from
-// the CRI's types to kubecontainer's (ContainerStatusFromCRI, ...) live
-// here too.
+// the CRI's types to kubecontainer's (ContainerStatusFromCRI, ...) are
+// package runtime/criconv's, which gc uses too without the client.
 //
 // Pods on top of the client are package kuberuntime's: its Manager takes a
 // *Client as its RuntimeService and ImageService.

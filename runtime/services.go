@@ -12,6 +12,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+	"github.com/nodekit-dev/nodekit/runtime/criconv"
 )
 
 // Client implements the cri-api's own interfaces, so code written against the
@@ -237,7 +238,7 @@ func (c *Client) ContainerEvents(ctx context.Context, ch chan<- *kc.ContainerEve
 	}
 	err := c.streamEvents(ctx, func(ev *runtimeapi.ContainerEventResponse) bool {
 		select {
-		case ch <- ContainerEventFromCRI(ev):
+		case ch <- criconv.ContainerEventFromCRI(ev):
 			return true
 		case <-ctx.Done():
 			return false

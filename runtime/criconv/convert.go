@@ -1,4 +1,13 @@
-package runtime
+// Package criconv converts the CRI's types to kubecontainer's: container
+// states, sandbox and container statuses, container events. It is the one
+// place for them, shared by the CRI client (package runtime), the pod-level
+// manager (kuberuntime) and the garbage collectors (gc), and it compiles no
+// more than kubecontainer and the CRI's API, so the vocabulary packages stay
+// free of grpc and gc of the client's metrics.
+//
+//	state := criconv.ContainerStateFromCRI(c.State) // kubecontainer.ContainerStateRunning, ...
+//	status := criconv.ContainerStatusFromCRI(resp.Status, sandboxID)
+package criconv
 
 import (
 	"time"
@@ -8,9 +17,6 @@ import (
 
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 )
-
-// Conversions from the CRI's types to kubecontainer's. They live here, next
-// to the CRI client, so that the vocabulary packages compile without grpc.
 
 // ContainerStateFromCRI converts a CRI container state.
 func ContainerStateFromCRI(s runtimeapi.ContainerState) kc.ContainerState {
