@@ -19,7 +19,7 @@
 //	volume/       emptyDir and hostPath volumes as the runtime manager's mounts
 //	podworkers/   one worker per pod: ordering, back-off, resync, termination
 //	podstatus/    the API status (getPhase, conditions, reasons); status manager
-//	podsync/      the workers' Syncer: sync, terminate, housekeeping
+//	podsync/      the workers' PodSyncer: sync, terminate, housekeeping
 //	server/       the kubelet's HTTP API: pods, healthz, metrics, stats, logs
 //	eviction/, gc/, node status and lease  (planned: open issues)
 //	nodeagent/    the packages composed as the kubelet composes them (one node agent)

@@ -211,7 +211,7 @@ func (m *Manager) Split(pods []*v1.Pod, removed bool) []*v1.Pod {
 }
 
 // StatusTarget says where a pod's API status goes, in the form of
-// podstatus.SyncerConfig.MirrorPodFor: an API pod's to itself (static
+// podstatus.APIWriterConfig.MirrorPodFor: an API pod's to itself (static
 // false), a static pod's to its mirror pod (nil until there is one).
 func (m *Manager) StatusTarget(pod *v1.Pod) (mirror *v1.Pod, static bool) {
 	if pod.Annotations[ConfigSourceAnnotation] == "api" {

@@ -162,7 +162,7 @@ func New(ctx context.Context, cfg Config) (_ *Agent, err error) {
 	if a.syncer, err = podsync.New(syncCfg); err != nil {
 		return nil, err
 	}
-	if a.workers, err = podworkers.New(podworkers.Config{Syncer: a.syncer, Cache: a.cache, Clock: clk,
+	if a.workers, err = podworkers.New(podworkers.Config{PodSyncer: a.syncer, Cache: a.cache, Clock: clk,
 		ResyncInterval: cfg.SyncFrequency, OnDone: podMetrics.ObserveWork, Log: log.WithName("podworkers")}); err != nil {
 		return nil, err
 	}

@@ -31,7 +31,7 @@ type cluster struct {
 	services kuberuntime.Services // for the containers' environment
 	own      *ServiceCache        // services, when the agent keeps its own
 	mirrors  *mirrorpod.Manager
-	statuses *podstatus.Syncer
+	statuses *podstatus.APIWriter
 	objects  *volumeapi.Objects // ConfigMaps, Secrets and tokens for volumes and env
 	tokens   *volume.Tokens
 	events   record.EventBroadcaster
@@ -63,7 +63,7 @@ func newCluster(ctx context.Context, cfg Config) (*cluster, error) {
 	return c, nil
 }
 
-// wire adds the API source, the node status and the pod status syncer
+// wire adds the API source, the node status and the pod status API writer
 // once the agent exists.
 func (c *cluster) wire(a *Agent) error {
 	var err error
@@ -75,7 +75,7 @@ func (c *cluster) wire(a *Agent) error {
 	if err != nil {
 		return err
 	}
-	if c.statuses, err = podstatus.NewSyncer(podstatus.SyncerConfig{API: api, Statuses: a.statuses, Clock: a.cfg.Clock,
+	if c.statuses, err = podstatus.NewAPIWriter(podstatus.APIWriterConfig{API: api, Statuses: a.statuses, Clock: a.cfg.Clock,
 		MirrorPodFor: c.mirrors.StatusTarget, Log: a.log.WithName("status")}); err != nil {
 		return err
 	}

@@ -48,7 +48,7 @@ func TestWithAPILabels(t *testing.T) {
 // containers for kubectl logs, except from the eviction manager's
 // reclaim; a forgotten one loses everything.
 func TestWorkersPodState(t *testing.T) {
-	w, err := podworkers.New(podworkers.Config{Syncer: podworkers.SyncerFunc(func(context.Context, podworkers.Work) error { return nil }),
+	w, err := podworkers.New(podworkers.Config{PodSyncer: podworkers.PodSyncerFunc(func(context.Context, podworkers.Work) error { return nil }),
 		Cache: statuscache.New()})
 	require.NoError(t, err)
 	w.UpdatePod(podworkers.Update{Type: podworkers.SyncPodCreate, Pod: &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "running"}}})

@@ -36,7 +36,7 @@ func benchmarkStatusSync(b *testing.B, n int, all bool) {
 	api := newFakeAPI(pods...)
 	api.cheap = true
 	statuses := podstatus.NewManager(clk)
-	s, err := podstatus.NewSyncer(podstatus.SyncerConfig{API: api, Statuses: statuses, Clock: clk})
+	s, err := podstatus.NewAPIWriter(podstatus.APIWriterConfig{API: api, Statuses: statuses, Clock: clk})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func benchmarkStatusSyncPeriodic(b *testing.B, n int, renew bool) {
 	api := newFakeAPI(pods...)
 	api.cheap = true
 	statuses := podstatus.NewManager(clk)
-	s, err := podstatus.NewSyncer(podstatus.SyncerConfig{API: api, Statuses: statuses, Clock: clk})
+	s, err := podstatus.NewAPIWriter(podstatus.APIWriterConfig{API: api, Statuses: statuses, Clock: clk})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,7 +17,7 @@
 // depends on the previous one: StartTime, each condition's
 // LastTransitionTime, and a terminal phase that never changes back.
 //
-// Syncer writes a Manager's statuses to the API server, as the kubelet's
+// APIWriter writes a Manager's statuses to the API server, as the kubelet's
 // status manager does: at once when the Manager publishes a change, and
 // over every pod each SyncPeriod (10s). A status is written only if it
 // changed since the pod's last write or, on that periodic pass, if the API
@@ -33,7 +33,7 @@
 // outage each pod gets its newest status once.
 // The merge keeps the API's StartTime, conditions of other writers,
 // transition times of unchanged conditions and terminal phase. A static
-// pod's status goes to its mirror pod (SyncerConfig.MirrorPodFor). A pod
+// pod's status goes to its mirror pod (APIWriterConfig.MirrorPodFor). A pod
 // whose deletion was asked (the pod given to SetPodStatus has a
 // DeletionTimestamp) and whose containers have all stopped is made
 // terminal in the API, then deleted with grace period 0 and its UID as a
@@ -56,6 +56,6 @@
 //	statuses.SetPodStatus(pod, status)
 //
 //	api, err := apiclient.New(clientset)
-//	syncer, err := podstatus.NewSyncer(podstatus.SyncerConfig{API: api, Statuses: statuses})
-//	go syncer.Run(ctx)
+//	writer, err := podstatus.NewAPIWriter(podstatus.APIWriterConfig{API: api, Statuses: statuses})
+//	go writer.Run(ctx)
 package podstatus

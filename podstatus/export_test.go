@@ -8,10 +8,10 @@ import (
 )
 
 // AfterBatch has Run call f after each batch, once its retry timer is set.
-func AfterBatch(s *Syncer, f func(tried int, retry time.Time)) { s.afterBatch = f }
+func AfterBatch(s *APIWriter, f func(tried int, retry time.Time)) { s.afterBatch = f }
 
 // Reconciles is how many statuses s found overwritten in the API.
-func Reconciles(s *Syncer) uint64 {
+func Reconciles(s *APIWriter) uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.reconciles

@@ -14,13 +14,13 @@ import (
 )
 
 // Manager is the node's record of the statuses it has published, the
-// local half of the kubelet's status manager (a Syncer writes them to an
+// local half of the kubelet's status manager (an APIWriter writes them to an
 // API server). It is safe for concurrent use.
 type Manager struct {
 	clock clock.PassiveClock
 	mu    sync.Mutex
 	pods  map[types.UID]*entry
-	// For a Syncer: each pod's status version (the seq of its last
+	// For an APIWriter: each pod's status version (the seq of its last
 	// change) and a signal that something is to be written.
 	versions map[types.UID]uint64
 	seq      uint64
@@ -89,7 +89,7 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) (changed bool) 
 		m.seq++
 		m.versions[pod.UID] = m.seq
 	}
-	// A deletion request may let a Syncer delete the pod, status unchanged.
+	// A deletion request may let an APIWriter delete the pod, status unchanged.
 	if changed || (pod.DeletionTimestamp != nil && prev != nil && prev.pod.DeletionTimestamp == nil) {
 		select {
 		case m.changed <- struct{}{}:
@@ -111,7 +111,7 @@ func (m *Manager) ReplacePod(pod *v1.Pod) {
 	if e == nil {
 		return
 	}
-	// A new entry: a Syncer may be reading the old one's status.
+	// A new entry: an APIWriter may be reading the old one's status.
 	ne := &entry{pod: pod, status: e.status}
 	if apiequality.Semantic.DeepEqual(pod.Status, e.status) {
 		ne.status, ne.inPod = pod.Status, true
@@ -178,7 +178,7 @@ func (m *Manager) RemoveOrphans(keep map[types.UID]bool) {
 type entry struct {
 	pod    *v1.Pod
 	status v1.PodStatus
-	inPod  bool // status is pod's: the API has it, a Syncer need not compare
+	inPod  bool // status is pod's: the API has it, an APIWriter need not compare
 }
 
 // versioned is a published pod, its status (both shared: not to be

@@ -7,7 +7,7 @@ import (
 
 // ownedByKubelet: the condition types the kubelet writes
 // (kubetypes.PodConditionsByKubelet); the others are other writers' (a
-// readiness gate's, DisruptionTarget) and a Syncer keeps them.
+// readiness gate's, DisruptionTarget) and an APIWriter keeps them.
 func ownedByKubelet(t v1.PodConditionType) bool {
 	switch t {
 	case v1.PodScheduled, v1.PodReady, v1.PodInitialized, v1.ContainersReady,
@@ -17,7 +17,7 @@ func ownedByKubelet(t v1.PodConditionType) bool {
 	return false
 }
 
-// mergeStatus is the status a Syncer writes over api, the API server's:
+// mergeStatus is the status an APIWriter writes over api, the API server's:
 // the kubelet's mergePodStatus, with the rules its updateStatusInternal
 // applies against the last status (here the API's, so that they hold
 // across restarts):

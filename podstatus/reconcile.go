@@ -13,7 +13,7 @@ import (
 // status last written, unchanged since. It reads no API: the source keeps
 // its copy fresh by watch. Each copy is compared once; after that, a
 // pointer check per pass.
-func (s *Syncer) drifted(p versioned, t apiPod, r *record) bool {
+func (s *APIWriter) drifted(p versioned, t apiPod, r *record) bool {
 	switch {
 	case r.written == nil || r.version != p.version || t.obj == nil:
 		return false

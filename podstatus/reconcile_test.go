@@ -13,7 +13,7 @@ import (
 )
 
 // driftEnv is a syncEnv whose pod web is an API pod, or a static pod
-// written to its mirror pod web; deliver hands the Syncer the API pod as
+// written to its mirror pod web; deliver hands the APIWriter the API pod as
 // the API source's watch would: to the Manager (ReplacePod) or as the
 // mirror pod.
 type driftEnv struct {
@@ -24,7 +24,7 @@ type driftEnv struct {
 
 func newDriftEnv(t *testing.T, static bool) *driftEnv {
 	d := &driftEnv{pod: apiPod("u1", "web")}
-	cfg := podstatus.SyncerConfig{SyncPeriod: 10 * time.Second}
+	cfg := podstatus.APIWriterConfig{SyncPeriod: 10 * time.Second}
 	inAPI := d.pod
 	if static {
 		d.pod = apiPod("static-uid", "web")
@@ -59,7 +59,7 @@ func (d *driftEnv) tick() []string {
 	return d.sync()
 }
 
-func TestSyncerRepairsStatusesOverwrittenInTheAPI(t *testing.T) {
+func TestAPIWriterRepairsStatusesOverwrittenInTheAPI(t *testing.T) {
 	written := []string{"get ns/web", "patch ns/web"}
 	failed := withPhase(statusOf(false), v1.PodFailed)
 	for _, tc := range []struct {
@@ -121,7 +121,7 @@ func TestSyncerRepairsStatusesOverwrittenInTheAPI(t *testing.T) {
 			assert.Empty(t, d.sync(), "not a periodic pass")
 			assert.Equal(t, tc.want, d.tick(), "the periodic pass")
 			assert.Len(t, d.api.patches, 1+len(tc.want)/2)
-			assert.Equal(t, uint64(len(tc.want)/2), podstatus.Reconciles(d.syncer), "reconciles counted")
+			assert.Equal(t, uint64(len(tc.want)/2), podstatus.Reconciles(d.writer), "reconciles counted")
 			if tc.check != nil {
 				tc.check(t, d.api.get("ns", "web").Status)
 			}
@@ -132,7 +132,7 @@ func TestSyncerRepairsStatusesOverwrittenInTheAPI(t *testing.T) {
 	}
 }
 
-func TestSyncerRepairsOnlyWhatItMayWrite(t *testing.T) {
+func TestAPIWriterRepairsOnlyWhatItMayWrite(t *testing.T) {
 	deleted := metav1.NewTime(t0)
 	for _, tc := range []struct {
 		name   string
@@ -141,7 +141,7 @@ func TestSyncerRepairsOnlyWhatItMayWrite(t *testing.T) {
 		edit   func(*v1.PodStatus)
 		want   []string
 	}{
-		{"deleted by the Syncer: never written again", false,
+		{"deleted by the APIWriter: never written again", false,
 			func(d *driftEnv) {
 				p := d.api.get("ns", "web")
 				p.DeletionTimestamp = &deleted

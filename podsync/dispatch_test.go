@@ -249,7 +249,7 @@ func TestDispatchReconcileReadinessGateReachesReady(t *testing.T) {
 	syncer, err := podsync.New(podsync.Config{Runtime: e.mgr, Prober: &readyProbes{}, Cache: e.cache, Statuses: e.statuses,
 		Reasons: podstatus.NewReasonCache(), RuntimeName: "nodekit-fake", HostIPs: []string{"127.0.0.1"}})
 	require.NoError(t, err)
-	workers, err := podworkers.New(podworkers.Config{Syncer: syncer, Cache: e.cache, ResyncInterval: time.Hour,
+	workers, err := podworkers.New(podworkers.Config{PodSyncer: syncer, Cache: e.cache, ResyncInterval: time.Hour,
 		Jitter: func(d time.Duration) time.Duration { return d }, TickPeriod: 10 * time.Millisecond})
 	require.NoError(t, err)
 	d, err := podsync.NewDispatcher(podsync.DispatchConfig{Workers: workers, Prober: &recorded{}, Statuses: e.statuses})

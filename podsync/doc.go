@@ -1,5 +1,5 @@
 // Package podsync is the kubelet's SyncPod, SyncTerminatingPod and
-// HandlePodCleanups over nodekit's packages: the podworkers.Syncer a node
+// HandlePodCleanups over nodekit's packages: the podworkers.PodSyncer a node
 // agent hands its pod workers. It connects the runtime manager (sync,
 // terminate, orphans, log GC), the pod cgroups, the volumes, the prober,
 // the status cache and podstatus (reason cache, status generation and
@@ -9,7 +9,7 @@
 //		Volumes: volumes, Prober: prober, Cache: cache, Statuses: statuses,
 //		Reasons: podstatus.NewReasonCache(), RuntimeName: "containerd",
 //		HostIPs: []string{nodeIP}})
-//	workers, _ := podworkers.New(podworkers.Config{Syncer: syncer, Cache: cache})
+//	workers, _ := podworkers.New(podworkers.Config{PodSyncer: syncer, Cache: cache})
 //	// every housekeeping period, once every pod source has delivered:
 //	err := syncer.Housekeeping(ctx, workers)
 //

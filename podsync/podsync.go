@@ -93,7 +93,7 @@ type Config struct {
 }
 
 // Syncer is the kubelet's SyncPod and SyncTerminatingPod over nodekit's
-// packages: the podworkers.Syncer of a node agent.
+// packages: the podworkers.PodSyncer of a node agent.
 type Syncer struct{ cfg Config }
 
 // New returns a Syncer; Runtime, Prober, Cache, Statuses and Reasons are
@@ -108,7 +108,7 @@ func New(cfg Config) (*Syncer, error) {
 	return &Syncer{cfg: cfg}, nil
 }
 
-var _ podworkers.Syncer = (*Syncer)(nil)
+var _ podworkers.PodSyncer = (*Syncer)(nil)
 
 // Sync runs one Work of the pod workers.
 //

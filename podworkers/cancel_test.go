@@ -14,7 +14,7 @@ import (
 	"github.com/nodekit-dev/nodekit/podworkers"
 )
 
-// blockingEnv runs Workers whose Syncer reports each Work as it starts and
+// blockingEnv runs Workers whose PodSyncer reports each Work as it starts and
 // then, for the Works block says, waits for its context to end (an image
 // pull of minutes, a long grace period) and reports how it ended.
 type blockingEnv struct {
@@ -27,7 +27,7 @@ type blockingEnv struct {
 func newBlockingEnv(t *testing.T, block func(podworkers.Work) bool) *blockingEnv {
 	e := &blockingEnv{t: t, started: make(chan podworkers.Work, 10), ended: make(chan error, 10)}
 	w, err := podworkers.New(podworkers.Config{
-		Syncer: podworkers.SyncerFunc(func(ctx context.Context, w podworkers.Work) error {
+		PodSyncer: podworkers.PodSyncerFunc(func(ctx context.Context, w podworkers.Work) error {
 			e.started <- w
 			if !block(w) {
 				return nil

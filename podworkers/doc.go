@@ -1,6 +1,6 @@
 // Package podworkers is the kubelet's pod workers as a library: one worker
 // goroutine per pod UID that serializes everything done to that pod, and
-// drives a Syncer the caller provides.
+// drives a PodSyncer the caller provides.
 //
 // The ordering rules, which the state machine in machine.go enforces and
 // its table tests pin:
@@ -49,7 +49,7 @@
 //
 // Use:
 //
-//	workers, _ := podworkers.New(podworkers.Config{Syncer: podworkers.SyncerFunc(
+//	workers, _ := podworkers.New(podworkers.Config{PodSyncer: podworkers.PodSyncerFunc(
 //		func(ctx context.Context, w podworkers.Work) error {
 //			if w.Type == podworkers.TerminatePod {
 //				_, err := mgr.TerminatePod(ctx, w.Pod, &w.GracePeriod)

@@ -18,7 +18,7 @@ func Example() {
 	// its call terminating v1 has returned.
 	calls := make(chan string, 10)
 	workers, _ := podworkers.New(podworkers.Config{
-		Syncer: podworkers.SyncerFunc(func(_ context.Context, w podworkers.Work) error {
+		PodSyncer: podworkers.PodSyncerFunc(func(_ context.Context, w podworkers.Work) error {
 			calls <- fmt.Sprint(w.Type, " ", w.Pod.UID)
 			return nil // a real syncer calls kuberuntime.Manager's SyncPod or TerminatePod
 		}),

@@ -27,7 +27,7 @@ func (nowCache) GetNewerThan(ctx context.Context, uid types.UID, _ time.Time) (*
 func TestKillPodNowForgetsCallersThatGaveUp(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Unix(1700000000, 0))
 	w, err := New(Config{Cache: nowCache{}, Clock: clk,
-		Syncer: SyncerFunc(func(_ context.Context, w Work) error {
+		PodSyncer: PodSyncerFunc(func(_ context.Context, w Work) error {
 			if w.Type == TerminatePod {
 				return errors.New("the runtime is down")
 			}

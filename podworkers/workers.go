@@ -67,12 +67,12 @@ type KillPodOptions struct {
 	// GracePeriodSecondsOverride, if set, replaces every container's grace
 	// period.
 	GracePeriodSecondsOverride *int64
-	// Status, if set, edits the final status the Syncer publishes (phase
+	// Status, if set, edits the final status the PodSyncer publishes (phase
 	// Failed, reason Evicted: eviction's Eviction.UpdateStatus).
 	Status func(*v1.PodStatus)
 }
 
-// WorkType is what the Syncer is asked to do.
+// WorkType is what the PodSyncer is asked to do.
 type WorkType int
 
 const (
@@ -89,7 +89,7 @@ func (t WorkType) String() string {
 	return "SyncPod"
 }
 
-// Work is one call to the Syncer.
+// Work is one call to the PodSyncer.
 type Work struct {
 	Type WorkType
 	Pod  *v1.Pod
@@ -127,18 +127,18 @@ type Work struct {
 // started again, until its source removes it.
 var ErrPodTerminal = errors.New("the pod reached a terminal phase")
 
-// Syncer does the work. An error means "try again after the back-off",
+// PodSyncer does the work. An error means "try again after the back-off",
 // but for ErrPodTerminal; a TerminatePod that returns nil is the pod's
 // last Work.
-type Syncer interface {
+type PodSyncer interface {
 	Sync(ctx context.Context, w Work) error
 }
 
-// SyncerFunc adapts a function to a Syncer.
-type SyncerFunc func(ctx context.Context, w Work) error
+// PodSyncerFunc adapts a function to a PodSyncer.
+type PodSyncerFunc func(ctx context.Context, w Work) error
 
 // Sync calls f.
-func (f SyncerFunc) Sync(ctx context.Context, w Work) error { return f(ctx, w) }
+func (f PodSyncerFunc) Sync(ctx context.Context, w Work) error { return f(ctx, w) }
 
 // StatusCache is where the workers read pod statuses; *statuscache.Cache
 // implements it. GetNewerThan blocks until the cache holds a status of the
@@ -149,9 +149,9 @@ type StatusCache interface {
 
 // Config configures Workers; zero fields take the kubelet's defaults.
 type Config struct {
-	Syncer Syncer
-	Cache  StatusCache
-	Clock  clock.WithTicker
+	PodSyncer PodSyncer
+	Cache     StatusCache
+	Clock     clock.WithTicker
 	// ResyncInterval is how often each pod is synced when nothing happens.
 	ResyncInterval time.Duration
 	// BackOffPeriod is the wait before a failed Work is tried again.
@@ -192,8 +192,8 @@ type Workers struct {
 
 // New returns Workers with the kubelet's defaults filled in.
 func New(cfg Config) (*Workers, error) {
-	if cfg.Syncer == nil || cfg.Cache == nil {
-		return nil, errors.New("podworkers: Syncer and Cache are required")
+	if cfg.PodSyncer == nil || cfg.Cache == nil {
+		return nil, errors.New("podworkers: PodSyncer and Cache are required")
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
@@ -565,7 +565,7 @@ func (w *Workers) run(ctx context.Context, work *Work) error {
 		return fmt.Errorf("reading the status of pod %s/%s: %w", work.Pod.Namespace, work.Pod.Name, err)
 	}
 	work.Status = status
-	if err := w.cfg.Syncer.Sync(ctx, *work); err != nil {
+	if err := w.cfg.PodSyncer.Sync(ctx, *work); err != nil {
 		if errors.Is(err, ErrPodTerminal) {
 			w.cfg.Log.V(1).Info("pod is terminal, terminating it", "pod", klogRef(work.Pod))
 			return err

@@ -47,7 +47,7 @@ func newEnv(t *testing.T) *env {
 	e := &env{t: t, clock: clocktesting.NewFakeClock(t0), calls: make(chan podworkers.Work, 100),
 		done: make(chan podworkers.Work, 100), failNext: map[types.UID]int{}}
 	w, err := podworkers.New(podworkers.Config{
-		Syncer: podworkers.SyncerFunc(func(_ context.Context, w podworkers.Work) error {
+		PodSyncer: podworkers.PodSyncerFunc(func(_ context.Context, w podworkers.Work) error {
 			e.calls <- w
 			e.mu.Lock()
 			defer e.mu.Unlock()
@@ -150,7 +150,7 @@ func TestWorkersRunPodsThroughTheirLives(t *testing.T) {
 func TestWorkersStopWithTheirContextMidSync(t *testing.T) {
 	block := make(chan struct{})
 	w, err := podworkers.New(podworkers.Config{
-		Syncer: podworkers.SyncerFunc(func(ctx context.Context, _ podworkers.Work) error {
+		PodSyncer: podworkers.PodSyncerFunc(func(ctx context.Context, _ podworkers.Work) error {
 			close(block)
 			<-ctx.Done()
 			return ctx.Err()
@@ -169,8 +169,8 @@ func TestWorkersStopWithTheirContextMidSync(t *testing.T) {
 
 func TestNewRefusesBadConfig(t *testing.T) {
 	_, err := podworkers.New(podworkers.Config{})
-	assert.ErrorContains(t, err, "Syncer and Cache are required")
-	_, err = podworkers.New(podworkers.Config{Syncer: podworkers.SyncerFunc(nil), Cache: cache{},
+	assert.ErrorContains(t, err, "PodSyncer and Cache are required")
+	_, err = podworkers.New(podworkers.Config{PodSyncer: podworkers.PodSyncerFunc(nil), Cache: cache{},
 		BackOffPeriod: -time.Second})
 	assert.ErrorContains(t, err, `BackOffPeriod: invalid value -1s`)
 }

@@ -75,29 +75,29 @@ func TestNewNeedsAClient(t *testing.T) {
 	assert.ErrorContains(t, err, "apiclient: client is required")
 }
 
-// A Syncer over the client: the status is written, then the pod, deleted
+// An APIWriter over the client: the status is written, then the pod, deleted
 // and terminal, is removed.
-func TestSyncerOverClient(t *testing.T) {
+func TestAPIWriterOverClient(t *testing.T) {
 	client := fake.NewClientset(pod(true))
 	api, err := apiclient.New(client)
 	require.NoError(t, err)
 	clk := clocktesting.NewFakeClock(t0)
 	statuses := podstatus.NewManager(clk)
-	syncer, err := podstatus.NewSyncer(podstatus.SyncerConfig{API: api, Statuses: statuses, Clock: clk})
+	writer, err := podstatus.NewAPIWriter(podstatus.APIWriterConfig{API: api, Statuses: statuses, Clock: clk})
 	require.NoError(t, err)
 	ctx := context.Background()
 
 	running := v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{{Name: "web",
 		State: v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: metav1.NewTime(t0)}}}}}
 	statuses.SetPodStatus(pod(true), running)
-	assert.Equal(t, 1, syncer.Sync(ctx))
+	assert.Equal(t, 1, writer.Sync(ctx))
 	got, err := client.CoreV1().Pods("default").Get(ctx, "web", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, v1.PodRunning, got.Status.Phase, "deleted, still running: kept")
 
 	statuses.SetPodStatus(pod(true), v1.PodStatus{Phase: v1.PodSucceeded, ContainerStatuses: []v1.ContainerStatus{{Name: "web",
 		State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: 0}}}}})
-	assert.Equal(t, 1, syncer.Sync(ctx))
+	assert.Equal(t, 1, writer.Sync(ctx))
 	_, err = client.CoreV1().Pods("default").Get(ctx, "web", metav1.GetOptions{})
 	assert.True(t, apierrors.IsNotFound(err), "deleted: %v", err)
 	var verbs []string

@@ -20,12 +20,12 @@ import (
 	"github.com/nodekit-dev/nodekit/podstatus/apiclient"
 )
 
-// BenchmarkStatusSyncAPIServer: pods/s the status Syncer writes to the real
+// BenchmarkStatusSyncAPIServer: pods/s the status APIWriter writes to the real
 // kube-apiserver with the node's credentials (NodeRestriction checks each
 // PATCH), every pod's status changed in each batch, as after an outage.
 // Each pod costs a GET and a PATCH, as in the kubelet: under the kubelet's
 // client limits (--kube-api-qps 50, --kube-api-burst 100) that is at most
-// 25 pods/s; "unlimited" shows what the apiserver and the Syncer sustain.
+// 25 pods/s; "unlimited" shows what the apiserver and the APIWriter sustain.
 func BenchmarkStatusSyncAPIServer(b *testing.B) {
 	api := testenv.NeedAPIServer(b)
 	for _, limit := range []struct {
@@ -68,7 +68,7 @@ func benchStatusSync(b *testing.B, api *testenv.APIServer, nodeClient kubernetes
 	})
 	client, err := apiclient.New(nodeClient)
 	require.NoError(b, err)
-	syncer, err := podstatus.NewSyncer(podstatus.SyncerConfig{API: client, Statuses: statuses})
+	writer, err := podstatus.NewAPIWriter(podstatus.APIWriterConfig{API: client, Statuses: statuses})
 	require.NoError(b, err)
 	start := time.Unix(1700000000, 0)
 	b.ReportAllocs()
@@ -79,7 +79,7 @@ func benchStatusSync(b *testing.B, api *testenv.APIServer, nodeClient kubernetes
 				StartTime: &metav1.Time{Time: start}, ContainerStatuses: []v1.ContainerStatus{{Name: "c", Image: "nodekit.local/testbin:1",
 					RestartCount: int32(i), Ready: i%2 == 0, State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}}}})
 		}
-		if tried := syncer.Sync(ctx); tried != n {
+		if tried := writer.Sync(ctx); tried != n {
 			b.Fatalf("batch %d wrote %d pods, want %d", i, tried, n)
 		}
 	}

@@ -1,4 +1,4 @@
-// Package apiclient is the API server for a podstatus.Syncer: Client
+// Package apiclient is the API server for a podstatus.APIWriter: Client
 // adapts a client-go clientset to podstatus.PodAPI, with the kubelet's
 // calls. It reads a pod with GET, patches pods/status with a
 // strategic-merge patch (which carries the pod's UID as a precondition),
@@ -10,6 +10,6 @@
 // statuses to an API server, do not compile client-go.
 //
 //	api, err := apiclient.New(kubernetes.NewForConfigOrDie(nodeCredentials))
-//	syncer, err := podstatus.NewSyncer(podstatus.SyncerConfig{API: api, Statuses: statuses})
-//	go syncer.Run(ctx)
+//	writer, err := podstatus.NewAPIWriter(podstatus.APIWriterConfig{API: api, Statuses: statuses})
+//	go writer.Run(ctx)
 package apiclient

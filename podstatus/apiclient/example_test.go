@@ -19,10 +19,10 @@ func Example() {
 	client := fake.NewClientset(pod)
 	api, _ := apiclient.New(client)
 	statuses := podstatus.NewManager(nil)
-	syncer, _ := podstatus.NewSyncer(podstatus.SyncerConfig{API: api, Statuses: statuses})
+	writer, _ := podstatus.NewAPIWriter(podstatus.APIWriterConfig{API: api, Statuses: statuses})
 
 	statuses.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodRunning, PodIP: "10.0.0.7"})
-	syncer.Sync(context.Background()) // an agent runs go syncer.Run(ctx)
+	writer.Sync(context.Background()) // an agent runs go writer.Run(ctx)
 
 	got, _ := client.CoreV1().Pods("default").Get(context.Background(), "web", metav1.GetOptions{})
 	fmt.Println(got.Status.Phase, got.Status.PodIP)

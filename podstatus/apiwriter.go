@@ -21,7 +21,7 @@ import (
 
 // The kubelet's defaults for writing statuses to the API server.
 const (
-	// DefaultSyncPeriod is how often a Syncer goes over every pod even
+	// DefaultSyncPeriod is how often an APIWriter goes over every pod even
 	// when nothing was published (the status manager's syncPeriod).
 	DefaultSyncPeriod = 10 * time.Second
 	// DefaultSyncBackOff is the wait before a failed write is tried
@@ -34,10 +34,10 @@ const (
 	DefaultSyncJitterFactor = 0.5
 )
 
-// PodAPI is the part of the API server a Syncer uses; package
+// PodAPI is the part of the API server an APIWriter uses; package
 // podstatus/apiclient adapts a client-go clientset. For a pod that does
 // not exist, the error is the API server's NotFound (apierrors.IsNotFound).
-// The Syncer does not modify the pods returned.
+// The APIWriter does not modify the pods returned.
 type PodAPI interface {
 	GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error)
 	// PatchPodStatus sends patch, a strategic-merge patch of pods/status
@@ -47,16 +47,16 @@ type PodAPI interface {
 	DeletePod(ctx context.Context, namespace, name string, uid types.UID) error
 }
 
-// SyncerConfig configures a Syncer; zero fields take the kubelet's
+// APIWriterConfig configures an APIWriter; zero fields take the kubelet's
 // defaults.
-type SyncerConfig struct {
+type APIWriterConfig struct {
 	API PodAPI
-	// Statuses are the statuses to write. A Manager feeds one Syncer.
+	// Statuses are the statuses to write. A Manager feeds one APIWriter.
 	Statuses *Manager
 	// MirrorPodFor says whether pod is a static pod (from a file or URL
 	// source) and gives its mirror pod in the API server, to which the
 	// static pod's status is written; nil mirror: none yet, the status
-	// waits. Mirror pods are never deleted by the Syncer. Nil MirrorPodFor:
+	// waits. Mirror pods are never deleted by the APIWriter. Nil MirrorPodFor:
 	// every pod is an API pod.
 	MirrorPodFor func(pod *v1.Pod) (mirror *v1.Pod, static bool)
 	Clock        clock.WithTicker
@@ -71,10 +71,10 @@ type SyncerConfig struct {
 	Log    logr.Logger
 }
 
-// Syncer writes the statuses of a Manager to the API server, as the
+// APIWriter writes the statuses of a Manager to the API server, as the
 // kubelet's status manager does; see the package doc for its rules.
-type Syncer struct {
-	cfg     SyncerConfig
+type APIWriter struct {
+	cfg     APIWriterConfig
 	running atomic.Bool
 
 	mu         sync.Mutex // one batch at a time
@@ -87,7 +87,7 @@ type Syncer struct {
 	afterBatch func(tried int, retry time.Time) // tests: Run waits from here
 }
 
-// record is what a Syncer knows of a pod's API status.
+// record is what an APIWriter knows of a pod's API status.
 type record struct {
 	target   types.UID     // the API pod: the pod's own, or its mirror
 	version  uint64        // of the status last written
@@ -109,18 +109,18 @@ type apiPod struct {
 	obj             *v1.Pod // the API pod as its source last delivered it
 }
 
-// NewSyncer returns a Syncer with the kubelet's defaults filled in.
-func NewSyncer(cfg SyncerConfig) (*Syncer, error) {
+// NewAPIWriter returns an APIWriter with the kubelet's defaults filled in.
+func NewAPIWriter(cfg APIWriterConfig) (*APIWriter, error) {
 	if cfg.API == nil {
-		return nil, errors.New("podstatus: SyncerConfig.API is required")
+		return nil, errors.New("podstatus: APIWriterConfig.API is required")
 	}
 	if cfg.Statuses == nil {
-		return nil, errors.New("podstatus: SyncerConfig.Statuses is required")
+		return nil, errors.New("podstatus: APIWriterConfig.Statuses is required")
 	}
 	for name, d := range map[string]time.Duration{"SyncPeriod": cfg.SyncPeriod, "BackOff": cfg.BackOff,
 		"MaxBackOff": cfg.MaxBackOff} {
 		if d < 0 {
-			return nil, fmt.Errorf("podstatus: SyncerConfig.%s: invalid value %s: must not be negative", name, d)
+			return nil, fmt.Errorf("podstatus: APIWriterConfig.%s: invalid value %s: must not be negative", name, d)
 		}
 	}
 	if cfg.Clock == nil {
@@ -136,22 +136,22 @@ func NewSyncer(cfg SyncerConfig) (*Syncer, error) {
 		cfg.MaxBackOff = max(cfg.SyncPeriod, cfg.BackOff)
 	}
 	if cfg.MaxBackOff < cfg.BackOff {
-		return nil, fmt.Errorf("podstatus: SyncerConfig.MaxBackOff: invalid value %s: must not be less than BackOff (%s)",
+		return nil, fmt.Errorf("podstatus: APIWriterConfig.MaxBackOff: invalid value %s: must not be less than BackOff (%s)",
 			cfg.MaxBackOff, cfg.BackOff)
 	}
 	if cfg.Jitter == nil {
 		cfg.Jitter = func(d time.Duration) time.Duration { return wait.Jitter(d, DefaultSyncJitterFactor) }
 	}
-	return &Syncer{cfg: cfg, records: map[types.UID]*record{}}, nil
+	return &APIWriter{cfg: cfg, records: map[types.UID]*record{}}, nil
 }
 
 // Run writes statuses until ctx ends, then returns nil: at once, each time
 // the Manager publishes a change, when a failed write's back-off ends, and
 // every SyncPeriod, a full pass that also repairs drift (see Sync). A
 // second Run while one runs returns an error.
-func (s *Syncer) Run(ctx context.Context) error {
+func (s *APIWriter) Run(ctx context.Context) error {
 	if !s.running.CompareAndSwap(false, true) {
-		return errors.New("podstatus: Syncer.Run is already running")
+		return errors.New("podstatus: APIWriter.Run is already running")
 	}
 	defer s.running.Store(false)
 	ticker := s.cfg.Clock.NewTicker(s.cfg.SyncPeriod)
@@ -190,14 +190,14 @@ func (s *Syncer) Run(ctx context.Context) error {
 // source delivered it, lost that status (drift). It returns the number of
 // pods that were due. Run calls it; a caller with its own loop may call it
 // instead.
-func (s *Syncer) Sync(ctx context.Context) int {
+func (s *APIWriter) Sync(ctx context.Context) int {
 	n, _ := s.sync(ctx, false)
 	return n
 }
 
 // sync is Sync, full if forced; retry is the earliest end of a back-off
 // (zero: none).
-func (s *Syncer) sync(ctx context.Context, full bool) (tried int, retry time.Time) {
+func (s *APIWriter) sync(ctx context.Context, full bool) (tried int, retry time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.batch++
@@ -272,7 +272,7 @@ func (s *Syncer) sync(ctx context.Context, full bool) (tried int, retry time.Tim
 }
 
 // target is where pod's status goes: the pod itself, or its mirror pod.
-func (s *Syncer) target(pod *v1.Pod) (apiPod, bool) {
+func (s *APIWriter) target(pod *v1.Pod) (apiPod, bool) {
 	if s.cfg.MirrorPodFor != nil {
 		if mirror, static := s.cfg.MirrorPodFor(pod); static {
 			if mirror == nil {
@@ -287,7 +287,7 @@ func (s *Syncer) target(pod *v1.Pod) (apiPod, bool) {
 // syncPod is the kubelet's syncPod: read, merge, patch if changed, delete
 // if it can be. A pod not found, or found with another UID (recreated), is
 // done: nothing more is written to it.
-func (s *Syncer) syncPod(ctx context.Context, p versioned, t apiPod, r *record, deleting bool) error {
+func (s *APIWriter) syncPod(ctx context.Context, p versioned, t apiPod, r *record, deleting bool) error {
 	status := p.status
 	if !deleting && r.written != nil && apiequality.Semantic.DeepEqual(*r.written, *status) {
 		r.version, r.written = p.version, status // changed back to what was written
@@ -341,13 +341,13 @@ func (s *Syncer) syncPod(ctx context.Context, p versioned, t apiPod, r *record, 
 }
 
 // gone marks the pod done: its API pod is no more.
-func (s *Syncer) gone(r *record, name, why string) {
+func (s *APIWriter) gone(r *record, name, why string) {
 	s.cfg.Log.V(2).Info("Pod is no longer in the API server, its status is not written", "pod", name, "uid", r.target, "why", why)
 	r.done = true
 }
 
 // backOff is the wait after failures failed writes in a row, jittered.
-func (s *Syncer) backOff(failures int) time.Duration {
+func (s *APIWriter) backOff(failures int) time.Duration {
 	d := s.cfg.BackOff
 	for i := 1; i < failures && d < s.cfg.MaxBackOff; i++ {
 		d *= 2

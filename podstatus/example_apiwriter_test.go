@@ -16,22 +16,22 @@ import (
 
 // A pod's statuses written to the API server, only when they change, and
 // the pod deleted once it has succeeded after its deletion was asked.
-func ExampleSyncer() {
+func ExampleAPIWriter() {
 	clk := clocktesting.NewFakeClock(t0)
 	statuses := podstatus.NewManager(clk)
 	api := &printingAPI{pod: &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "job", Namespace: "default", UID: "u1"}}}
-	syncer, _ := podstatus.NewSyncer(podstatus.SyncerConfig{API: api, Statuses: statuses, Clock: clk})
-	ctx := context.Background() // a node agent runs go syncer.Run(ctx) instead of calling Sync
+	writer, _ := podstatus.NewAPIWriter(podstatus.APIWriterConfig{API: api, Statuses: statuses, Clock: clk})
+	ctx := context.Background() // a node agent runs go writer.Run(ctx) instead of calling Sync
 
 	pod := api.pod.DeepCopy()
 	statuses.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodRunning})
-	syncer.Sync(ctx)
-	syncer.Sync(ctx) // nothing changed: nothing sent
+	writer.Sync(ctx)
+	writer.Sync(ctx) // nothing changed: nothing sent
 
 	deleted := metav1.NewTime(t0)
 	api.pod.DeletionTimestamp, pod.DeletionTimestamp = &deleted, &deleted // as the pod source sees it
 	statuses.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodSucceeded})
-	syncer.Sync(ctx)
+	writer.Sync(ctx)
 	// Output:
 	// patch default/job {"metadata":{"uid":"u1"},"status":{"phase":"Running","startTime":"2023-11-14T22:13:20Z"}}
 	// patch default/job {"metadata":{"uid":"u1"},"status":{"phase":"Succeeded"}}

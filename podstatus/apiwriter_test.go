@@ -16,31 +16,31 @@ import (
 	"github.com/nodekit-dev/nodekit/podstatus"
 )
 
-// syncEnv is a Syncer between a Manager and a fakeAPI, on a fake clock,
+// syncEnv is an APIWriter between a Manager and a fakeAPI, on a fake clock,
 // without jitter: back-off 1s doubling up to 8s.
 type syncEnv struct {
 	t        *testing.T
 	clock    *clocktesting.FakeClock
 	api      *fakeAPI
 	statuses *podstatus.Manager
-	syncer   *podstatus.Syncer
+	writer   *podstatus.APIWriter
 }
 
-func newSyncEnv(t *testing.T, cfg podstatus.SyncerConfig, pods ...*v1.Pod) *syncEnv {
+func newSyncEnv(t *testing.T, cfg podstatus.APIWriterConfig, pods ...*v1.Pod) *syncEnv {
 	e := &syncEnv{t: t, clock: clocktesting.NewFakeClock(t0), api: newFakeAPI(pods...)}
 	e.statuses = podstatus.NewManager(e.clock)
 	cfg.API, cfg.Statuses, cfg.Clock = e.api, e.statuses, e.clock
 	cfg.BackOff, cfg.MaxBackOff = time.Second, 8*time.Second
 	cfg.Jitter = func(d time.Duration) time.Duration { return d }
-	s, err := podstatus.NewSyncer(cfg)
+	s, err := podstatus.NewAPIWriter(cfg)
 	require.NoError(t, err)
-	e.syncer = s
+	e.writer = s
 	return e
 }
 
 // sync runs a batch and returns the API calls it made.
 func (e *syncEnv) sync() []string {
-	e.syncer.Sync(context.Background())
+	e.writer.Sync(context.Background())
 	return e.api.takeCalls()
 }
 
@@ -76,9 +76,9 @@ func readyOf(s v1.PodStatus) v1.ConditionStatus {
 	return ""
 }
 
-func TestSyncerPatchesOnlyWhatChanged(t *testing.T) {
+func TestAPIWriterPatchesOnlyWhatChanged(t *testing.T) {
 	pod := apiPod("u1", "web")
-	e := newSyncEnv(t, podstatus.SyncerConfig{}, pod)
+	e := newSyncEnv(t, podstatus.APIWriterConfig{}, pod)
 	steps := []struct {
 		name      string
 		publish   []v1.PodStatus
@@ -113,7 +113,7 @@ func TestSyncerPatchesOnlyWhatChanged(t *testing.T) {
 	assert.Contains(t, patch.Status, "conditions")
 }
 
-func TestSyncerMergesWithTheAPIStatus(t *testing.T) {
+func TestAPIWriterMergesWithTheAPIStatus(t *testing.T) {
 	earlier := metav1.NewTime(t0.Add(-time.Hour))
 	never := apiPod("u1", "job")
 	never.Spec.RestartPolicy = v1.RestartPolicyNever
@@ -198,7 +198,7 @@ func TestSyncerMergesWithTheAPIStatus(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := tc.pod.DeepCopy()
 			p.Status = tc.api
-			e := newSyncEnv(t, podstatus.SyncerConfig{}, p)
+			e := newSyncEnv(t, podstatus.APIWriterConfig{}, p)
 			e.statuses.SetPodStatus(tc.pod, tc.publish)
 			assert.Equal(t, []string{"get ns/" + p.Name, "patch ns/" + p.Name}, e.sync())
 			tc.check(t, e.api.get("ns", p.Name).Status)
@@ -206,9 +206,9 @@ func TestSyncerMergesWithTheAPIStatus(t *testing.T) {
 	}
 }
 
-func TestSyncerRetriesWithBackOffWithoutBlockingOthers(t *testing.T) {
+func TestAPIWriterRetriesWithBackOffWithoutBlockingOthers(t *testing.T) {
 	a, b := apiPod("a", "a"), apiPod("b", "b")
-	e := newSyncEnv(t, podstatus.SyncerConfig{}, a, b)
+	e := newSyncEnv(t, podstatus.APIWriterConfig{}, a, b)
 	e.statuses.SetPodStatus(a, statusOf(false))
 	e.api.failNextCalls(3)
 	steps := []struct {
@@ -233,9 +233,9 @@ func TestSyncerRetriesWithBackOffWithoutBlockingOthers(t *testing.T) {
 	}
 }
 
-func TestSyncerFlushesTheNewestStatusesAfterAnOutage(t *testing.T) {
+func TestAPIWriterFlushesTheNewestStatusesAfterAnOutage(t *testing.T) {
 	pods := []*v1.Pod{apiPod("a", "a"), apiPod("b", "b"), apiPod("c", "c")}
-	e := newSyncEnv(t, podstatus.SyncerConfig{}, pods...)
+	e := newSyncEnv(t, podstatus.APIWriterConfig{}, pods...)
 	e.api.setDown(true)
 	// A minute of outage: statuses change, every pod is tried at each
 	// end of its back-off (1, 2, 4, then every 8s).
@@ -260,7 +260,7 @@ func TestSyncerFlushesTheNewestStatusesAfterAnOutage(t *testing.T) {
 	assert.Empty(t, e.sync())
 }
 
-func TestSyncerDeletesTerminatedPods(t *testing.T) {
+func TestAPIWriterDeletesTerminatedPods(t *testing.T) {
 	deleted := func(p *v1.Pod) *v1.Pod {
 		p = p.DeepCopy()
 		now := metav1.NewTime(t0)
@@ -290,7 +290,7 @@ func TestSyncerDeletesTerminatedPods(t *testing.T) {
 			[]string{"get ns/web", "patch ns/web"}, v1.PodFailed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newSyncEnv(t, podstatus.SyncerConfig{MirrorPodFor: tc.mirror}, tc.pod)
+			e := newSyncEnv(t, podstatus.APIWriterConfig{MirrorPodFor: tc.mirror}, tc.pod)
 			pub := tc.pod.DeepCopy()
 			pub.UID = "u1" // a mirror pod's static pod has its own
 			e.statuses.SetPodStatus(pub, tc.publish)
@@ -310,7 +310,7 @@ func TestSyncerDeletesTerminatedPods(t *testing.T) {
 	}
 }
 
-func TestSyncerRetriesFailedPatchesAndDeletes(t *testing.T) {
+func TestAPIWriterRetriesFailedPatchesAndDeletes(t *testing.T) {
 	now := metav1.NewTime(t0)
 	deleted := apiPod("u1", "web")
 	deleted.DeletionTimestamp = &now
@@ -326,7 +326,7 @@ func TestSyncerRetriesFailedPatchesAndDeletes(t *testing.T) {
 			[][]string{{"get ns/web", "patch ns/web"}, {"get ns/web", "patch ns/web"}, {"get ns/web"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newSyncEnv(t, podstatus.SyncerConfig{}, tc.inAPI)
+			e := newSyncEnv(t, podstatus.APIWriterConfig{}, tc.inAPI)
 			e.api.failVerb = map[string]int{"patch": 1, "delete": 1}
 			e.statuses.SetPodStatus(deleted, succeeded)
 			for i, want := range tc.steps {
@@ -342,9 +342,9 @@ func TestSyncerRetriesFailedPatchesAndDeletes(t *testing.T) {
 	}
 }
 
-func TestSyncerForgetsPodsGoneFromTheAPI(t *testing.T) {
+func TestAPIWriterForgetsPodsGoneFromTheAPI(t *testing.T) {
 	pod := apiPod("u1", "web")
-	e := newSyncEnv(t, podstatus.SyncerConfig{})
+	e := newSyncEnv(t, podstatus.APIWriterConfig{})
 	e.statuses.SetPodStatus(pod, statusOf(false))
 	assert.Equal(t, []string{"get ns/web"}, e.sync(), "not found")
 	e.statuses.SetPodStatus(pod, statusOf(true))
@@ -364,11 +364,11 @@ func TestSyncerForgetsPodsGoneFromTheAPI(t *testing.T) {
 	assert.Equal(t, []string{"get ns/web", "patch ns/web"}, e.sync(), "forgotten when removed from the Manager")
 }
 
-func TestSyncerWritesStaticPodsToTheirMirrorPods(t *testing.T) {
+func TestAPIWriterWritesStaticPodsToTheirMirrorPods(t *testing.T) {
 	static := apiPod("static-uid", "etcd-node1")
 	static.Annotations = map[string]string{"kubernetes.io/config.source": "file"}
 	var mirror *v1.Pod
-	e := newSyncEnv(t, podstatus.SyncerConfig{MirrorPodFor: func(p *v1.Pod) (*v1.Pod, bool) {
+	e := newSyncEnv(t, podstatus.APIWriterConfig{MirrorPodFor: func(p *v1.Pod) (*v1.Pod, bool) {
 		if p.Annotations["kubernetes.io/config.source"] != "file" {
 			return nil, false
 		}
@@ -389,15 +389,15 @@ func TestSyncerWritesStaticPodsToTheirMirrorPods(t *testing.T) {
 	assert.Equal(t, v1.ConditionTrue, readyOf(e.api.get("ns", "etcd-node1").Status))
 }
 
-func TestSyncerRun(t *testing.T) {
+func TestAPIWriterRun(t *testing.T) {
 	pod := apiPod("u1", "web")
-	e := newSyncEnv(t, podstatus.SyncerConfig{SyncPeriod: 10 * time.Second}, pod)
+	e := newSyncEnv(t, podstatus.APIWriterConfig{SyncPeriod: 10 * time.Second}, pod)
 	type batch struct {
 		tried int
 		retry time.Duration
 	}
 	batches := make(chan batch, 10)
-	podstatus.AfterBatch(e.syncer, func(tried int, retry time.Time) {
+	podstatus.AfterBatch(e.writer, func(tried int, retry time.Time) {
 		b := batch{tried: tried}
 		if !retry.IsZero() {
 			b.retry = retry.Sub(e.clock.Now())
@@ -416,9 +416,9 @@ func TestSyncerRun(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- e.syncer.Run(ctx) }()
+	go func() { done <- e.writer.Run(ctx) }()
 	assert.Equal(t, batch{}, next(), "a first batch at once")
-	assert.Error(t, e.syncer.Run(ctx), "one Run at a time")
+	assert.Error(t, e.writer.Run(ctx), "one Run at a time")
 
 	e.api.failNextCalls(1)
 	e.statuses.SetPodStatus(pod, statusOf(true))
@@ -442,19 +442,19 @@ func TestSyncerRun(t *testing.T) {
 	require.NoError(t, <-done)
 }
 
-func TestNewSyncerNamesBadFields(t *testing.T) {
+func TestNewAPIWriterNamesBadFields(t *testing.T) {
 	m := podstatus.NewManager(nil)
 	for _, tc := range []struct {
-		cfg  podstatus.SyncerConfig
+		cfg  podstatus.APIWriterConfig
 		want string
 	}{
-		{podstatus.SyncerConfig{Statuses: m}, "SyncerConfig.API is required"},
-		{podstatus.SyncerConfig{API: newFakeAPI()}, "SyncerConfig.Statuses is required"},
-		{podstatus.SyncerConfig{API: newFakeAPI(), Statuses: m, SyncPeriod: -time.Second}, "SyncerConfig.SyncPeriod: invalid value -1s"},
-		{podstatus.SyncerConfig{API: newFakeAPI(), Statuses: m, BackOff: time.Minute, MaxBackOff: time.Second},
-			"SyncerConfig.MaxBackOff: invalid value 1s: must not be less than BackOff (1m0s)"},
+		{podstatus.APIWriterConfig{Statuses: m}, "APIWriterConfig.API is required"},
+		{podstatus.APIWriterConfig{API: newFakeAPI()}, "APIWriterConfig.Statuses is required"},
+		{podstatus.APIWriterConfig{API: newFakeAPI(), Statuses: m, SyncPeriod: -time.Second}, "APIWriterConfig.SyncPeriod: invalid value -1s"},
+		{podstatus.APIWriterConfig{API: newFakeAPI(), Statuses: m, BackOff: time.Minute, MaxBackOff: time.Second},
+			"APIWriterConfig.MaxBackOff: invalid value 1s: must not be less than BackOff (1m0s)"},
 	} {
-		_, err := podstatus.NewSyncer(tc.cfg)
+		_, err := podstatus.NewAPIWriter(tc.cfg)
 		assert.ErrorContains(t, err, tc.want)
 	}
 }
