@@ -77,8 +77,10 @@ func TestPackageDependencies(t *testing.T) {
 		{"mirrorpod", nil, []string{grpc, criAPI, prometheus, containerd}, 46},
 		{"volume/apiclient", nil, []string{grpc, criAPI, prometheus, containerd}, 46},
 		// podsource for the Dispatcher's updates (fsnotify and yaml come with it).
-		{"podsync", []string{"fieldpath", "podpath", "podsource", "resources", "cgroupmgr", "kubecontainer", "kuberuntime", "podstatus",
-			"podworkers", "runtime", "runtime/criconv"}, []string{clientGo}, 43},
+		// admission for the admit handlers' Handler and Result (with it
+		// k8s.io/component-helpers).
+		{"podsync", []string{"admission", "fieldpath", "podpath", "podsource", "resources", "cgroupmgr", "kubecontainer", "kuberuntime", "podstatus",
+			"podworkers", "runtime", "runtime/criconv"}, []string{clientGo}, 44},
 		// CRI types for the runtime interfaces it declares (cri-api, grpc,
 		// protobuf); kubecontainer's labels, podpath's log layout, criconv's
 		// container states. Not the pod-level manager: the GC reads the
@@ -88,8 +90,9 @@ func TestPackageDependencies(t *testing.T) {
 		// logging and tracing types bring pflag, klog, otel and client_golang (36).
 		{"kubeletflags", nil, []string{grpc, criAPI, containerd, clientGo}, 36},
 		// k8s.io/kubelet for the Summary API's types, golang.org/x/sys for statfs;
-		// internal/fsstats, nodekit's one statfs reader.
-		{"eviction", []string{"internal/fsstats", "resources"}, light, 20},
+		// internal/fsstats, nodekit's one statfs reader; admission for the
+		// admit handlers' Result (with it k8s.io/component-helpers).
+		{"eviction", []string{"admission", "internal/fsstats", "resources"}, light, 21},
 		// k8s.io/component-helpers for the kubelet's pod requests, node
 		// affinity and taint helpers (klog, logr come with it).
 		{"admission", nil, light, 19},

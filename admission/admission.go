@@ -69,42 +69,42 @@ func New(cfg Config) (*Predicate, error) {
 	return &Predicate{cfg: cfg}, nil
 }
 
-// Admit has the signature of podsync.PodAdmitFunc.
-func (p *Predicate) Admit(pod *v1.Pod) (admit bool, reason, message string) {
+// Admit decides about a new pod: a Predicate is a Handler.
+func (p *Predicate) Admit(pod *v1.Pod) Result {
 	node, err := p.cfg.Node()
 	if err != nil || node == nil {
 		p.cfg.Log.Error(err, "cannot get the node for admission")
-		return false, ReasonInvalidNodeInfo, "Kubelet cannot get node info."
+		return Result{Reason: ReasonInvalidNodeInfo, Message: "Kubelet cannot get node info."}
 	}
 	// The checks preemption would not help come first.
 	if osSelectorMismatch(pod, node) {
-		return false, ReasonPodOSSelectorDoesNotMatch, "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label"
+		return Result{Reason: ReasonPodOSSelectorDoesNotMatch, Message: "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label"}
 	}
 	if pod.Spec.OS != nil && string(pod.Spec.OS.Name) != goruntime.GOOS {
-		return false, ReasonPodOSNotSupported, "Failed to admit pod as the OS field doesn't match node OS"
+		return Result{Reason: ReasonPodOSNotSupported, Message: "Failed to admit pod as the OS field doesn't match node OS"}
 	}
 	others := p.cfg.Pods.ActivePods()
 	if short := fits(withoutMissingExtended(pod, node.Status.Allocatable), others, node.Status.Allocatable); len(short) > 0 {
 		r := short[0]
-		return false, ReasonOutOfPrefix + string(r.Name), r.message()
+		return Result{Reason: ReasonOutOfPrefix + string(r.Name), Message: r.message()}
 	}
 	if ok, _ := nodeaffinity.GetRequiredNodeAffinity(pod).Match(node); !ok {
-		return false, ReasonNodeAffinity, predicateMessage(ReasonNodeAffinity, errNodeAffinity)
+		return Result{Reason: ReasonNodeAffinity, Message: predicateMessage(ReasonNodeAffinity, errNodeAffinity)}
 	}
 	if pod.Spec.NodeName != "" && pod.Spec.NodeName != node.Name {
-		return false, ReasonNodeName, predicateMessage(ReasonNodeName, errNodeName)
+		return Result{Reason: ReasonNodeName, Message: predicateMessage(ReasonNodeName, errNodeName)}
 	}
 	if portsConflict(hostPorts(pod), usedPorts(others)) {
-		return false, ReasonNodePorts, predicateMessage(ReasonNodePorts, errNodePorts)
+		return Result{Reason: ReasonNodePorts, Message: predicateMessage(ReasonNodePorts, errNodePorts)}
 	}
 	if !isStatic(pod) {
 		noExecute := func(t *v1.Taint) bool { return t.Effect == v1.TaintEffectNoExecute }
 		if _, untolerated := corev1.FindMatchingUntoleratedTaint(p.cfg.Log, node.Spec.Taints, pod.Spec.Tolerations, noExecute,
 			false); untolerated {
-			return false, ReasonTaint, predicateMessage(ReasonTaint, errTaintNotTolerated)
+			return Result{Reason: ReasonTaint, Message: predicateMessage(ReasonTaint, errTaintNotTolerated)}
 		}
 	}
-	return true, "", ""
+	return Result{Admit: true}
 }
 
 // predicateMessage is the kubelet's PredicateFailureError text.

@@ -203,10 +203,7 @@ func TestAdmit(t *testing.T) {
 			}
 			p, err := admission.New(admission.Config{Node: func() (*v1.Node, error) { return n, nil }, Pods: tc.others})
 			require.NoError(t, err)
-			ok, reason, message := p.Admit(tc.pod())
-			assert.Equal(t, tc.reason == "", ok)
-			assert.Equal(t, tc.reason, reason)
-			assert.Equal(t, tc.message, message)
+			assert.Equal(t, admission.Result{Admit: tc.reason == "", Reason: tc.reason, Message: tc.message}, p.Admit(tc.pod()))
 		})
 	}
 }
@@ -214,10 +211,8 @@ func TestAdmit(t *testing.T) {
 func TestAdmitWithoutNode(t *testing.T) {
 	p, err := admission.New(admission.Config{Node: func() (*v1.Node, error) { return nil, errors.New("not yet") }, Pods: pods{}})
 	require.NoError(t, err)
-	ok, reason, message := p.Admit(requesting("p"))
-	assert.False(t, ok)
-	assert.Equal(t, "InvalidNodeInfo", reason, "kubelet predicateAdmitHandler: getNodeAnyWay failed")
-	assert.Equal(t, "Kubelet cannot get node info.", message)
+	assert.Equal(t, admission.Result{Reason: "InvalidNodeInfo", Message: "Kubelet cannot get node info."}, p.Admit(requesting("p")),
+		"kubelet predicateAdmitHandler: getNodeAnyWay failed")
 }
 
 func TestNewRequiresNodeAndPods(t *testing.T) {

@@ -4,12 +4,18 @@
 // runs again (resources, node affinity and selector, node name, host
 // ports, NoExecute taints), with the kubelet's reasons ("OutOfcpu",
 // "OutOfpods", "NodeAffinity", "NodePorts", "TaintToleration", ...) and
-// messages. Its Admit is a podsync.PodAdmitFunc:
+// messages.
+//
+// The package holds the admit handlers' vocabulary: a Handler (the
+// kubelet's PodAdmitHandler) answers each new pod with a Result, a
+// refusal's Reason and Message; HandlerFunc adapts a function. Predicate,
+// Sysctls (the kubelet's sysctl allowlist) and eviction's Manager are
+// Handlers, which podsync's Dispatcher asks in order:
 //
 //	pred, _ := admission.New(admission.Config{Node: func() (*v1.Node, error) { return node, nil },
 //		Pods: workers})
 //	d, _ := podsync.NewDispatcher(podsync.DispatchConfig{Workers: workers, Prober: prober,
-//		Statuses: statuses, Admit: []podsync.PodAdmitFunc{evictionMgr.AdmitPod, pred.Admit}})
+//		Statuses: statuses, Admit: []admission.Handler{evictionMgr, sysctls, pred}})
 //
 // The node's allocatable "pods" is --max-pods: a pod over it is refused
 // here as OutOfpods, as the kubelet does.

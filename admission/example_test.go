@@ -31,9 +31,9 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	admit, reason, message := pred.Admit(pod("new"))
-	fmt.Println(admit, reason)
-	fmt.Println(message)
+	r := pred.Admit(pod("new"))
+	fmt.Println(r.Admit, r.Reason)
+	fmt.Println(r.Message)
 	// Output:
 	// false OutOfcpu
 	// Node didn't have enough resource: cpu, requested: 1500, used: 1500, capacity: 2000

@@ -60,17 +60,18 @@ func NewSysctls(allowedUnsafe []string) (*Sysctls, error) {
 	return s, nil
 }
 
-// Admit has the signature of podsync.PodAdmitFunc.
-func (s *Sysctls) Admit(pod *v1.Pod) (admit bool, reason, message string) {
+// Admit refuses a pod that sets a sysctl not allowed: Sysctls is a
+// Handler.
+func (s *Sysctls) Admit(pod *v1.Pod) Result {
 	if pod.Spec.SecurityContext == nil {
-		return true, "", ""
+		return Result{Admit: true}
 	}
 	for _, sc := range pod.Spec.SecurityContext.Sysctls {
 		if err := s.check(sysctl.NormalizeName(sc.Name), pod.Spec.HostNetwork, pod.Spec.HostIPC); err != "" {
-			return false, ReasonSysctlForbidden, "forbidden sysctl: " + err
+			return Result{Reason: ReasonSysctlForbidden, Message: "forbidden sysctl: " + err}
 		}
 	}
-	return true, "", ""
+	return Result{Admit: true}
 }
 
 // check is the kubelet's validateSysctl: "" if name is allowed.

@@ -37,14 +37,12 @@ func TestSysctlsAdmit(t *testing.T) {
 			for _, n := range tc.sysctls {
 				pod.Spec.SecurityContext.Sysctls = append(pod.Spec.SecurityContext.Sysctls, v1.Sysctl{Name: n, Value: "1"})
 			}
-			ok, reason, msg := s.Admit(pod)
+			r := s.Admit(pod)
 			if tc.want == "" {
-				assert.True(t, ok, msg)
+				assert.True(t, r.Admit, r.Message)
 				return
 			}
-			assert.False(t, ok)
-			assert.Equal(t, ReasonSysctlForbidden, reason)
-			assert.Equal(t, tc.want, msg)
+			assert.Equal(t, Result{Reason: ReasonSysctlForbidden, Message: tc.want}, r)
 		})
 	}
 }

@@ -5,16 +5,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/nodekit-dev/nodekit/admission"
 	"github.com/nodekit-dev/nodekit/resources"
 )
-
-// AdmitResult is an admission decision; a refusal has the kubelet's
-// Reason ("Evicted") and Message.
-type AdmitResult struct {
-	Admit   bool
-	Reason  string
-	Message string
-}
 
 // Admit is the kubelet's eviction admission handler for a pod arriving
 // while the node has the pressure conditions given (as Manager.Conditions
@@ -22,23 +15,24 @@ type AdmitResult struct {
 // pressure alone, yes for a pod that is not BestEffort or that tolerates
 // the node.kubernetes.io/memory-pressure:NoSchedule taint; otherwise (disk
 // or PID pressure, or a BestEffort pod under memory pressure) no, with
-// "The node had condition: [MemoryPressure]. ".
-func Admit(pod *v1.Pod, conditions []v1.NodeConditionType) AdmitResult {
+// "The node had condition: [MemoryPressure]. ", with
+// the Reason "Evicted".
+func Admit(pod *v1.Pod, conditions []v1.NodeConditionType) admission.Result {
 	if len(conditions) == 0 || resources.IsCriticalPod(pod) {
-		return AdmitResult{Admit: true}
+		return admission.Result{Admit: true}
 	}
 	if len(conditions) == 1 && conditions[0] == v1.NodeMemoryPressure {
 		if resources.PodQOSClass(pod) != v1.PodQOSBestEffort {
-			return AdmitResult{Admit: true}
+			return admission.Result{Admit: true}
 		}
 		taint := v1.Taint{Key: v1.TaintNodeMemoryPressure, Effect: v1.TaintEffectNoSchedule}
 		for i := range pod.Spec.Tolerations {
 			if tolerates(&pod.Spec.Tolerations[i], &taint) {
-				return AdmitResult{Admit: true}
+				return admission.Result{Admit: true}
 			}
 		}
 	}
-	return AdmitResult{Reason: Reason, Message: fmt.Sprintf("The node had condition: %v. ", conditions)}
+	return admission.Result{Reason: Reason, Message: fmt.Sprintf("The node had condition: %v. ", conditions)}
 }
 
 // tolerates is v1.34's Toleration.ToleratesTaint: the effect (empty: any),

@@ -14,6 +14,7 @@ import (
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/clock"
 
+	"github.com/nodekit-dev/nodekit/admission"
 	"github.com/nodekit-dev/nodekit/resources"
 )
 
@@ -198,14 +199,8 @@ func (m *Manager) DiskPressure() bool { return hasCondition(m.Conditions(), v1.N
 // PIDPressure reports the PIDPressure condition.
 func (m *Manager) PIDPressure() bool { return hasCondition(m.Conditions(), v1.NodePIDPressure) }
 
-// Admit is Admit(pod, m.Conditions()).
-func (m *Manager) Admit(pod *v1.Pod) AdmitResult { return Admit(pod, m.Conditions()) }
-
-// AdmitPod is Admit as a podsync.PodAdmitFunc.
-func (m *Manager) AdmitPod(pod *v1.Pod) (admit bool, reason, message string) {
-	r := m.Admit(pod)
-	return r.Admit, r.Reason, r.Message
-}
+// Admit is Admit(pod, m.Conditions()): a Manager is an admission.Handler.
+func (m *Manager) Admit(pod *v1.Pod) admission.Result { return Admit(pod, m.Conditions()) }
 
 // Synchronize is one pass of the kubelet's eviction manager: observe,
 // update the conditions, evict the pods over their local storage limits,

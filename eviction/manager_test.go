@@ -17,6 +17,8 @@ import (
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/nodekit-dev/nodekit/admission"
 )
 
 // fakeNode is the manager's world: signals, pods with their stats, a
@@ -334,9 +336,9 @@ func TestObservationsFromSummary(t *testing.T) {
 	_, err = m.Synchronize(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, []v1.NodeConditionType{v1.NodePIDPressure}, m.Conditions())
-	assert.Equal(t, AdmitResult{Reason: "Evicted", Message: "The node had condition: [PIDPressure]. "}, m.Admit(mkPod("x", nil, nil)))
-	ok, reason, message := m.AdmitPod(mkPod("x", nil, nil))
-	assert.Equal(t, []any{false, "Evicted", "The node had condition: [PIDPressure]. "}, []any{ok, reason, message})
+	assert.Equal(t, admission.Result{Reason: "Evicted", Message: "The node had condition: [PIDPressure]. "}, m.Admit(mkPod("x", nil, nil)))
+	var h admission.Handler = m // the Dispatcher's admit handler, as it is
+	assert.Equal(t, m.Admit(mkPod("x", nil, nil)), h.Admit(mkPod("x", nil, nil)))
 }
 
 func TestNewChecksConfig(t *testing.T) {

@@ -212,12 +212,12 @@ func (a *Agent) newDispatcher() error {
 	if err != nil {
 		return fmt.Errorf("nodeagent: Config.AllowedUnsafeSysctls: %w", err)
 	}
-	var admit []podsync.PodAdmitFunc
+	var admit []admission.Handler
 	if a.eviction != nil {
-		admit = append(admit, a.eviction.AdmitPod)
+		admit = append(admit, a.eviction)
 	}
 	dispatch := podsync.DispatchConfig{Workers: a.workers, Prober: a.prober, Statuses: a.statuses,
-		Admit: append(admit, sysctls.Admit, predicate.Admit), Log: a.log.WithName("pods")}
+		Admit: append(admit, sysctls, predicate), Log: a.log.WithName("pods")}
 	if a.cluster != nil { // no typed nils in the interfaces
 		dispatch.Mirrors, dispatch.Recorder = a.cluster.mirrors, a.cluster.recorder
 	}

@@ -8,6 +8,7 @@ import (
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/nodekit-dev/nodekit/admission"
 	"github.com/nodekit-dev/nodekit/podsource"
 	"github.com/nodekit-dev/nodekit/podstatus"
 	"github.com/nodekit-dev/nodekit/podworkers"
@@ -30,12 +31,6 @@ type DispatchWorkers interface {
 type MirrorSplitter interface {
 	Split(pods []*v1.Pod, removed bool) []*v1.Pod
 }
-
-// PodAdmitFunc is one of the kubelet's admission handlers, asked about
-// each new pod: a refusal gives a one-word reason and a message
-// (eviction's (*Manager).AdmitPod and admission's (*Predicate).Admit,
-// which refuses a pod over --max-pods as OutOfpods, are two).
-type PodAdmitFunc func(pod *v1.Pod) (admit bool, reason, message string)
 
 // DispatchStatuses is the status manager's part a Dispatcher uses;
 // *podstatus.Manager implements it.
@@ -60,8 +55,10 @@ type DispatchConfig struct {
 	// Statuses gets a refused pod's status, and forgets an API pod's final
 	// status once its source says it is gone.
 	Statuses DispatchStatuses
-	// Admit are asked, in order, about each new pod.
-	Admit []PodAdmitFunc
+	// Admit are asked, in order, about each new pod (eviction's *Manager,
+	// admission's *Sysctls and *Predicate, which refuses a pod over
+	// --max-pods as OutOfpods, are three).
+	Admit []admission.Handler
 	// Recorder, if set, gets a refused pod's Warning event.
 	Recorder EventRecorder
 	// Mirrors, in cluster mode; nil takes nothing out.
@@ -109,8 +106,8 @@ func (d *Dispatcher) Dispatch(u podsource.PodUpdate) {
 			// Terminated, unprobed; a refusal would overwrite that status.
 			finished := pod.Status.Phase == v1.PodFailed || pod.Status.Phase == v1.PodSucceeded
 			if !finished {
-				if ok, reason, message := d.admit(pod); !ok {
-					d.reject(pod, reason, message)
+				if r := d.admit(pod); !r.Admit {
+					d.reject(pod, r.Reason, r.Message)
 					continue
 				}
 			}
@@ -153,13 +150,13 @@ func (d *Dispatcher) Dispatch(u podsource.PodUpdate) {
 }
 
 // admit asks each Admit handler, in order, about a new pod.
-func (d *Dispatcher) admit(pod *v1.Pod) (ok bool, reason, message string) {
-	for _, admit := range d.cfg.Admit {
-		if ok, reason, message := admit(pod); !ok {
-			return false, reason, message
+func (d *Dispatcher) admit(pod *v1.Pod) admission.Result {
+	for _, h := range d.cfg.Admit {
+		if r := h.Admit(pod); !r.Admit {
+			return r
 		}
 	}
-	return true, "", ""
+	return admission.Result{Admit: true}
 }
 
 // reject is the kubelet's rejectPod: a Warning event and a Failed status.

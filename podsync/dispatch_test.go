@@ -14,6 +14,7 @@ import (
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/nodekit-dev/nodekit/admission"
 	"github.com/nodekit-dev/nodekit/podsource"
 	"github.com/nodekit-dev/nodekit/podstatus"
 	"github.com/nodekit-dev/nodekit/podsync"
@@ -134,11 +135,12 @@ func TestDispatch(t *testing.T) {
 			}
 			r := &recorded{}
 			asked := 0
-			admit := []podsync.PodAdmitFunc{
-				func(p *v1.Pod) (bool, string, string) {
-					return !strings.HasPrefix(p.Name, "refused"), "Evicted", "The node had condition: [DiskPressure]. "
-				},
-				func(*v1.Pod) (bool, string, string) { asked++; return true, "", "" },
+			admit := []admission.Handler{
+				admission.HandlerFunc(func(p *v1.Pod) admission.Result {
+					return admission.Result{Admit: !strings.HasPrefix(p.Name, "refused"), Reason: "Evicted",
+						Message: "The node had condition: [DiskPressure]. "}
+				}),
+				admission.HandlerFunc(func(*v1.Pod) admission.Result { asked++; return admission.Result{Admit: true} }),
 			}
 			d, err := podsync.NewDispatcher(podsync.DispatchConfig{Workers: w, Prober: r, Statuses: r, Mirrors: r,
 				Admit: admit, Recorder: r})
