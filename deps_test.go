@@ -97,10 +97,11 @@ func TestPackageDependencies(t *testing.T) {
 		// affinity and taint helpers (klog, logr come with it).
 		{"admission", nil, light, 19},
 		// The kubelet's composition: every package a node agent runs, not
-		// the process's parts (serverauth's k8s.io/apiserver, kubeletflags).
+		// the process's parts (serverauth's k8s.io/apiserver, kubeletflags),
+		// nor runtime/fake (Config.RuntimeOnHost says where the runtime is).
 		{"nodeagent", []string{"admission", "cgroupmgr", "eviction", "fieldpath", "gc", "internal/fsstats", "kubecontainer",
 			"kuberuntime", "mirrorpod", "nodestatus", "pleg", "pleg/plegmetrics", "podpath", "podsource", "podsource/apiserver", "podstatus",
-			"podstatus/apiclient", "podsync", "podworkers", "prober", "prober/probe", "resources", "runtime", "runtime/criconv", "runtime/fake",
+			"podstatus/apiclient", "podsync", "podworkers", "prober", "prober/probe", "resources", "runtime", "runtime/criconv",
 			"server", "statuscache", "volume", "volume/apiclient"}, nil, 74},
 		// Hollow nodes: nodeagent, each on its own runtime/fake.
 		{"hollow", []string{"admission", "cgroupmgr", "eviction", "fieldpath", "gc", "internal/fsstats", "kubecontainer",
@@ -133,6 +134,19 @@ func TestPackageDependencies(t *testing.T) {
 			}
 			assert.LessOrEqual(t, len(modules), tc.modules, "modules: %s", strings.Join(keys(modules), " "))
 		})
+	}
+}
+
+// TestAgentsDoNotLinkTheFakeRuntime: a production node agent does not
+// compile runtime/fake, its CRI server and streaming. hollow links it on
+// purpose (each hollow node runs on one), and so does examples/kubelet,
+// which serves one in-process for --runtime=fake (or auto, without
+// containerd): a choice of the process, not of nodeagent.
+func TestAgentsDoNotLinkTheFakeRuntime(t *testing.T) {
+	for _, pkg := range []string{"nodeagent"} {
+		out, err := exec.Command("go", "list", "-deps", module+"/"+pkg).CombinedOutput()
+		require.NoError(t, err, "go list: %s", out)
+		assert.NotContains(t, strings.Fields(string(out)), module+"/runtime/fake", "%s links runtime/fake", pkg)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/nodekit-dev/nodekit/nodeagent"
 	"github.com/nodekit-dev/nodekit/nodestatus"
@@ -59,7 +60,7 @@ func (n *Nodes) newNode(ctx context.Context, i int) (_ *Node, err error) {
 		PodLogsDir: filepath.Join(dir, "logs"), MaxPods: cfg.MaxPods, Labels: cfg.Labels, Taints: cfg.Taints,
 		Machine: &nodestatus.MachineInfo{NumCPU: cfg.CPU, MemoryCapacity: cfg.Memory, RootfsCapacity: 100 << 30,
 			MachineID: node.Name, SystemUUID: node.Name, BootID: node.Name, KernelVersion: "hollow", OSImage: "nodekit hollow node"},
-		Runtime: node.client, Client: node.api, Services: n.services, EventedPLEG: !cfg.RelistingPLEG, Clock: cfg.Clock,
+		Runtime: node.client, RuntimeOnHost: ptr.To(false), Client: node.api, Services: n.services, EventedPLEG: !cfg.RelistingPLEG, Clock: cfg.Clock,
 		EventCorrelator: record.CorrelatorOptions{LRUCacheSize: cfg.EventCacheSize},
 		Log:             cfg.Log.WithValues("node", node.Name)}
 	if cfg.Registerer != nil {

@@ -26,7 +26,6 @@ import (
 	"github.com/nodekit-dev/nodekit/podworkers"
 	"github.com/nodekit-dev/nodekit/prober"
 	"github.com/nodekit-dev/nodekit/runtime"
-	"github.com/nodekit-dev/nodekit/runtime/fake"
 	"github.com/nodekit-dev/nodekit/server"
 	"github.com/nodekit-dev/nodekit/statuscache"
 	"github.com/nodekit-dev/nodekit/volume"
@@ -49,7 +48,7 @@ type Agent struct {
 	cache       *statuscache.Cache
 	pleg        pleg.PLEG
 	prober      *prober.Manager
-	cgroups     *cgroupmgr.Manager // nil: CgroupsPerQOS off or the fake runtime
+	cgroups     *cgroupmgr.Manager // nil: CgroupsPerQOS off or the runtime not on this host
 	workers     *podworkers.Workers
 	syncer      *podsync.Syncer
 	statuses    *podstatus.Manager
@@ -123,7 +122,7 @@ func New(ctx context.Context, cfg Config) (_ *Agent, err error) {
 		SandboxLabels: map[string]string{NodeLabel: cfg.NodeName}, OwnPodsOnly: true,
 		HostIP: cfg.NodeIP, ClusterDomain: cfg.ClusterDomain, Services: services, Mounts: volumes.ContainerMounts, Streaming: client, Recorder: recorder, Objects: objects, NodeAllocatable: a.allocatable,
 		Metrics: syncMetrics, Log: log.WithName("runtime"), SingleProcessOOMKill: cfg.SingleProcessOOMKill,
-		CgroupV2: a.runtimeName != fake.RuntimeName && cgroupmgr.HostMode() == cgroupmgr.ModeV2}); err != nil {
+		CgroupV2: *cfg.RuntimeOnHost && cgroupmgr.HostMode() == cgroupmgr.ModeV2}); err != nil {
 		return nil, err
 	}
 	plegCfg := pleg.Config{Runtime: a.mgr, Cache: a.cache, Clock: clk, RelistPeriod: cfg.RelistPeriod,
@@ -140,7 +139,7 @@ func New(ctx context.Context, cfg Config) (_ *Agent, err error) {
 		Metrics: proberMetrics, Log: log.WithName("prober")}); err != nil {
 		return nil, err
 	}
-	if *cfg.CgroupsPerQOS && a.runtimeName != fake.RuntimeName {
+	if *cfg.CgroupsPerQOS && *cfg.RuntimeOnHost {
 		if a.cgroups, err = cgroupmgr.New(cgroupmgr.Config{CgroupRoot: cfg.CgroupRoot, Driver: cfg.CgroupDriver}); err != nil {
 			return nil, fmt.Errorf("nodeagent: Config.CgroupsPerQOS: %w", err)
 		}

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	fakeclient "k8s.io/client-go/kubernetes/fake"
 	testingclock "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 
 	"github.com/nodekit-dev/nodekit/nodeagent"
 	"github.com/nodekit-dev/nodekit/nodestatus"
@@ -38,10 +39,11 @@ func fakeRuntime(t *testing.T, clk *testingclock.FakeClock) *runtime.Client {
 }
 
 // hollowConfig is a node with no host of its own: a declared machine, no
-// eviction manager, the fake runtime, a static manifest directory.
+// eviction manager, the fake runtime (not on this host), a static
+// manifest directory.
 func hollowConfig(t *testing.T, clk *testingclock.FakeClock, manifests string) nodeagent.Config {
 	return nodeagent.Config{NodeName: "n1", NodeIP: "127.0.0.1", RootDir: t.TempDir(), PodLogsDir: t.TempDir(),
-		ManifestPath: manifests, Runtime: fakeRuntime(t, clk), Clock: clk,
+		ManifestPath: manifests, Runtime: fakeRuntime(t, clk), RuntimeOnHost: ptr.To(false), Clock: clk,
 		Machine: &nodestatus.MachineInfo{NumCPU: 4, MemoryCapacity: 8 << 30, RootfsCapacity: 100 << 30, MachineID: "m1"}}
 }
 

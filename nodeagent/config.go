@@ -84,7 +84,7 @@ type Config struct {
 	// host (a hollow node declares its own).
 	Machine *nodestatus.MachineInfo
 	// CgroupsPerQOS makes the QoS and pod cgroups (default true; never
-	// on the fake runtime). CgroupRoot is their parent ("/"),
+	// without RuntimeOnHost). CgroupRoot is their parent ("/"),
 	// CgroupDriver their naming (cgroupfs).
 	CgroupsPerQOS *bool
 	CgroupRoot    string
@@ -108,6 +108,14 @@ type Config struct {
 	// Runtime is the connected CRI client (containerd or runtime/fake);
 	// required. The caller closes it after Run returns.
 	Runtime *runtime.Client
+	// RuntimeOnHost says the runtime's containers run on this host, in
+	// its cgroups, with their images on its filesystems (default true, as
+	// the kubelet's runtime). Then the agent makes the QoS and pod cgroups
+	// (CgroupsPerQOS), tells the runtime manager the host's cgroup version,
+	// and its eviction manager reads the runtime's image filesystem. False
+	// for a runtime whose containers are not this host's (runtime/fake,
+	// in-process or over a socket; a hollow node's): none of that is done.
+	RuntimeOnHost *bool
 	// Client is the API server's; nil: standalone. Set, the agent joins
 	// the cluster: the Node and its lease, the API server's pods, mirror
 	// pods for static ones, events and pod statuses. The caller owns its
@@ -197,6 +205,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.CgroupsPerQOS == nil {
 		c.CgroupsPerQOS = ptr.To(true)
+	}
+	if c.RuntimeOnHost == nil {
+		c.RuntimeOnHost = ptr.To(true)
 	}
 	if c.EnableDebuggingHandlers == nil {
 		c.EnableDebuggingHandlers = ptr.To(true)

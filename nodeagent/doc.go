@@ -22,6 +22,10 @@
 //	go serve(a.APIHandler()) // behind server/serverauth
 //	return a.Run(ctx)        // until ctx ends; pods keep running in the runtime
 //
+// On runtime/fake, or any runtime whose containers are not this host's,
+// set Config.RuntimeOnHost to false: no cgroups are made for it and no
+// host filesystem is read as its own.
+//
 // The process's own collectors (Go, process, the CRI client's
 // runtime.Metrics) are the caller's to register.
 package nodeagent

@@ -8,7 +8,6 @@ import (
 	"github.com/nodekit-dev/nodekit/eviction"
 	"github.com/nodekit-dev/nodekit/gc"
 	"github.com/nodekit-dev/nodekit/podworkers"
-	"github.com/nodekit-dev/nodekit/runtime/fake"
 )
 
 // newEviction builds the eviction manager over the node's real signals
@@ -26,7 +25,7 @@ func (a *Agent) newEviction() error {
 		return fmt.Errorf("nodeagent: Config.Eviction.Flags: %w", err)
 	}
 	lc := eviction.LinuxConfig{RootDir: a.cfg.RootDir}
-	if a.runtimeName != fake.RuntimeName { // the fake's image filesystem is not on this machine
+	if *a.cfg.RuntimeOnHost { // else its image filesystem is not on this machine
 		lc.Runtime = a.cfg.Runtime
 	}
 	if a.cgroups != nil {

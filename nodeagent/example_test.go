@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/nodekit-dev/nodekit/nodeagent"
 	"github.com/nodekit-dev/nodekit/nodestatus"
 	"github.com/nodekit-dev/nodekit/runtime"
@@ -35,7 +37,7 @@ func Example() {
 		"spec:\n  containers:\n  - {name: c, image: "+fake.TestbinImage+", args: [serve]}\n"), 0o644)
 
 	a, err := nodeagent.New(ctx, nodeagent.Config{NodeName: "n1", NodeIP: "127.0.0.1", RootDir: filepath.Join(dir, "root"),
-		PodLogsDir: filepath.Join(dir, "logs"), ManifestPath: manifests, Runtime: client,
+		PodLogsDir: filepath.Join(dir, "logs"), ManifestPath: manifests, Runtime: client, RuntimeOnHost: ptr.To(false),
 		Machine: &nodestatus.MachineInfo{NumCPU: 2, MemoryCapacity: 4 << 30, RootfsCapacity: 50 << 30}})
 	if err != nil {
 		panic(err)

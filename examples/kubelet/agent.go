@@ -41,7 +41,7 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 	if err != nil {
 		return nil, nil, err
 	}
-	nc.Runtime, nc.Log = client, log
+	nc.Runtime, nc.RuntimeOnHost, nc.Log = client, ptr.To(runtimeOnHost(ctx, client)), log
 	nc.Registerer, nc.Gatherer, nc.ProbeRegisterer, nc.ProbeGatherer = a.registry, a.registry, probeRegistry, probeRegistry
 	if cfg.kubeconfig != "" {
 		if a.cluster, err = newCluster(cfg); err != nil {

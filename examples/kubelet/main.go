@@ -282,6 +282,15 @@ func run(ctx context.Context, cfg config, slogger *slog.Logger) error {
 	return ctx.Err()
 }
 
+// runtimeOnHost: the runtime's containers are this host's, unless it is
+// nodekit's fake (served in-process, or by a test over a socket), whose
+// containers, cgroups and image filesystem are not. A runtime that does
+// not answer Version is taken to be on the host, as the kubelet's.
+func runtimeOnHost(ctx context.Context, client *runtime.Client) bool {
+	v, err := client.Version(ctx, runtime.CRIVersion)
+	return err != nil || v.RuntimeName != fake.RuntimeName
+}
+
 // connect dials the remote runtime, or serves a fake one in-process.
 func connect(ctx context.Context, cfg config, log *slog.Logger, opts ...runtime.Option) (*runtime.Client, func(), error) {
 	if cfg.runtimeKind != "fake" {
