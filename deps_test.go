@@ -77,7 +77,7 @@ func TestPackageDependencies(t *testing.T) {
 		{"mirrorpod", nil, []string{grpc, criAPI, prometheus, containerd}, 46},
 		{"volume/apiclient", nil, []string{grpc, criAPI, prometheus, containerd}, 46},
 		// podsource for the Dispatcher's updates (fsnotify and yaml come with it).
-		// admission for the admit handlers' Handler and Result (with it
+		// admission for the admit handlers' PodAdmitHandler and PodAdmitResult (with it
 		// k8s.io/component-helpers).
 		{"podsync", []string{"admission", "fieldpath", "podpath", "podsource", "resources", "cgroupmgr", "kubecontainer", "kuberuntime", "podstatus",
 			"podworkers", "runtime", "runtime/criconv"}, []string{clientGo}, 44},

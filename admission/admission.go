@@ -69,42 +69,42 @@ func New(cfg Config) (*Predicate, error) {
 	return &Predicate{cfg: cfg}, nil
 }
 
-// Admit decides about a new pod: a Predicate is a Handler.
-func (p *Predicate) Admit(pod *v1.Pod) Result {
+// Admit decides about a new pod: a Predicate is a PodAdmitHandler.
+func (p *Predicate) Admit(pod *v1.Pod) PodAdmitResult {
 	node, err := p.cfg.Node()
 	if err != nil || node == nil {
 		p.cfg.Log.Error(err, "cannot get the node for admission")
-		return Result{Reason: ReasonInvalidNodeInfo, Message: "Kubelet cannot get node info."}
+		return PodAdmitResult{Reason: ReasonInvalidNodeInfo, Message: "Kubelet cannot get node info."}
 	}
 	// The checks preemption would not help come first.
 	if osSelectorMismatch(pod, node) {
-		return Result{Reason: ReasonPodOSSelectorDoesNotMatch, Message: "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label"}
+		return PodAdmitResult{Reason: ReasonPodOSSelectorDoesNotMatch, Message: "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label"}
 	}
 	if pod.Spec.OS != nil && string(pod.Spec.OS.Name) != goruntime.GOOS {
-		return Result{Reason: ReasonPodOSNotSupported, Message: "Failed to admit pod as the OS field doesn't match node OS"}
+		return PodAdmitResult{Reason: ReasonPodOSNotSupported, Message: "Failed to admit pod as the OS field doesn't match node OS"}
 	}
 	others := p.cfg.Pods.ActivePods()
 	if short := fits(withoutMissingExtended(pod, node.Status.Allocatable), others, node.Status.Allocatable); len(short) > 0 {
 		r := short[0]
-		return Result{Reason: ReasonOutOfPrefix + string(r.Name), Message: r.message()}
+		return PodAdmitResult{Reason: ReasonOutOfPrefix + string(r.Name), Message: r.message()}
 	}
 	if ok, _ := nodeaffinity.GetRequiredNodeAffinity(pod).Match(node); !ok {
-		return Result{Reason: ReasonNodeAffinity, Message: predicateMessage(ReasonNodeAffinity, errNodeAffinity)}
+		return PodAdmitResult{Reason: ReasonNodeAffinity, Message: predicateMessage(ReasonNodeAffinity, errNodeAffinity)}
 	}
 	if pod.Spec.NodeName != "" && pod.Spec.NodeName != node.Name {
-		return Result{Reason: ReasonNodeName, Message: predicateMessage(ReasonNodeName, errNodeName)}
+		return PodAdmitResult{Reason: ReasonNodeName, Message: predicateMessage(ReasonNodeName, errNodeName)}
 	}
 	if portsConflict(hostPorts(pod), usedPorts(others)) {
-		return Result{Reason: ReasonNodePorts, Message: predicateMessage(ReasonNodePorts, errNodePorts)}
+		return PodAdmitResult{Reason: ReasonNodePorts, Message: predicateMessage(ReasonNodePorts, errNodePorts)}
 	}
 	if !isStatic(pod) {
 		noExecute := func(t *v1.Taint) bool { return t.Effect == v1.TaintEffectNoExecute }
 		if _, untolerated := corev1.FindMatchingUntoleratedTaint(p.cfg.Log, node.Spec.Taints, pod.Spec.Tolerations, noExecute,
 			false); untolerated {
-			return Result{Reason: ReasonTaint, Message: predicateMessage(ReasonTaint, errTaintNotTolerated)}
+			return PodAdmitResult{Reason: ReasonTaint, Message: predicateMessage(ReasonTaint, errTaintNotTolerated)}
 		}
 	}
-	return Result{Admit: true}
+	return PodAdmitResult{Admit: true}
 }
 
 // predicateMessage is the kubelet's PredicateFailureError text.

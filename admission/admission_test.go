@@ -203,7 +203,7 @@ func TestAdmit(t *testing.T) {
 			}
 			p, err := admission.New(admission.Config{Node: func() (*v1.Node, error) { return n, nil }, Pods: tc.others})
 			require.NoError(t, err)
-			assert.Equal(t, admission.Result{Admit: tc.reason == "", Reason: tc.reason, Message: tc.message}, p.Admit(tc.pod()))
+			assert.Equal(t, admission.PodAdmitResult{Admit: tc.reason == "", Reason: tc.reason, Message: tc.message}, p.Admit(tc.pod()))
 		})
 	}
 }
@@ -211,7 +211,7 @@ func TestAdmit(t *testing.T) {
 func TestAdmitWithoutNode(t *testing.T) {
 	p, err := admission.New(admission.Config{Node: func() (*v1.Node, error) { return nil, errors.New("not yet") }, Pods: pods{}})
 	require.NoError(t, err)
-	assert.Equal(t, admission.Result{Reason: "InvalidNodeInfo", Message: "Kubelet cannot get node info."}, p.Admit(requesting("p")),
+	assert.Equal(t, admission.PodAdmitResult{Reason: "InvalidNodeInfo", Message: "Kubelet cannot get node info."}, p.Admit(requesting("p")),
 		"kubelet predicateAdmitHandler: getNodeAnyWay failed")
 }
 

@@ -61,17 +61,17 @@ func NewSysctls(allowedUnsafe []string) (*Sysctls, error) {
 }
 
 // Admit refuses a pod that sets a sysctl not allowed: Sysctls is a
-// Handler.
-func (s *Sysctls) Admit(pod *v1.Pod) Result {
+// PodAdmitHandler.
+func (s *Sysctls) Admit(pod *v1.Pod) PodAdmitResult {
 	if pod.Spec.SecurityContext == nil {
-		return Result{Admit: true}
+		return PodAdmitResult{Admit: true}
 	}
 	for _, sc := range pod.Spec.SecurityContext.Sysctls {
 		if err := s.check(sysctl.NormalizeName(sc.Name), pod.Spec.HostNetwork, pod.Spec.HostIPC); err != "" {
-			return Result{Reason: ReasonSysctlForbidden, Message: "forbidden sysctl: " + err}
+			return PodAdmitResult{Reason: ReasonSysctlForbidden, Message: "forbidden sysctl: " + err}
 		}
 	}
-	return Result{Admit: true}
+	return PodAdmitResult{Admit: true}
 }
 
 // check is the kubelet's validateSysctl: "" if name is allowed.

@@ -42,7 +42,7 @@ func TestSysctlsAdmit(t *testing.T) {
 				assert.True(t, r.Admit, r.Message)
 				return
 			}
-			assert.Equal(t, Result{Reason: ReasonSysctlForbidden, Message: tc.want}, r)
+			assert.Equal(t, PodAdmitResult{Reason: ReasonSysctlForbidden, Message: tc.want}, r)
 		})
 	}
 }

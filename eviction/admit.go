@@ -17,22 +17,22 @@ import (
 // or PID pressure, or a BestEffort pod under memory pressure) no, with
 // "The node had condition: [MemoryPressure]. ", with
 // the Reason "Evicted".
-func Admit(pod *v1.Pod, conditions []v1.NodeConditionType) admission.Result {
+func Admit(pod *v1.Pod, conditions []v1.NodeConditionType) admission.PodAdmitResult {
 	if len(conditions) == 0 || resources.IsCriticalPod(pod) {
-		return admission.Result{Admit: true}
+		return admission.PodAdmitResult{Admit: true}
 	}
 	if len(conditions) == 1 && conditions[0] == v1.NodeMemoryPressure {
 		if resources.PodQOSClass(pod) != v1.PodQOSBestEffort {
-			return admission.Result{Admit: true}
+			return admission.PodAdmitResult{Admit: true}
 		}
 		taint := v1.Taint{Key: v1.TaintNodeMemoryPressure, Effect: v1.TaintEffectNoSchedule}
 		for i := range pod.Spec.Tolerations {
 			if tolerates(&pod.Spec.Tolerations[i], &taint) {
-				return admission.Result{Admit: true}
+				return admission.PodAdmitResult{Admit: true}
 			}
 		}
 	}
-	return admission.Result{Reason: Reason, Message: fmt.Sprintf("The node had condition: %v. ", conditions)}
+	return admission.PodAdmitResult{Reason: Reason, Message: fmt.Sprintf("The node had condition: %v. ", conditions)}
 }
 
 // tolerates is v1.34's Toleration.ToleratesTaint: the effect (empty: any),

@@ -199,8 +199,8 @@ func (m *Manager) DiskPressure() bool { return hasCondition(m.Conditions(), v1.N
 // PIDPressure reports the PIDPressure condition.
 func (m *Manager) PIDPressure() bool { return hasCondition(m.Conditions(), v1.NodePIDPressure) }
 
-// Admit is Admit(pod, m.Conditions()): a Manager is an admission.Handler.
-func (m *Manager) Admit(pod *v1.Pod) admission.Result { return Admit(pod, m.Conditions()) }
+// Admit is Admit(pod, m.Conditions()): a Manager is an admission.PodAdmitHandler.
+func (m *Manager) Admit(pod *v1.Pod) admission.PodAdmitResult { return Admit(pod, m.Conditions()) }
 
 // Synchronize is one pass of the kubelet's eviction manager: observe,
 // update the conditions, evict the pods over their local storage limits,

@@ -336,8 +336,8 @@ func TestObservationsFromSummary(t *testing.T) {
 	_, err = m.Synchronize(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, []v1.NodeConditionType{v1.NodePIDPressure}, m.Conditions())
-	assert.Equal(t, admission.Result{Reason: "Evicted", Message: "The node had condition: [PIDPressure]. "}, m.Admit(mkPod("x", nil, nil)))
-	var h admission.Handler = m // the Dispatcher's admit handler, as it is
+	assert.Equal(t, admission.PodAdmitResult{Reason: "Evicted", Message: "The node had condition: [PIDPressure]. "}, m.Admit(mkPod("x", nil, nil)))
+	var h admission.PodAdmitHandler = m // the Dispatcher's admit handler, as it is
 	assert.Equal(t, m.Admit(mkPod("x", nil, nil)), h.Admit(mkPod("x", nil, nil)))
 }
 

@@ -211,7 +211,7 @@ func (a *Agent) newDispatcher() error {
 	if err != nil {
 		return fmt.Errorf("nodeagent: Config.AllowedUnsafeSysctls: %w", err)
 	}
-	var admit []admission.Handler
+	var admit []admission.PodAdmitHandler
 	if a.eviction != nil {
 		admit = append(admit, a.eviction)
 	}

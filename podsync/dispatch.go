@@ -58,7 +58,7 @@ type DispatchConfig struct {
 	// Admit are asked, in order, about each new pod (eviction's *Manager,
 	// admission's *Sysctls and *Predicate, which refuses a pod over
 	// --max-pods as OutOfpods, are three).
-	Admit []admission.Handler
+	Admit []admission.PodAdmitHandler
 	// Recorder, if set, gets a refused pod's Warning event.
 	Recorder EventRecorder
 	// Mirrors, in cluster mode; nil takes nothing out.
@@ -150,13 +150,13 @@ func (d *Dispatcher) Dispatch(u podsource.PodUpdate) {
 }
 
 // admit asks each Admit handler, in order, about a new pod.
-func (d *Dispatcher) admit(pod *v1.Pod) admission.Result {
+func (d *Dispatcher) admit(pod *v1.Pod) admission.PodAdmitResult {
 	for _, h := range d.cfg.Admit {
 		if r := h.Admit(pod); !r.Admit {
 			return r
 		}
 	}
-	return admission.Result{Admit: true}
+	return admission.PodAdmitResult{Admit: true}
 }
 
 // reject is the kubelet's rejectPod: a Warning event and a Failed status.

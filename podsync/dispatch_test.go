@@ -135,12 +135,12 @@ func TestDispatch(t *testing.T) {
 			}
 			r := &recorded{}
 			asked := 0
-			admit := []admission.Handler{
-				admission.HandlerFunc(func(p *v1.Pod) admission.Result {
-					return admission.Result{Admit: !strings.HasPrefix(p.Name, "refused"), Reason: "Evicted",
+			admit := []admission.PodAdmitHandler{
+				admission.PodAdmitHandlerFunc(func(p *v1.Pod) admission.PodAdmitResult {
+					return admission.PodAdmitResult{Admit: !strings.HasPrefix(p.Name, "refused"), Reason: "Evicted",
 						Message: "The node had condition: [DiskPressure]. "}
 				}),
-				admission.HandlerFunc(func(*v1.Pod) admission.Result { asked++; return admission.Result{Admit: true} }),
+				admission.PodAdmitHandlerFunc(func(*v1.Pod) admission.PodAdmitResult { asked++; return admission.PodAdmitResult{Admit: true} }),
 			}
 			d, err := podsync.NewDispatcher(podsync.DispatchConfig{Workers: w, Prober: r, Statuses: r, Mirrors: r,
 				Admit: admit, Recorder: r})
