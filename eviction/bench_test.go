@@ -52,7 +52,7 @@ func BenchmarkEvaluate110Pods(b *testing.B) {
 			s.Node.Memory.Time = metav1.NewTime(at)
 			return s, nil
 		}),
-		Pods:   PodListerFunc(func() []*v1.Pod { return pods }),
+		Pods:   ActivePodsFunc(func() []*v1.Pod { return pods }),
 		Killer: PodKillerFunc(func(context.Context, Eviction) error { return nil }),
 	})
 	if err != nil {

@@ -42,7 +42,7 @@ func Example() {
 	m, err := eviction.New(eviction.Config{
 		Thresholds: thresholds,
 		Summary:    eviction.SummaryProviderFunc(func(context.Context) (*statsapi.Summary, error) { return summary, nil }),
-		Pods:       eviction.PodListerFunc(func() []*v1.Pod { return []*v1.Pod{web, batch} }),
+		Pods:       eviction.ActivePodsFunc(func() []*v1.Pod { return []*v1.Pod{web, batch} }),
 		Killer: eviction.PodKillerFunc(func(_ context.Context, e eviction.Eviction) error {
 			var status v1.PodStatus
 			e.UpdateStatus(&status) // what the status manager publishes once the pod is killed

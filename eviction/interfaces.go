@@ -34,18 +34,19 @@ type SignalProviderFunc func(ctx context.Context) (Observations, error)
 // Signals calls f.
 func (f SignalProviderFunc) Signals(ctx context.Context) (Observations, error) { return f(ctx) }
 
-// PodLister lists the pods that may be evicted: those admitted and not
-// yet terminated (the kubelet's GetActivePods).
-type PodLister interface {
+// ActivePods lists the pods that may be evicted: those admitted and not
+// yet terminated (the kubelet's GetActivePods, which its eviction manager
+// takes as an ActivePodsFunc).
+type ActivePods interface {
 	ActivePods() []*v1.Pod
 }
 
-// PodListerFunc adapts a function to a PodLister
-// (eviction.PodListerFunc(workers.Pods)).
-type PodListerFunc func() []*v1.Pod
+// ActivePodsFunc adapts a function to an ActivePods
+// (eviction.ActivePodsFunc(workers.Pods)).
+type ActivePodsFunc func() []*v1.Pod
 
 // ActivePods calls f.
-func (f PodListerFunc) ActivePods() []*v1.Pod { return f() }
+func (f ActivePodsFunc) ActivePods() []*v1.Pod { return f() }
 
 // PodKiller evicts: it kills e.Pod with e.GracePeriodSeconds and
 // publishes the status e.UpdateStatus makes, and returns once the pod's

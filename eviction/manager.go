@@ -56,7 +56,7 @@ type Config struct {
 	// Signals, if set, reads the node's signals (LinuxSignals); those it
 	// gives replace the summary's.
 	Signals SignalProvider
-	Pods    PodLister
+	Pods    ActivePods
 	Killer  PodKiller
 	// Reclaimer, if set, frees disk before pods are evicted for disk
 	// pressure.

@@ -330,7 +330,7 @@ func TestObservationsFromSummary(t *testing.T) {
 	// Without a SignalProvider the manager reads the summary's node.
 	f := newFake(nil)
 	m, err := New(Config{Summary: SummaryProviderFunc(func(context.Context) (*statsapi.Summary, error) { return s, nil }),
-		Pods: PodListerFunc(func() []*v1.Pod { return nil }), Killer: f, Clock: f.clock,
+		Pods: ActivePodsFunc(func() []*v1.Pod { return nil }), Killer: f, Clock: f.clock,
 		Thresholds: []Threshold{hard(SignalPIDAvailable, qv("100"))}})
 	require.NoError(t, err)
 	_, err = m.Synchronize(context.Background())

@@ -259,7 +259,7 @@ func (a *Agent) newSources(m *podsource.Metrics) error {
 // newHandlers builds the kubelet's HTTP API and its read-only subset (no
 // logs, no streams, no debugging); the caller serves them.
 func (a *Agent) newHandlers() error {
-	checks := []server.Check{{Name: "pleg", Check: func(context.Context) error { _, err := a.pleg.Healthy(); return err }},
+	checks := []server.HealthCheck{{Name: "pleg", Check: func(context.Context) error { _, err := a.pleg.Healthy(); return err }},
 		{Name: "runtime", Check: a.cfg.Runtime.CheckReady}}
 	var err error
 	if a.readOnly, err = server.New(server.Config{Pods: a, Stats: a.summary, Metrics: a.cfg.Gatherer, ProbeMetrics: a.cfg.ProbeGatherer,

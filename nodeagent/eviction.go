@@ -37,7 +37,7 @@ func (a *Agent) newEviction() error {
 	}
 	cfg := eviction.Config{Thresholds: thresholds, PressureTransitionPeriod: ec.PressureTransitionPeriod,
 		MaxPodGracePeriodSeconds: ec.MaxPodGracePeriodSeconds, LocalStorageCapacityIsolation: ec.LocalStorageCapacityIsolation,
-		Summary: a.summary, Signals: signals, DiskInfo: signals, Pods: eviction.PodListerFunc(a.workers.Pods),
+		Summary: a.summary, Signals: signals, DiskInfo: signals, Pods: eviction.ActivePodsFunc(a.workers.Pods),
 		Killer: eviction.PodKillerFunc(a.evict), Reclaimer: gc.NodeReclaimer{Containers: a.containerGC, Images: a.imageGC},
 		PodCleanedUp: a.workers.IsTerminated, Clock: a.cfg.Clock, Log: a.log.WithName("eviction")}
 	if a.cluster != nil {

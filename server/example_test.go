@@ -33,7 +33,7 @@ func Example() {
 		Logs: server.LogLocatorFunc(func(_ context.Context, ns, pod, container string, previous bool) (string, error) {
 			return log, nil // an agent asks its kuberuntime.Manager.ContainerLogPath
 		}),
-		Checks: []server.Check{{Name: "ping", Check: func(context.Context) error { return nil }}},
+		Checks: []server.HealthCheck{{Name: "ping", Check: func(context.Context) error { return nil }}},
 	})
 	if err != nil {
 		panic(err)

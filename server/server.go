@@ -37,8 +37,8 @@ type StatsProvider interface {
 	Summary(ctx context.Context) (*statsapi.Summary, error)
 }
 
-// Check is a named health check for /healthz, e.g. "pleg" or "runtime".
-type Check struct {
+// HealthCheck is a named health check for /healthz, e.g. "pleg" or "runtime".
+type HealthCheck struct {
 	Name  string
 	Check func(ctx context.Context) error
 }
@@ -51,7 +51,7 @@ type Config struct {
 	Logs  LogLocator
 	Stats StatsProvider
 	// Checks make /healthz; with none it always answers ok.
-	Checks []Check
+	Checks []HealthCheck
 	// Streams serves /exec, /attach, /portForward and /run; it needs Pods
 	// to find the pods by name.
 	Streams Streamer

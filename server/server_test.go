@@ -149,7 +149,7 @@ func TestContainerLogsFollowPrintsNewLinesUntilTheClientGoes(t *testing.T) {
 
 func TestHealthzRunsTheNamedChecks(t *testing.T) {
 	failing := errors.New("relist took 4m")
-	h := mustNew(t, server.Config{Checks: []server.Check{
+	h := mustNew(t, server.Config{Checks: []server.HealthCheck{
 		{Name: "runtime", Check: func(context.Context) error { return nil }},
 		{Name: "pleg", Check: func(context.Context) error { return failing }},
 	}})
@@ -223,10 +223,10 @@ func TestNewRejectsBadChecks(t *testing.T) {
 		cfg  server.Config
 		want string
 	}{
-		{server.Config{Checks: []server.Check{{Name: "", Check: ok}}}, `Config.Checks[0].Name: Invalid value: ""`},
-		{server.Config{Checks: []server.Check{{Name: "a/b", Check: ok}}}, `Config.Checks[0].Name: Invalid value: "a/b"`},
-		{server.Config{Checks: []server.Check{{Name: "pleg", Check: ok}, {Name: "pleg", Check: ok}}}, `Config.Checks[1].Name: Duplicate value: "pleg"`},
-		{server.Config{Checks: []server.Check{{Name: "pleg"}}}, `Config.Checks[0].Check is nil`},
+		{server.Config{Checks: []server.HealthCheck{{Name: "", Check: ok}}}, `Config.Checks[0].Name: Invalid value: ""`},
+		{server.Config{Checks: []server.HealthCheck{{Name: "a/b", Check: ok}}}, `Config.Checks[0].Name: Invalid value: "a/b"`},
+		{server.Config{Checks: []server.HealthCheck{{Name: "pleg", Check: ok}, {Name: "pleg", Check: ok}}}, `Config.Checks[1].Name: Duplicate value: "pleg"`},
+		{server.Config{Checks: []server.HealthCheck{{Name: "pleg"}}}, `Config.Checks[0].Check is nil`},
 		{server.Config{CheckTimeout: -time.Second}, `Config.CheckTimeout: Invalid value: -1s`},
 		{server.Config{Logs: server.LogLocatorFunc(nil)}, `Config.Logs needs Config.Pods`},
 	} {
