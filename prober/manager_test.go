@@ -80,7 +80,7 @@ func kind(p *v1.Probe) string {
 	return "?"
 }
 
-func (s *script) Run(_ context.Context, p *v1.Probe, _ Target) (probe.Result, string, error) {
+func (s *script) Run(_ context.Context, p *v1.Probe, _ ProbeTarget) (probe.Result, string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := kind(p)
@@ -409,7 +409,7 @@ type blockingRunner struct {
 	release               chan struct{}
 }
 
-func (b *blockingRunner) Run(ctx context.Context, _ *v1.Probe, _ Target) (probe.Result, string, error) {
+func (b *blockingRunner) Run(ctx context.Context, _ *v1.Probe, _ ProbeTarget) (probe.Result, string, error) {
 	n := b.inFlight.Add(1)
 	for p := b.peak.Load(); n > p && !b.peak.CompareAndSwap(p, n); p = b.peak.Load() {
 	}

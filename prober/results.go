@@ -30,8 +30,9 @@ func initialResult(t ProbeType) probe.Result {
 	return probe.Unknown
 }
 
-// Update is a change of a container's result.
-type Update struct {
+// ResultUpdate is a change of a container's result (the kubelet's
+// proberesults.Update).
+type ResultUpdate struct {
 	ContainerID string
 	// Result is Success, Failure or Unknown (a probe's Warning counts as
 	// Success).
@@ -41,7 +42,7 @@ type Update struct {
 }
 
 // Results holds one probe type's current results by container ID, and
-// sends an Update on every change. The consumer must read Updates: a full
+// sends a ResultUpdate on every change. The consumer must read Updates: a full
 // channel holds up the probe that produced the change, until the prober's
 // Run ends (its context): then nobody reads, and changes are kept, not
 // sent.
@@ -49,7 +50,7 @@ type Results struct {
 	probeType ProbeType
 	mu        sync.RWMutex
 	byID      map[string]probe.Result
-	updates   chan Update
+	updates   chan ResultUpdate
 	sendMu    sync.Mutex // serialises sends against close
 	closed    bool
 	abandoned chan struct{} // closed when Run's context ends
@@ -57,7 +58,7 @@ type Results struct {
 }
 
 func newResults(t ProbeType, capacity int) *Results {
-	r := &Results{probeType: t, byID: map[string]probe.Result{}, updates: make(chan Update, capacity),
+	r := &Results{probeType: t, byID: map[string]probe.Result{}, updates: make(chan ResultUpdate, capacity),
 		abandoned: make(chan struct{})}
 	r.abandon = sync.OnceFunc(func() { close(r.abandoned) })
 	return r
@@ -83,7 +84,7 @@ func (r *Results) close() {
 
 // Updates is the channel of result changes; it is closed when the
 // prober's Run returns.
-func (r *Results) Updates() <-chan Update { return r.updates }
+func (r *Results) Updates() <-chan ResultUpdate { return r.updates }
 
 func (r *Results) set(containerID string, res probe.Result, pod types.UID) {
 	r.mu.Lock()
@@ -98,7 +99,7 @@ func (r *Results) set(containerID string, res probe.Result, pod types.UID) {
 		defer r.sendMu.Unlock()
 		if !r.closed {
 			select {
-			case r.updates <- Update{ContainerID: containerID, Result: res, PodUID: pod, ProbeType: r.probeType}:
+			case r.updates <- ResultUpdate{ContainerID: containerID, Result: res, PodUID: pod, ProbeType: r.probeType}:
 			case <-r.abandoned: // the consumer stopped with Run: a probe must not wait for it
 			}
 		}

@@ -13,8 +13,9 @@ import (
 	"github.com/nodekit-dev/nodekit/prober/probe"
 )
 
-// Target is what a probe runs against.
-type Target struct {
+// ProbeTarget is what a probe runs against: the pod, the container and
+// where to reach them.
+type ProbeTarget struct {
 	Pod         *v1.Pod
 	Container   *v1.Container
 	ContainerID string
@@ -27,7 +28,7 @@ type Target struct {
 // Runner executes one probe. The default runs the handlers of package
 // probe; tests and custom agents may supply their own.
 type Runner interface {
-	Run(ctx context.Context, p *v1.Probe, t Target) (probe.Result, string, error)
+	Run(ctx context.Context, p *v1.Probe, t ProbeTarget) (probe.Result, string, error)
 }
 
 // NewRunner returns the default Runner: package probe's HTTP, TCP, gRPC and
@@ -43,7 +44,7 @@ type handlers struct {
 	exec probe.Execer
 }
 
-func (h *handlers) Run(ctx context.Context, p *v1.Probe, t Target) (probe.Result, string, error) {
+func (h *handlers) Run(ctx context.Context, p *v1.Probe, t ProbeTarget) (probe.Result, string, error) {
 	timeout := time.Duration(p.TimeoutSeconds) * time.Second
 	switch {
 	case p.Exec != nil:
@@ -74,7 +75,7 @@ func (h *handlers) Run(ctx context.Context, p *v1.Probe, t Target) (probe.Result
 }
 
 // httpRequest resolves an httpGet probe against t.
-func httpRequest(p *v1.Probe, t Target) (probe.HTTPRequest, error) {
+func httpRequest(p *v1.Probe, t ProbeTarget) (probe.HTTPRequest, error) {
 	g := p.HTTPGet
 	port, err := kc.ResolvePort(g.Port, t.Container)
 	if err != nil {
@@ -100,7 +101,7 @@ func httpRequest(p *v1.Probe, t Target) (probe.HTTPRequest, error) {
 }
 
 // tcpTarget resolves a tcpSocket probe against t.
-func tcpTarget(p *v1.Probe, t Target) (string, int, error) {
+func tcpTarget(p *v1.Probe, t ProbeTarget) (string, int, error) {
 	port, err := kc.ResolvePort(p.TCPSocket.Port, t.Container)
 	if err != nil {
 		return "", 0, err
@@ -112,7 +113,7 @@ func tcpTarget(p *v1.Probe, t Target) (string, int, error) {
 	return host, port, nil
 }
 
-func (t Target) host() string {
+func (t ProbeTarget) host() string {
 	if len(t.PodIPs) > 0 {
 		return t.PodIPs[0]
 	}

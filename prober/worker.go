@@ -128,8 +128,8 @@ func (w *worker) prepare() (status *kc.PodStatus, id string, probeNow, keep bool
 }
 
 // target is what w probes in container id of status.
-func (w *worker) target(status *kc.PodStatus, id string) Target {
-	return Target{Pod: w.pod, Container: w.container, ContainerID: id, PodIPs: status.IPs, HostIP: w.mgr.cfg.HostIP}
+func (w *worker) target(status *kc.PodStatus, id string) ProbeTarget {
+	return ProbeTarget{Pod: w.pod, Container: w.container, ContainerID: id, PodIPs: status.IPs, HostIP: w.mgr.cfg.HostIP}
 }
 
 // runWithRetries runs the probe through the Runner, retrying errors.
