@@ -13,32 +13,32 @@ import (
 	"github.com/nodekit-dev/nodekit/podstatus"
 )
 
-// Client is a podstatus.PodAPI over a client-go clientset. With the node's
+// PodAPI is podstatus.PodAPI over a client-go clientset. With the node's
 // own credentials (system:node:<name>), the Node authorizer allows these
 // calls on the pods bound to the node.
-type Client struct {
+type PodAPI struct {
 	client kubernetes.Interface
 }
 
-var _ podstatus.PodAPI = (*Client)(nil)
+var _ podstatus.PodAPI = (*PodAPI)(nil)
 
-// New returns a Client calling the API server through client.
-func New(client kubernetes.Interface) (*Client, error) {
+// New returns a PodAPI calling the API server through client.
+func New(client kubernetes.Interface) (*PodAPI, error) {
 	if client == nil {
 		return nil, errors.New("apiclient: client is required")
 	}
-	return &Client{client: client}, nil
+	return &PodAPI{client: client}, nil
 }
 
 // GetPod reads the pod.
-func (c *Client) GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error) {
+func (c *PodAPI) GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error) {
 	return c.client.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
 }
 
 // PatchPodStatus sends patch, a strategic-merge patch of the pod's status
 // subresource, as the kubelet's statusutil.PatchPodStatus does. The UID
 // precondition is in the patch (metadata.uid); uid is not sent again.
-func (c *Client) PatchPodStatus(ctx context.Context, namespace, name string, _ types.UID, patch []byte) (*v1.Pod, error) {
+func (c *PodAPI) PatchPodStatus(ctx context.Context, namespace, name string, _ types.UID, patch []byte) (*v1.Pod, error) {
 	return c.client.CoreV1().Pods(namespace).Patch(ctx, name, types.StrategicMergePatchType, patch,
 		metav1.PatchOptions{}, "status")
 }
@@ -46,7 +46,7 @@ func (c *Client) PatchPodStatus(ctx context.Context, namespace, name string, _ t
 // DeletePod deletes the pod at once (grace period 0: its containers are
 // already stopped) if its UID is uid, as the kubelet's status manager
 // does once a pod is terminal.
-func (c *Client) DeletePod(ctx context.Context, namespace, name string, uid types.UID) error {
+func (c *PodAPI) DeletePod(ctx context.Context, namespace, name string, uid types.UID) error {
 	return c.client.CoreV1().Pods(namespace).Delete(ctx, name, metav1.DeleteOptions{
 		GracePeriodSeconds: ptr.To[int64](0),
 		Preconditions:      &metav1.Preconditions{UID: &uid},
