@@ -17,7 +17,7 @@ import (
 
 // Config configures a relisting PLEG. Zero fields take the kubelet's defaults.
 type Config struct {
-	Runtime Runtime
+	Runtime RuntimeManager
 	Cache   Cache
 	Clock   clock.WithTicker
 	// RelistPeriod is the pause between relists (default 1s).

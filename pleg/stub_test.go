@@ -11,7 +11,7 @@ import (
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 )
 
-// stubRuntime is an in-memory Runtime whose pods the tests edit directly.
+// stubRuntime is an in-memory RuntimeManager whose pods the tests edit directly.
 type stubRuntime struct {
 	mu        sync.Mutex
 	pods      map[types.UID]*kc.Pod

@@ -37,9 +37,10 @@ type PodLifecycleEvent struct {
 	ContainerID string
 }
 
-// Runtime is what the PLEG reads: the pods with all their containers and
-// sandboxes, and one pod's full status. *kuberuntime.Manager implements it.
-type Runtime interface {
+// RuntimeManager is what the PLEG reads of the runtime manager: the pods
+// with all their containers and sandboxes, and one pod's full status.
+// *kuberuntime.Manager implements it.
+type RuntimeManager interface {
 	GetPods(ctx context.Context, all bool) ([]*kc.Pod, error)
 	GetPodStatus(ctx context.Context, uid types.UID, name, namespace string) (*kc.PodStatus, error)
 }

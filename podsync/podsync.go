@@ -19,8 +19,9 @@ import (
 	"github.com/nodekit-dev/nodekit/podworkers"
 )
 
-// Runtime is the runtime manager's part used; *kuberuntime.Manager implements it.
-type Runtime interface {
+// RuntimeManager is the runtime manager's part used; *kuberuntime.Manager
+// implements it.
+type RuntimeManager interface {
 	SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus, opts kuberuntime.SyncOptions) *kuberuntime.SyncResult
 	GetPodStatus(ctx context.Context, uid types.UID, name, namespace string) (*kc.PodStatus, error)
 	TerminatePod(ctx context.Context, pod *v1.Pod, gracePeriodOverride *int64) (*kc.PodStatus, error)
@@ -72,7 +73,7 @@ type Mirrors interface {
 
 // Config wires a Syncer; Cgroups, Volumes and Mirrors may be nil.
 type Config struct {
-	Runtime  Runtime
+	Runtime  RuntimeManager
 	Cgroups  Cgroups
 	Volumes  Volumes
 	Prober   Prober
