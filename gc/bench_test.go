@@ -126,10 +126,10 @@ func BenchmarkContainerGC(b *testing.B) {
 // containers, as BenchmarkContainerGC's without the race detector.
 func BenchmarkContainerGCDecision(b *testing.B) {
 	const pods = 100
-	containers := make([]gc.Container, 0, pods*benchDead)
+	containers := make([]gc.ContainerInfo, 0, pods*benchDead)
 	for restart := range benchDead {
 		for i := range pods {
-			containers = append(containers, gc.Container{ID: fmt.Sprintf("%064x", restart*pods+i), PodUID: types.UID(benchUID(i)),
+			containers = append(containers, gc.ContainerInfo{ID: fmt.Sprintf("%064x", restart*pods+i), PodUID: types.UID(benchUID(i)),
 				Name: "app", SandboxID: "sb-" + benchUID(i), State: kc.ContainerStateExited, CreatedAt: epoch.Add(time.Duration(restart) * time.Second)})
 		}
 	}

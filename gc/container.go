@@ -63,8 +63,8 @@ type ContainerConfig struct {
 
 // ContainerResult is what a container GC pass removed.
 type ContainerResult struct {
-	Containers []Container
-	Sandboxes  []Sandbox
+	Containers []ContainerInfo
+	Sandboxes  []SandboxInfo
 	// PodLogs are the pods whose log directories were removed.
 	PodLogs []types.UID
 }
@@ -174,9 +174,9 @@ func (g *ContainerGC) Run(ctx context.Context) error {
 
 // listed is one listing of the runtime, converted.
 type listed struct {
-	sandboxes  []Sandbox                        // ours, with the kubelet's labels
-	containers []Container                      // ours, with the kubelet's labels
-	occupants  []Container                      // every container in a sandbox of ours, labelled or not
+	sandboxes  []SandboxInfo                    // ours, with the kubelet's labels
+	containers []ContainerInfo                  // ours, with the kubelet's labels
+	occupants  []ContainerInfo                  // every container in a sandbox of ours, labelled or not
 	raw        map[string]*runtimeapi.Container // ours, by ID
 	inRuntime  map[types.UID]int                // sandboxes per pod, anyone's
 }
@@ -207,14 +207,14 @@ func (g *ContainerGC) list(ctx context.Context) (*listed, error) {
 			continue
 		}
 		ours[s.Id] = true
-		l.sandboxes = append(l.sandboxes, Sandbox{ID: s.Id, PodUID: uid,
+		l.sandboxes = append(l.sandboxes, SandboxInfo{ID: s.Id, PodUID: uid,
 			Ready: s.State == runtimeapi.PodSandboxState_SANDBOX_READY, CreatedAt: time.Unix(0, s.CreatedAt)})
 	}
 	for _, c := range ctrs {
 		if len(g.cfg.SandboxSelector) > 0 && !ours[c.PodSandboxId] {
 			continue
 		}
-		ct := Container{ID: c.Id, PodUID: types.UID(c.Labels[kc.LabelPodUID]), Name: c.GetMetadata().GetName(),
+		ct := ContainerInfo{ID: c.Id, PodUID: types.UID(c.Labels[kc.LabelPodUID]), Name: c.GetMetadata().GetName(),
 			SandboxID: c.PodSandboxId, State: criconv.ContainerStateFromCRI(c.State), CreatedAt: time.Unix(0, c.CreatedAt)}
 		if ct.Name == "" {
 			ct.Name = c.Labels[kc.LabelContainerName]
@@ -340,7 +340,7 @@ func memo(f func(types.UID) bool) func(types.UID) bool {
 // removeContainer is the kubelet's removeContainer: an unknown-state
 // container may still run and is stopped first; its log file (logFile,
 // relative to logs; "" for none) is removed, then the container.
-func (g *ContainerGC) removeContainer(ctx context.Context, raw *runtimeapi.Container, c Container, logs *os.Root, logFile string) error {
+func (g *ContainerGC) removeContainer(ctx context.Context, raw *runtimeapi.Container, c ContainerInfo, logs *os.Root, logFile string) error {
 	g.cfg.Log.V(4).Info("removing container", "containerID", c.ID, "podUID", c.PodUID, "container", c.Name)
 	if c.State == kc.ContainerStateUnknown {
 		grace := int64(v1.DefaultTerminationGracePeriodSeconds)
@@ -367,7 +367,7 @@ func (g *ContainerGC) removeContainer(ctx context.Context, raw *runtimeapi.Conta
 // out from the kubelet's labels (the kubelet removes the runtime's
 // LogPath, which is the same file); ok is false when the labels do not
 // make such a path.
-func logFile(raw *runtimeapi.Container, c Container) (rel string, ok bool) {
+func logFile(raw *runtimeapi.Container, c ContainerInfo) (rel string, ok bool) {
 	li := kc.ReadLabels(raw.Labels, raw.Annotations)
 	dir, err := podpath.PodLogsDirName(li.PodNamespace, li.PodName, c.PodUID)
 	if err != nil {

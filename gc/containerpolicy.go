@@ -42,8 +42,9 @@ func DefaultContainerPolicy() ContainerPolicy {
 	return ContainerPolicy{MaxPerPodContainer: DefaultMaxPerPodContainer, MaxContainers: DefaultMaxContainers}
 }
 
-// Container is a container as the container GC decides on it.
-type Container struct {
+// ContainerInfo is a container as the container GC decides on it (the
+// kubelet's containerGCInfo).
+type ContainerInfo struct {
 	ID string
 	// PodUID and Name (the container's name in its pod) make the
 	// kubelet's evict unit.
@@ -54,8 +55,9 @@ type Container struct {
 	CreatedAt time.Time
 }
 
-// Sandbox is a pod sandbox as the container GC decides on it.
-type Sandbox struct {
+// SandboxInfo is a pod sandbox as the container GC decides on it (the
+// kubelet's sandboxGCInfo).
+type SandboxInfo struct {
 	ID        string
 	PodUID    types.UID
 	Ready     bool
@@ -71,7 +73,7 @@ type evictUnit struct {
 
 // newestFirst orders by creation, newest first; the ID breaks ties so
 // that decisions do not depend on list order.
-func newestFirst(a, b Container) int {
+func newestFirst(a, b ContainerInfo) int {
 	if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
 		return c
 	}
@@ -92,9 +94,9 @@ func newestFirst(a, b Container) int {
 //     each unit keeps an equal share, MaxContainers divided by the number
 //     of units but at least 1, and if that is still too many, the oldest
 //     go whichever unit they are in.
-func SelectContainers(p ContainerPolicy, now time.Time, containers []Container, removable func(types.UID) bool) []Container {
+func SelectContainers(p ContainerPolicy, now time.Time, containers []ContainerInfo, removable func(types.UID) bool) []ContainerInfo {
 	newest := now.Add(-p.MinAge)
-	units := map[evictUnit][]Container{}
+	units := map[evictUnit][]ContainerInfo{}
 	for _, c := range containers {
 		if c.State == kc.ContainerStateRunning || c.CreatedAt.After(newest) {
 			continue
@@ -117,10 +119,10 @@ func SelectContainers(p ContainerPolicy, now time.Time, containers []Container, 
 		return cmp.Compare(a.name, b.name)
 	})
 
-	var out []Container
+	var out []ContainerInfo
 	// oldestOf moves the instances of u past the first keep to out,
 	// oldest first, and returns those kept.
-	oldestOf := func(u []Container, keep int) []Container {
+	oldestOf := func(u []ContainerInfo, keep int) []ContainerInfo {
 		for i := len(u) - 1; i >= keep; i-- {
 			out = append(out, u[i])
 		}
@@ -160,7 +162,7 @@ func SelectContainers(p ContainerPolicy, now time.Time, containers []Container, 
 	if total = count(); total <= p.MaxContainers {
 		return out
 	}
-	flat := make([]Container, 0, total)
+	flat := make([]ContainerInfo, 0, total)
 	for _, k := range live {
 		flat = append(flat, units[k]...)
 	}
@@ -175,12 +177,12 @@ func SelectContainers(p ContainerPolicy, now time.Time, containers []Container, 
 // is in it; only inactive ones are removed. A pod keeps its newest sandbox,
 // active or not, unless removable says true for it (nil: for none); then
 // every inactive one goes.
-func SelectSandboxes(sandboxes []Sandbox, containers []Container, removable func(types.UID) bool) []Sandbox {
+func SelectSandboxes(sandboxes []SandboxInfo, containers []ContainerInfo, removable func(types.UID) bool) []SandboxInfo {
 	occupied := make(map[string]bool, len(containers))
 	for _, c := range containers {
 		occupied[c.SandboxID] = true
 	}
-	byPod := map[types.UID][]Sandbox{}
+	byPod := map[types.UID][]SandboxInfo{}
 	for _, s := range sandboxes {
 		byPod[s.PodUID] = append(byPod[s.PodUID], s)
 	}
@@ -189,10 +191,10 @@ func SelectSandboxes(sandboxes []Sandbox, containers []Container, removable func
 		uids = append(uids, uid)
 	}
 	slices.Sort(uids)
-	var out []Sandbox
+	var out []SandboxInfo
 	for _, uid := range uids {
 		sbs := byPod[uid]
-		slices.SortFunc(sbs, func(a, b Sandbox) int {
+		slices.SortFunc(sbs, func(a, b SandboxInfo) int {
 			if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
 				return c
 			}
