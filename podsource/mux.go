@@ -16,14 +16,15 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// Mode says what the mux emits.
-type Mode int
+// NotificationMode says what the mux emits (the kubelet's
+// PodConfigNotificationMode).
+type NotificationMode int
 
 const (
 	// ModeIncremental (the kubelet's PodConfigNotificationIncremental, its
 	// only mode in use) emits REMOVE, ADD, UPDATE, DELETE and RECONCILE per
 	// source, each only when non-empty, in that order.
-	ModeIncremental Mode = iota
+	ModeIncremental NotificationMode = iota
 	// ModeSnapshot emits, after any change, one SET with every pod of every
 	// source.
 	ModeSnapshot
@@ -31,7 +32,7 @@ const (
 
 // MuxConfig configures a Mux. The zero value is usable.
 type MuxConfig struct {
-	Mode Mode
+	Mode NotificationMode
 	// Buffer is the capacity of the Updates channel (kubelet: 50).
 	Buffer int
 	// Clock stamps kubernetes.io/config.seen. Default: the real clock.

@@ -19,7 +19,7 @@ import (
 // and UIDs, container GC asks AllSourcesReady). A sender blocked on the full
 // channel must not hold what those calls need.
 func TestMuxBurstWhileConsumerCallsBack(t *testing.T) {
-	for _, mode := range []Mode{ModeIncremental, ModeSnapshot} {
+	for _, mode := range []NotificationMode{ModeIncremental, ModeSnapshot} {
 		t.Run(fmt.Sprint(mode), func(t *testing.T) {
 			const sources, perSource = 4, 50
 			m := NewMux(MuxConfig{Mode: mode, Buffer: 1})
