@@ -26,8 +26,9 @@ type Fs struct {
 // InodesUsed is Inodes - InodesFree.
 func (f Fs) InodesUsed() uint64 { return f.Inodes - min(f.InodesFree, f.Inodes) }
 
-// Usage is what a tree takes on its filesystem.
-type Usage struct {
+// UsageInfo is what a tree takes on its filesystem (the kubelet's
+// fs.UsageInfo).
+type UsageInfo struct {
 	// Bytes are the blocks allocated (st_blocks × 512), as du and the
 	// kubelet count them, not the files' lengths: a 1-byte file takes a
 	// whole block (4 KiB on ext4 and tmpfs), a sparse file only what was
@@ -42,14 +43,14 @@ type Usage struct {
 // themselves and never followed, nothing on another filesystem (a mount
 // below path is not entered). Entries removed while it walks are not
 // counted; a missing path is an error wrapping fs.ErrNotExist.
-func DiskUsage(path string) (Usage, error) {
+func DiskUsage(path string) (UsageInfo, error) {
 	top, err := os.Lstat(path)
 	if err != nil {
-		return Usage{}, err
+		return UsageInfo{}, err
 	}
 	c, err := newCounter(top)
 	if err != nil {
-		return Usage{}, err
+		return UsageInfo{}, err
 	}
 	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
 		if err == nil {
@@ -74,21 +75,21 @@ func DiskUsage(path string) (Usage, error) {
 // the log directory measured by fs.DiskUsage). Symlinks are not followed,
 // hard links counted once. A missing dir is an error wrapping
 // fs.ErrNotExist.
-func FilesUsage(dir string) (Usage, error) {
+func FilesUsage(dir string) (UsageInfo, error) {
 	top, err := os.Lstat(dir)
 	if err != nil {
-		return Usage{}, err
+		return UsageInfo{}, err
 	}
 	if !top.IsDir() {
-		return Usage{}, &fs.PathError{Op: "measure", Path: dir, Err: errors.New("not a directory")}
+		return UsageInfo{}, &fs.PathError{Op: "measure", Path: dir, Err: errors.New("not a directory")}
 	}
 	c, err := newCounter(top)
 	if err != nil {
-		return Usage{}, err
+		return UsageInfo{}, err
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return Usage{}, err
+		return UsageInfo{}, err
 	}
 	for _, e := range entries {
 		if e.IsDir() {
@@ -110,7 +111,7 @@ func FilesUsage(dir string) (Usage, error) {
 type counter struct {
 	dev   uint64
 	seen  map[uint64]bool // inodes of files with more than one link
-	usage Usage
+	usage UsageInfo
 }
 
 func newCounter(top fs.FileInfo) (*counter, error) {

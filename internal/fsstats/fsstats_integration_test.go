@@ -26,10 +26,10 @@ func TestUsageOnTmpfs(t *testing.T) {
 
 	u, err := fsstats.DiskUsage(root)
 	require.NoError(t, err)
-	assert.Equal(t, fsstats.Usage{Bytes: MiB + page, Inodes: 5}, u, "root, big, sub, sub/small and link; not again nor inner")
+	assert.Equal(t, fsstats.UsageInfo{Bytes: MiB + page, Inodes: 5}, u, "root, big, sub, sub/small and link; not again nor inner")
 	u, err = fsstats.FilesUsage(root)
 	require.NoError(t, err)
-	assert.Equal(t, fsstats.Usage{Bytes: MiB, Inodes: 2}, u, "big and link")
+	assert.Equal(t, fsstats.UsageInfo{Bytes: MiB, Inodes: 2}, u, "big and link")
 
 	fs, err := fsstats.Statfs(root)
 	require.NoError(t, err)

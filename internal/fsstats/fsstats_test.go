@@ -67,7 +67,7 @@ func TestUsage(t *testing.T) {
 	du, files := fsstats.DiskUsage, fsstats.FilesUsage
 	for _, tc := range []struct {
 		name    string
-		measure func(string) (fsstats.Usage, error)
+		measure func(string) (fsstats.UsageInfo, error)
 		entries []entry
 		written uint64 // bytes of data in the tree
 		inodes  uint64 // DiskUsage: the root included; FilesUsage: not
