@@ -58,9 +58,9 @@ type Agent struct {
 	api         *server.Handler       // the kubelet's API, for the caller to serve behind authn/authz
 	readOnly    *server.Handler       // its read-only subset
 	summary     *server.SummaryProvider
-	runtimeName string           // "containerd"
-	node        *nodestatus.Node // the Node's description, registered in cluster mode
-	cluster     *cluster         // nil: standalone
+	runtimeName string              // "containerd"
+	node        *nodestatus.Builder // the Node's description, registered in cluster mode
+	cluster     *cluster            // nil: standalone
 	dispatcher  *podsync.Dispatcher
 	containerGC *gc.ContainerGC
 	imageGC     *gc.ImageGC

@@ -15,7 +15,7 @@ import (
 // Node an operator made), takes it over, bringing the kubelet's own labels
 // back to what this node says and refreshing its status. The caller's
 // extra labels and taints are only set on creation, as the kubelet does.
-func (n *Node) Register(ctx context.Context, client kubernetes.Interface) (*v1.Node, error) {
+func (n *Builder) Register(ctx context.Context, client kubernetes.Interface) (*v1.Node, error) {
 	node := n.Initial(ctx)
 	created, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 	if err == nil {

@@ -32,7 +32,7 @@ const (
 // defaults.
 type ReporterConfig struct {
 	Client kubernetes.Interface
-	Node   *Node
+	Node   *Builder
 	// UpdateFrequency is how often the status is computed (10s);
 	// ReportFrequency how often it is written when nothing changed (5m).
 	UpdateFrequency time.Duration

@@ -17,10 +17,10 @@ import (
 	"github.com/nodekit-dev/nodekit/resources"
 )
 
-// Node computes a Node object and its status as the kubelet does. It is
+// Builder computes a Node object and its status as the kubelet does. It is
 // pure apart from the Checks, Pressure and Images it calls: Registrar and
 // Reporter do the API calls.
-type Node struct {
+type Builder struct {
 	cfg         Config
 	capacity    v1.ResourceList
 	allocatable v1.ResourceList
@@ -28,12 +28,12 @@ type Node struct {
 
 // New validates cfg and computes capacity and allocatable once: they come
 // from the machine and the flags, which do not change while the agent runs.
-func New(cfg Config) (*Node, error) {
+func New(cfg Config) (*Builder, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, capacity: capacity(cfg)}
+	n := &Builder{cfg: cfg, capacity: capacity(cfg)}
 	alloc, err := resources.NodeAllocatable(resources.AllocatableConfig{Capacity: n.capacity,
 		KubeReserved: cfg.KubeReserved, SystemReserved: cfg.SystemReserved, HardEvictionThresholds: cfg.HardEviction})
 	if err != nil {
@@ -71,19 +71,19 @@ func capacity(cfg Config) v1.ResourceList {
 }
 
 // Name is the node's name.
-func (n *Node) Name() string { return n.cfg.NodeName }
+func (n *Builder) Name() string { return n.cfg.NodeName }
 
 // Allocatable is what pods may have of the node (capacity less the
 // reservations and the hard eviction threshold); the downward API reports
 // it for a limit a container does not set.
-func (n *Node) Allocatable() v1.ResourceList { return n.allocatable.DeepCopy() }
+func (n *Builder) Allocatable() v1.ResourceList { return n.allocatable.DeepCopy() }
 
 // ForAdmission is the Node as admission reads it: the name, labels and
 // taints Initial registers, with the capacity and allocatable, and no
 // other status (no checks, no CRI calls), so it is cheap to ask for each
 // new pod. It is the kubelet's initialNode, which its getNodeAnyWay
 // returns until the API's Node is known.
-func (n *Node) ForAdmission() *v1.Node {
+func (n *Builder) ForAdmission() *v1.Node {
 	labels := n.cfg.defaultLabels()
 	for k, v := range n.cfg.Labels {
 		labels[k] = v
@@ -95,7 +95,7 @@ func (n *Node) ForAdmission() *v1.Node {
 
 // Initial is the Node to register: the kubelet's labels and the caller's,
 // the taints, and a first status.
-func (n *Node) Initial(ctx context.Context) *v1.Node {
+func (n *Builder) Initial(ctx context.Context) *v1.Node {
 	node := n.ForAdmission()
 	n.setStatus(ctx, node, false) // its events go out once it is registered
 	return node
@@ -105,9 +105,9 @@ func (n *Node) Initial(ctx context.Context) *v1.Node {
 // addresses, capacity and allocatable, node info, daemon endpoints,
 // images, then the conditions, whose LastTransitionTime changes only when
 // their status does.
-func (n *Node) SetStatus(ctx context.Context, node *v1.Node) { n.setStatus(ctx, node, true) }
+func (n *Builder) SetStatus(ctx context.Context, node *v1.Node) { n.setStatus(ctx, node, true) }
 
-func (n *Node) setStatus(ctx context.Context, node *v1.Node, record bool) {
+func (n *Builder) setStatus(ctx context.Context, node *v1.Node, record bool) {
 	s := &node.Status
 	s.Addresses = []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: n.cfg.NodeIP}, {Type: v1.NodeHostName, Address: n.cfg.Hostname}}
 	s.Capacity, s.Allocatable = n.capacity.DeepCopy(), n.allocatable.DeepCopy()
@@ -137,7 +137,7 @@ func (n *Node) setStatus(ctx context.Context, node *v1.Node, record bool) {
 
 // event records the kubelet's event for a condition that changed:
 // NodeReady/NodeNotReady, NodeHasSufficientMemory, NodeHasDiskPressure...
-func (n *Node) event(c v1.NodeCondition) {
+func (n *Builder) event(c v1.NodeCondition) {
 	if n.cfg.Recorder == nil {
 		return
 	}
@@ -154,13 +154,13 @@ func (n *Node) event(c v1.NodeCondition) {
 }
 
 // readyNow says whether the node would report Ready now.
-func (n *Node) readyNow(ctx context.Context) bool {
+func (n *Builder) readyNow(ctx context.Context) bool {
 	return n.ready(ctx, &v1.NodeStatus{Capacity: n.capacity}).Status == v1.ConditionTrue
 }
 
 // ready is the kubelet's Ready condition: every check's error, and any
 // capacity the node cannot report, joined into the message.
-func (n *Node) ready(ctx context.Context, s *v1.NodeStatus) v1.NodeCondition {
+func (n *Builder) ready(ctx context.Context, s *v1.NodeStatus) v1.NodeCondition {
 	var errs []error
 	for _, check := range n.cfg.ReadyChecks {
 		if err := check(ctx); err != nil {

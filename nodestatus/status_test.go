@@ -35,7 +35,7 @@ type images []kc.Image
 
 func (i images) Images(context.Context) ([]kc.Image, error) { return i, nil }
 
-func newNode(t *testing.T, mod func(*Config)) (*Node, *clocktesting.FakeClock) {
+func newNode(t *testing.T, mod func(*Config)) (*Builder, *clocktesting.FakeClock) {
 	clk := clocktesting.NewFakeClock(t0)
 	cfg := Config{NodeName: "node-1", NodeIP: "127.0.0.1", Machine: machine(), Clock: clk,
 		ContainerRuntimeVersion: "containerd://1.6.20", KubeReserved: v1.ResourceList{v1.ResourceMemory: resource.MustParse("1Gi")}}
