@@ -1,40 +1,56 @@
 // Package nodekit is an embeddable library of kubelet building blocks: the
 // kubelet's machinery as small, independent packages a custom node agent can
-// import, or use as fakes to unit-test a controller.
+// import, or use as fakes to unit-test a controller. The package Example puts
+// a pod on a CRI runtime in a few lines.
 //
-//	runtime/      CRI client: RuntimeService and ImageService over gRPC or in process
-//	kuberuntime/  pod-level runtime manager: SyncPod, KillPod, GetPodStatus on the CRI
-//	runtime/criconv  CRI to kubecontainer conversions (runtime, kuberuntime, gc)
-//	runtime/fake  in-memory CRI runtime served over real gRPC, for tests
-//	runtime/runtimetest  CRI contract suite (fake and containerd pass it)
-//	resources/    QoS class, CPU shares/quota, OOM score: the kubelet's formulas
-//	kubecontainer/ shared types: Pod, PodStatus, labels, container hash
-//	pleg/         pod lifecycle event generator: relisting and evented
-//	pleg/plegmetrics  the PLEG's kubelet_pleg_* metrics for Prometheus
-//	statuscache/  pod status cache with GetNewerThan
-//	prober/       liveness, readiness and startup probes at scale
-//	podsource/    static files, manifest URL, HTTP push, API server; merged by a mux
-//	cgroupmgr/    QoS cgroup tree, cgroupfs or systemd, v1 or v2
-//	podpath/      every path built from pod data, kept below its base directory
-//	volume/       emptyDir and hostPath volumes as the runtime manager's mounts
-//	podworkers/   one worker per pod: ordering, back-off, resync, termination
-//	podstatus/    the API status (getPhase, conditions, reasons); status manager
-//	podsync/      the workers' PodSyncer: sync, terminate, housekeeping
-//	server/       the kubelet's HTTP API: pods, healthz, metrics, stats, logs
-//	eviction/, gc/, node status and lease  (planned: open issues)
-//	nodeagent/    the packages composed as the kubelet composes them (one node agent)
-//	examples/kubelet  nodeagent behind the kubelet's flags
+// The packages in five layers, from the vocabulary they all speak to their
+// composition, and within a layer in the order of deps_test.go (which pins
+// what each may import):
 //
-// Wiring a pod onto containerd takes a few lines:
+//	vocabulary: the types and formulas every other package speaks
+//	  kubecontainer        Pod, PodStatus, container events, the kubelet's labels, the hash
+//	  resources            QoS class, CPU shares/quota, memory limit, OOM score: the kubelet's formulas
+//	  fieldpath            the downward API: pod fields, container resources, $(VAR) expansion
+//	  podpath              every path built from pod data, kept below its base directory
+//	node parts: the runtime, cgroups, volumes and disk under the pods
+//	  volume               emptyDir, hostPath, configMap, secret, downwardAPI, projected, as mounts
+//	  cgroupmgr            the QoS and pod cgroup tree, cgroupfs or systemd, v1 or v2
+//	  runtime              CRI client: RuntimeService and ImageService over gRPC or in process
+//	  runtime/criconv      CRI to kubecontainer conversions, shared by runtime, kuberuntime and gc
+//	  kuberuntime          pod-level runtime manager: SyncPod, KillPod, GetPodStatus on the CRI
+//	  runtime/fake         in-memory CRI runtime served over real gRPC, for tests
+//	  runtime/runtimetest  CRI contract suite (the fake and containerd pass it)
+//	  volume/apiclient     volume's ConfigMaps, Secrets and service account tokens over client-go
+//	  gc                   container and image garbage collection with the kubelet's policies
+//	  eviction             eviction manager: thresholds, pressure conditions, evictions
+//	pod lifecycle: from a pod's sources to its status
+//	  statuscache          pod status cache; GetNewerThan orders each sync after the last
+//	  pleg                 pod lifecycle event generator, relisting or evented
+//	  podstatus            the API pod status (phase, conditions, reasons); status manager
+//	  podworkers           one worker per pod: ordering, back-off, resync, termination
+//	  prober/probe         single HTTP, TCP, gRPC and exec probes, cheap enough for 10,000/s
+//	  pleg/plegmetrics     the PLEG's kubelet_pleg_* metrics for Prometheus
+//	  prober               liveness, readiness and startup probes on one scheduler
+//	  podsource            static files, manifest URL, HTTP push; merged by a mux
+//	  podsource/apiserver  the API server's pods for the node, as a pod source
+//	  podstatus/apiclient  podstatus's API writer over client-go
+//	  podsync              the workers' PodSyncer: sync, terminate, housekeeping; Dispatcher
+//	  admission            admit handlers (Handler, Result); the kubelet's predicates
+//	node surface: what the node shows the cluster and its operator
+//	  server               the kubelet's HTTP API: pods, healthz, metrics, stats, logs, exec
+//	  server/serverauth    TLS, authentication and authorization as the kubelet's port 10250
+//	  server/serverauth/serverauthtest  a client CA and certificate for tests
+//	  server/serving       the kubelet's listeners: API over TLS, read-only port, healthz
+//	  nodestatus           Node registration, status and conditions, the Lease
+//	  mirrorpod            mirror pods in the API for static pods
+//	  kubeletflags         the kubelet v1.34 command line on a standard flag.FlagSet
+//	composition: the packages put together
+//	  nodeagent            the packages composed as the kubelet composes them: one node agent
+//	  hollow               hollow nodes: many nodeagents in one process, each on runtime/fake
 //
-//	client, err := runtime.Dial(ctx, "unix:///run/containerd/containerd.sock")
-//	if err != nil {
-//		return err
-//	}
-//	defer client.Close(ctx)
-//	mgr, _ := kuberuntime.NewManager(kuberuntime.ManagerConfig{Runtime: client, Images: client})
-//	status, _ := mgr.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
-//	if err := mgr.SyncPod(ctx, pod, status, kuberuntime.SyncOptions{}).Err(); err != nil {
-//		log.Print(err) // e.g. CrashLoopBackOff: retried on the next sync
-//	}
+// Beside them: examples/kubelet (the reference agent: nodeagent behind the
+// kubelet's flags), examples/hollownodes (hollow nodes from the command
+// line), examples/fakeruntime (runtime/fake on a socket, for crictl), e2e
+// (the reference agent tested as a process), and internal/ (fsstats,
+// nodekit's one statfs reader, and test helpers).
 package nodekit
