@@ -13,24 +13,15 @@
 //     imagefs.inodesFree<5%); any hard threshold replaces the whole default
 //     unless MergeDefaults (the kubelet's default: replace). The syntax is
 //     resources.ParseThresholds, which allocatable uses too.
-//   - Signals: observations come from a SummaryProvider (the Summary API,
-//     which also gives each pod's usage) and, if set, a SignalProvider:
-//     LinuxSignals reads them as the kubelet's cadvisor does (root and
-//     kubepods cgroups v1 or v2, statfs of --root-dir and of the runtime's
-//     filesystems, pid_max).
-//   - Decisions, pure and table-tested: a threshold is met when available
-//     < value; a soft one acts after its grace period; a condition holds
-//     while a threshold of it was met within the pressure transition period
-//     (5m); a met threshold stays met until its minimum reclaim is
-//     reclaimed too; disk pressure first deletes unused containers and
-//     images (NodeReclaimer) and observes again; pods are ranked (Rank) by
-//     usage above request, priority and usage; static, mirror and critical
-//     pods are never evicted; pods over their emptyDir sizeLimit or
-//     ephemeral-storage limits are evicted first (LocalStorageEvictions).
-//   - I/O at the edges: the PodKiller kills the pod (1 s grace for a hard
-//     threshold) and publishes the status Eviction.UpdateStatus makes
-//     (Failed, reason Evicted, the kubelet's message, DisruptionTarget);
-//     events go to an EventRecorder; time comes from a clock.
+//   - Signals: a SummaryProvider (the Summary API, with each pod's usage)
+//     and, if set, a SignalProvider such as LinuxSignals (cgroups v1 or v2,
+//     statfs, pid_max), read as the kubelet's cadvisor reads them.
+//   - Decisions, pure and table-tested (Manager has them in full): soft
+//     thresholds after their grace period, the pressure transition period
+//     (5m), minimum reclaim, node-level reclaim before any eviction, the
+//     kubelet's ranking (Rank); static, mirror and critical pods are never
+//     evicted.
+//   - I/O at the edges: a PodKiller, an EventRecorder, a clock.
 //
 // A Manager is the loop (Run, every 10s) around Synchronize; it is a
 // nodestatus.Pressure, and Admit is the kubelet's admission handler:

@@ -80,6 +80,23 @@ type Config struct {
 // PIDPressure conditions (it implements nodestatus.Pressure), and when a
 // threshold is met reclaims disk at node level or evicts one pod. It is
 // safe for concurrent use.
+//
+// Its decisions are pure and table-tested: a threshold is met when
+// available < value; a soft one acts after its grace period; a condition
+// holds while a threshold of it was met within the pressure transition
+// period (5m); a met threshold stays met until its minimum reclaim is
+// reclaimed too; disk pressure first deletes unused containers and images
+// (NodeReclaimer) and observes again; pods are ranked (Rank) by usage above
+// request, priority and usage; static, mirror and critical pods are never
+// evicted; pods over their emptyDir sizeLimit or ephemeral-storage limits
+// are evicted first (LocalStorageEvictions). Observations come from a
+// SummaryProvider (the Summary API, which also gives each pod's usage) and,
+// if set, a SignalProvider: LinuxSignals reads them as the kubelet's
+// cadvisor does (root and kubepods cgroups v1 or v2, statfs of --root-dir
+// and of the runtime's filesystems, pid_max). The PodKiller kills the pod
+// (1 s grace for a hard threshold) and publishes the status
+// Eviction.UpdateStatus makes (Failed, reason Evicted, the kubelet's
+// message, DisruptionTarget).
 type Manager struct {
 	cfg          Config
 	localStorage bool

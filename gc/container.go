@@ -71,6 +71,31 @@ type ContainerResult struct {
 
 // ContainerGC is the kubelet's container garbage collector: dead
 // containers, inactive sandboxes and the logs of gone pods.
+//
+// SelectContainers picks the dead (not running) containers older than
+// MinAge: all of a gone pod's, then all but the newest MaxPerPodContainer
+// (1) per pod and container name, then, over MaxContainers (-1: no limit),
+// an equal share per container and the oldest beyond it. SelectSandboxes
+// picks the sandboxes that are neither ready nor hold a container: all of a
+// gone pod's, all but the newest of a live pod's. SelectPodLogDirs picks the
+// log directories (package podpath's <namespace>_<name>_<uid>) of gone pods
+// the runtime has no sandbox of. Only containers and sandboxes with the
+// kubelet's io.kubernetes.pod.* labels are considered, and with a
+// SandboxSelector only the sandboxes carrying those labels and the
+// containers in them. Which pods are gone, a PodStateProvider says (the
+// kubelet's pod workers), and only once AllSourcesReady.
+//
+// Deviations from the kubelet:
+//
+//   - Containers and sandboxes without the kubelet's pod UID label are
+//     never touched (the kubelet takes them for a gone pod's).
+//   - A removed container's log file is found from its labels through
+//     podpath (the kubelet asks the runtime for its LogPath, the same
+//     file), and is kept if another container of the pod, not removed,
+//     writes to it.
+//   - A pod's log directory is kept while the runtime has a sandbox of
+//     that pod, whoever's, so that agents sharing a runtime and a logs
+//     directory do not remove each other's.
 type ContainerGC struct {
 	cfg    ContainerConfig
 	policy ContainerPolicy

@@ -76,6 +76,26 @@ func (e *FreeSpaceError) Error() string {
 }
 
 // ImageGC is the kubelet's image garbage collector (its realImageGCManager).
+//
+// Images are tracked across passes, first detected and last used, in
+// memory. EvictionOrder keeps those that may go — not used by any container
+// of the runtime, not pinned, not the SandboxImage — least recently used
+// first. OldImages picks those unused for MaxAge (0: off); when the image
+// filesystem is at 85% or more (capacity and availability from FsStats,
+// statfs(2) at the mountpoint CRI's ImageFsInfo reports), BytesToFree says
+// how much brings it to 80% and ImagesToFree which images, skipping those
+// first seen less than MinAge (2m) ago. Freeing too little is an error and
+// a FreeDiskSpaceFailed event.
+//
+// Deviations from the kubelet:
+//
+//   - An image used by any container of the runtime, labelled by a kubelet
+//     or not, is kept.
+//   - For MaxAge, an image never seen in use counts as last used when it
+//     was first detected; the kubelet removes such an image, however
+//     recently pulled, once MaxAge has passed since it started.
+//   - The sandbox image is named (SandboxImage) rather than relied on to
+//     be pinned: containerd 1.6 does not pin it.
 type ImageGC struct {
 	cfg    ImageConfig
 	policy ImagePolicy

@@ -10,37 +10,25 @@
 // node status and lease, admission, container and image GC. Nothing is
 // forked: only the runtime is a fake (runtime/fake, called in process
 // through runtime.NewInProcessClient: the CRI calls as over gRPC, without
-// the encoding) that pulls any image. A container of
-// any image runs until it is stopped, unless SetBehavior says otherwise;
-// the project's test image (fake.TestbinImage) behaves as the real one
-// ("exit 3", "sleep 5", and "serve", which answers HTTP probes on the pod's
-// loopback IP when Config.ServePorts is set).
+// the encoding) that pulls any image. A container of any image runs until
+// it is stopped, unless SetBehavior says otherwise; the project's test
+// image (fake.TestbinImage) behaves as the real one ("exit 3", "sleep 5",
+// and "serve", which answers HTTP probes on the pod's loopback IP when
+// Config.ServePorts is set).
 //
 // Shared where it cannot change behaviour: one HTTP/2 transport to the
 // API server (each node keeps its own client-side rate limiter, the
 // kubelet's 50 QPS / 100 burst), one clock, one metrics registry with a
 // "node" label. Separate where a kubelet is separate: the pod watch, the
-// lease, the node status, the status manager and the runtime.
-//
-// What a hundred nodes cost is measured by BenchmarkHollowNodes100x110
-// (100 nodes, 110 pods each, against the real API server). Four choices
-// keep it low, each a deliberate difference from a kubelet:
-//   - the evented PLEG (the kubelet's EventedPLEG gate) rather than a relist
-//     every second (Config.RelistingPLEG switches back);
-//   - the fake is called in process with its listings shared
-//     (runtime.WithSharedListResponses) and keeps compact configs
-//     (fake.WithCompactConfigs);
-//   - each node's event correlator caches 32 objects, not 4096
-//     (Config.EventCacheSize);
-//   - a process of hollow nodes should run with GOGC=GCPercent (25), as
-//     examples/hollownodes does: its heap is the nodes' long-lived state.
+// lease, the node status, the status manager and the runtime. A few
+// choices keep a hundred nodes cheap, each a deliberate difference from a
+// kubelet (Config lists them): the evented PLEG, shared fake listings, a
+// small event cache, and GOGC=GCPercent (25) for the process.
 //
 // Knobs a test needs are on Node: start latency (SetStartLatency), image
 // pull failures (FailPulls), what containers do — exit codes, crash loops
 // (SetBehavior) — and NotReady on demand (SetReady). Capacity, labels and
 // taints are Config fields.
-//
-// Use:
 //
 //	nodes, err := hollow.New(ctx, hollow.Config{Rest: restCfg, Nodes: 3})
 //	if err != nil { ... }

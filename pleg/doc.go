@@ -20,23 +20,11 @@
 //     EventSource), it falls back to relisting every
 //     second and logs why.
 //
-// # Faster than the kubelet
-//
-// The kubelet refreshes changed pods one after another, so a relist where
-// many pods changed takes their sum: the multi-minute relists of
-// kubernetes#93886 and #139788. Here up to Parallelism (default 16) pod
-// statuses are read at once; each pod's events still go out in order, right
-// after its status is cached, and the cache's global timestamp moves only
-// when every refresh of the relist is done. BenchmarkRelistChurn: 100 of
-// 1,000 pods changed, 10 ms runtime latency per status read: ~1.2 s serial,
-// ~130 ms with the default, on two cores.
-//
-// Two deliberate differences in the evented PLEG: it resets its failure
-// count when a stream opens, so occasional reconnects over days do not add
-// up to a fallback (the kubelet counts them forever); and a container stop
-// older than the cache's data still sends ContainerDied (the kubelet drops
-// it), because nodekit's pod sync reads the pod's status back into the
-// cache, and that read may be the only one to have seen the stop.
+// Deliberate differences from the kubelet: GenericPLEG reads up to
+// Parallelism (16) changed pods' statuses at once, each pod's events still
+// in order, where the kubelet reads them one after another; EventedPLEG
+// resets its failure count when a stream opens, and sends ContainerDied
+// even for a stop older than the cache's data (each type says why).
 //
 // # Use
 //

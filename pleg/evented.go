@@ -47,6 +47,13 @@ type EventedConfig struct {
 // events and cache updates at once, keeping a slow relister as a safety net.
 // When the stream fails MaxRetries times in a row, or the runtime does not
 // implement it, it falls back to relisting every RelistPeriod.
+//
+// Two deliberate differences from the kubelet's: it resets its failure
+// count when a stream opens, so occasional reconnects over days do not add
+// up to a fallback (the kubelet counts them forever); and a container stop
+// older than the cache's data still sends ContainerDied (the kubelet drops
+// it), because nodekit's pod sync reads the pod's status back into the
+// cache, and that read may be the only one to have seen the stop.
 type EventedPLEG struct {
 	cfg      EventedConfig
 	generic  *GenericPLEG

@@ -72,6 +72,14 @@ func (c *Config) setDefaults() {
 // pods, compares each container's state with the previous relist, refreshes
 // the cached status of the pods that changed — several at once — and sends
 // their events.
+//
+// The kubelet refreshes changed pods one after another, so a relist where
+// many pods changed takes their sum: the multi-minute relists of
+// kubernetes#93886 and #139788. Here up to Parallelism (default 16) pod
+// statuses are read at once; each pod's events still go out in order, right
+// after its status is cached, and the cache's global timestamp moves only
+// when every refresh of the relist is done (BenchmarkRelistChurn: 100 of
+// 1,000 pods changed, 10 ms runtime latency per status read).
 type GenericPLEG struct {
 	cfg    Config
 	events chan *PodLifecycleEvent

@@ -36,7 +36,8 @@ type ParseOptions struct {
 	// NodeName is the node the pods are for.
 	NodeName string
 	// Strict rejects unknown and duplicate fields (each reported with its
-	// path) instead of ignoring them.
+	// path, through sigs.k8s.io/json). Without it unknown fields are
+	// ignored, as the kubelet does.
 	Strict bool
 	// AllowList accepts a v1 PodList (or List) as well as a Pod.
 	AllowList bool

@@ -133,10 +133,19 @@ func pullPolicyFor(image string) v1.PullPolicy {
 // followed by "host:<node>" and "file:<path>" for files, or "url:<origin>"
 // for the other sources, as in pkg/kubelet/config/common.go. The pod is
 // hashed through its JSON encoding (struct order, sorted map keys), which is
-// stable across restarts and processes: the same content on the same node
-// and path gets the same UID, any change in content a new one. (The kubelet
-// uses hashutil.DeepHashObject, a spew dump; the values differ from the
-// kubelet's, the properties are the same.)
+// stable across restarts and processes and independent of formatting,
+// comments and of spelling out API defaults: the same content on the same
+// node and path gets the same UID, any change in content a new one.
+//
+// So editing a manifest without metadata.uid changes its UID: the stream
+// shows REMOVE of the old pod then ADD of the new one, exactly what the
+// kubelet does (a new UID is a new pod to the pod workers). A manifest with
+// metadata.uid keeps it, and an edit is an UPDATE.
+//
+// The kubelet hashes a spew dump (hashutil.DeepHashObject): the values
+// differ from the kubelet's, the properties are the same, so the UIDs of
+// existing static pods change once when a node moves from the kubelet to
+// this package.
 func PodUID(pod *v1.Pod, kind, origin, nodeName string) types.UID {
 	b, err := json.Marshal(pod)
 	if err != nil { // cannot happen for a v1.Pod; fall back to a spew-like dump

@@ -45,8 +45,32 @@ type FileConfig struct {
 	Metrics *Metrics
 }
 
-// FileSource reads static pods from a directory or a file; see the package
-// documentation.
+// FileSource reads static pods from a directory of manifests (default
+// /etc/kubernetes/manifests) or a single file: YAML or JSON, one Pod per
+// file; dotfiles are ignored and subdirectories not recursed into. Changes
+// are seen at once through fsnotify, and every CheckPeriod (20s,
+// --file-check-frequency) all files are re-read as a safety net (lost events,
+// a directory that did not exist yet). Adding, editing (in place, or an
+// editor writing a temp file and renaming it over) and removing a file adds,
+// changes and removes its pod. Symlinks are followed; for a link pointing
+// outside the directory the target's directory is watched too, so edits of
+// the target and link swaps are seen at once. A path that holds no manifest
+// (an empty file, a dangling symlink, a directory, a symlink loop, a file
+// over MaxFileBytes, 10 MiB) is logged once with its path when it gets that
+// way, not at every re-read.
+//
+// A file that becomes invalid keeps the last good version of its pod (the
+// kubelet drops it): a typo during an edit must not kill a running static
+// pod, such as the kube-apiserver's. The error is logged with the file and
+// field path, counted in podsource_invalid_manifests_total and listed by
+// Errors until the file is fixed or deleted. A file that becomes empty
+// (being written: truncate, then write) also keeps its last pod. Deleting
+// the file removes the pod.
+//
+// Two files with one namespace/name or one UID are settled here, where the
+// paths are known: the file whose pod was sent first keeps it (on a first
+// read, the first by path), the other is held back, logged once with both
+// paths, counted, and listed by Errors until the conflict ends.
 type FileSource struct {
 	cfg  FileConfig
 	sink Sink

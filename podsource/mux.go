@@ -61,10 +61,38 @@ func (c Conflict) String() string {
 }
 
 // Mux merges the pods of its sources into one stream of PodUpdates, with
-// the kubelet's podStorage semantics (pkg/kubelet/config/config.go). It is
-// passive: sources call Update, which merges and sends what changed on
-// Updates before returning (so the stream's order is the merge order, and a
-// slow consumer slows the sources).
+// the kubelet's podStorage semantics (pkg/kubelet/config/config.go). A
+// source sends its full set (SET) or deltas (ADD, UPDATE, DELETE, REMOVE);
+// the mux keeps each source's pods by UID and emits, per source and in this
+// order, REMOVE, ADD, UPDATE, DELETE and RECONCILE, each only if something
+// changed semantically (the kubelet's podsDifferSemantically): an unchanged
+// re-read emits nothing, a change only in status is a RECONCILE, a change
+// in spec, labels, generation, deletion timestamp or annotations (except the
+// local config.seen, config.source, config.mirror) an UPDATE (DELETE if a
+// deletion timestamp is set), a pod gone a REMOVE. ModeSnapshot emits one
+// SET of everything instead.
+//
+// The first sight of a pod stamps config.seen (RFC3339Nano, from the
+// injected clock) on the mux's shallow copy, unless its source stamped it
+// (the API server source does, on its own objects); such a pod's RECONCILE
+// is the source's newer object, which consumers may hold instead of the
+// older one (the kubelet's pod manager does). Emitted pods are shared, never
+// copied per consumer: consumers must not modify them, nor may sources
+// modify pods they sent (they may send the same pointer again: the mux then
+// skips the pod without comparing). SourcesReady and AllSourcesReady say
+// whether the sources have delivered a first SET; pod GC must wait for it.
+// A source's first SET with nothing to add emits an empty ADD, the
+// kubelet's readiness signal.
+//
+// The same namespace/name from two pods of two sources is not merged (a
+// deviation from the kubelet): the first pod seen keeps it, the other is
+// held back, logged, counted in podsource_conflicts_total and listed by
+// Conflicts. When the kept pod goes away, the first held-back pod (in
+// source registration order) is added in its latest version.
+//
+// It is passive: sources call Update, which merges and sends what changed
+// on Updates before returning (so the stream's order is the merge order,
+// and a slow consumer slows the sources).
 //
 // Locking: sendMu orders whole updates (merge, then send); mu guards the
 // merged state and is never held across a send, so the consumer may call

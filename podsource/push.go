@@ -44,7 +44,8 @@ type PushConfig struct {
 //
 // Its pods carry config.source "http", like the kubelet's other non-file
 // source; their UIDs hash in "push:<Name>". Pushed pods live in memory:
-// after a restart they must be pushed again.
+// after a restart they must be pushed again. The source is ready as soon as
+// Run starts.
 type PushHandler struct {
 	cfg  PushConfig
 	sink Sink

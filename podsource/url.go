@@ -41,7 +41,12 @@ type URLConfig struct {
 	Metrics      *Metrics
 }
 
-// URLSource polls a URL for pods; see the package documentation.
+// URLSource polls a URL (--manifest-url) every CheckPeriod (20s,
+// --http-check-frequency) with optional headers; the body is a Pod or a
+// PodList, YAML or JSON. A failed fetch or an unusable body keeps the last
+// good set; an empty body is an empty set (as the kubelet). When an item of
+// its PodList becomes invalid, that pod (keyed by namespace/name) keeps its
+// last good version, where the kubelet drops it; valid items keep flowing.
 type URLSource struct {
 	cfg  URLConfig
 	sink Sink

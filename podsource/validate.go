@@ -25,13 +25,16 @@ import (
 // restartPolicy, dnsPolicy, imagePullPolicy and probe numbers, subPath
 // and hostPath without "..". It is a subset of the API server's
 // ValidatePodCreate (k8s.io/kubernetes is not a dependency); each error
-// carries its field path and value.
+// carries its field path and value. The sources run it after defaulting, as
+// the kubelet does, so a bad name is reported with the node suffix.
 //
 // A node also puts the pod's UID, namespace and name in paths, so it checks
 // what the API server never needs to: metadata.uid must be a UID that
-// package podpath accepts (ValidateUID: letters, digits and '-', at most
-// 128 characters), and <namespace>_<name>_<uid>, the pod's log directory
-// name, must fit in a file name (255 bytes).
+// package podpath accepts (ValidateUID: ASCII letters, digits and '-', at
+// most 128 characters: UUIDs and the kubelet's hex digests fit, "../x" does
+// not), and <namespace>_<name>_<uid>, the pod's log directory name, must fit
+// in a file name (255 bytes). The kubelet takes a static pod's UID as
+// written; nodekit refuses the pod instead.
 func ValidatePod(pod *v1.Pod) field.ErrorList {
 	var errs field.ErrorList
 	meta := field.NewPath("metadata")

@@ -72,7 +72,29 @@ type APIWriterConfig struct {
 }
 
 // APIWriter writes the statuses of a Manager to the API server, as the
-// kubelet's status manager does; see the package doc for its rules.
+// kubelet's status manager does: at once when the Manager publishes a
+// change, and over every pod each SyncPeriod (10s). A status is written only
+// if it changed since the pod's last write or, on that periodic pass, if the
+// API pod lost it (overwritten, restored from a backup: the kubelet's
+// needsReconcile) unless it is terminal and being deleted; the pass reads
+// the copy the pod's source last delivered (the pod given to SetPodStatus or
+// ReplacePod, or the mirror pod), normalized and merged as below, not the
+// API. Only what differs from the API pod's status is sent: a
+// strategic-merge patch of pods/status (StatusPatch, the kubelet's
+// statusutil.PatchPodStatus) with the pod's UID as a precondition, so that
+// it never lands on a pod recreated with the same name. A failed write is
+// retried after a jittered back-off while the other pods go on; after an
+// outage each pod gets its newest status once.
+//
+// The merge keeps the API's StartTime, conditions of other writers,
+// transition times of unchanged conditions and terminal phase. A static
+// pod's status goes to its mirror pod (APIWriterConfig.MirrorPodFor). A pod
+// whose deletion was asked (the pod given to SetPodStatus has a
+// DeletionTimestamp) and whose containers have all stopped is made terminal
+// in the API, then deleted with grace period 0 and its UID as a
+// precondition: so publish a terminated pod's last status, and RemovePod
+// once its API pod is gone. A pod not in the API, or recreated, is written
+// no more; a pod removed from the Manager is forgotten.
 type APIWriter struct {
 	cfg     APIWriterConfig
 	running atomic.Bool

@@ -77,7 +77,39 @@ type Config struct {
 	Clock clock.Clock
 }
 
-// Handler is the kubelet's HTTP API, to mount on a server of the caller's.
+// Handler is the kubelet's HTTP API, to mount on a server of the caller's:
+//
+//	/pods            the node's pods with their statuses (a PodList)
+//	/healthz         the caller's named checks ([+]name ok / [-]name failed)
+//	/metrics         the caller's Prometheus registry
+//	/metrics/resource
+//	                 the kubelet's resource metrics, which metrics-server
+//	                 scrapes: NewResourceMetrics over Stats (the caller's
+//	                 registry in ResourceMetrics, else one of the handler's)
+//	/metrics/probes  the caller's prober registry (prober.NewMetrics)
+//	/stats/summary   the Summary API (k8s.io/kubelet stats/v1alpha1)
+//	/containerLogs/<namespace>/<pod>/<container>
+//	                 tailLines, limitBytes, sinceSeconds, sinceTime,
+//	                 timestamps, follow, previous: the instance the pod's
+//	                 status names, its CRI log file streamed (P lines
+//	                 joined); a follow ends once the container stops and
+//	                 reads on across a rotation; a WebSocket gets it as
+//	                 the API server's pods/log sends it (binary.k8s.io,
+//	                 base64.binary.k8s.io)
+//	/exec/<namespace>/<pod>[/<uid>]/<container>?command=...&input=1&output=1&error=1&tty=1
+//	/attach/<namespace>/<pod>[/<uid>]/<container>?input=1&output=1&error=1
+//	/portForward/<namespace>/<pod>[/<uid>]
+//	                 sessions: an SPDY or WebSocket upgrade proxied to the
+//	                 runtime's CRI streaming server (containerd's), as the
+//	                 kubelet does; attach's tty is the container spec's
+//	/run/<namespace>/<pod>[/<uid>]/<container>?cmd=...
+//	                 POST: runs the command, answers its output
+//	/debug/pprof/    with EnableDebuggingHandlers
+//
+// Bad requests get a 4xx naming what was wrong: 400 for a bad path or
+// parameter, 404 for a pod or container that is not there, 405 for a wrong
+// method; a container whose status shows no log is 400 with the kubelet's
+// message ("... is waiting to start: ContainerCreating").
 type Handler struct {
 	cfg Config
 	mux *http.ServeMux

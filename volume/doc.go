@@ -1,32 +1,10 @@
 // Package volume sets up a pod's volumes on the node and hands the runtime
 // manager their mounts, as the kubelet's volume manager does for the
-// volumes a node can serve by itself:
-//
-//   - emptyDir: a directory <root-dir>/pods/<uid>/volumes/kubernetes.io~empty-dir/<name>
-//     made 0777 past the umask, or, with medium Memory, a tmpfs there;
-//     set up once (marked ready in <root-dir>/pods/<uid>/plugins);
-//   - hostPath: the node's path, with the API's type checks (the *OrCreate
-//     types create what is missing);
-//   - configMap and secret (items, defaultMode, optional) from the API
-//     server through Objects (package volume/apiclient over client-go);
-//   - downwardAPI: pod fields and container resources (package fieldpath);
-//   - projected: configMap, secret, downwardAPI and serviceAccountToken
-//     sources in one directory; tokens come from TokenRequests bound to
-//     the pod, cached and refreshed by Tokens as the kubelet's token
-//     manager does (at 80% of their lifetime, at most 24 h).
-//
-// The API-backed and downward volumes are written atomically (a ..data
-// symlink swapped to a new directory, as the kubelet's AtomicWriter) and
-// again on every SetUp; SetUpAll on each pod sync is how an updated
-// ConfigMap, Secret, label or token reaches a running pod. Secret and
-// projected volumes live on a tmpfs, sized as the kubelet sizes a memory
-// emptyDir (node allocatable, pod memory limit, sizeLimit), so secrets
-// never touch the disk; these four types are mounted read-only. Other
-// volume types are refused by name; each is a Plugin in Config.
-//
-// With a pod fsGroup, SetVolumeOwnership gives each volume but hostPath
-// to the group as the kubelet does (chown, setgid directories, group rw,
-// or r for the read-only types; a token file 0600 before that).
+// volumes a node can serve by itself: emptyDir (disk or tmpfs), hostPath,
+// configMap, secret, downwardAPI and projected (with service account
+// tokens), each a Plugin (Manager lists what each does). API-backed volumes
+// are written atomically and again on every sync, so updated ConfigMaps,
+// Secrets, labels and tokens reach running pods; secrets live on tmpfs.
 //
 // Every path built from pod data goes through package podpath: a UID,
 // volume name or subPath that would lead out of the pod's directory (or,
@@ -41,13 +19,8 @@
 // a subPathExpr expands with (Mounts knows only env values and pod
 // fieldRefs). TearDown unmounts the tmpfs mounts and removes the pod's
 // directory, from the UID alone; call it once the containers are gone.
-//
-// PodVolumeStats measures a pod's volumes for the Summary API's VolumeStats
-// as the kubelet does (a du-style walk and statfs of each emptyDir,
-// configMap, secret, downwardAPI and projected volume's directory); it is a
-// server.VolumeStatsProvider.
-//
-// # Use
+// PodVolumeStats measures a pod's volumes for the Summary API (a
+// server.VolumeStatsProvider).
 //
 //	vols, err := volume.New(volume.Config{Layout: podpath.Layout{RootDir: "/var/lib/kubelet"}})
 //	// or, with an API server (objs from volume/apiclient):

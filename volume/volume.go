@@ -76,7 +76,31 @@ type Config struct {
 	Plugins []Plugin
 }
 
-// Manager sets up and tears down pods' volumes.
+// Manager sets up and tears down pods' volumes, one Plugin per volume type
+// (Config.Plugins); other volume types are refused by name. The built-in
+// plugins:
+//
+//   - emptyDir: a directory <root-dir>/pods/<uid>/volumes/kubernetes.io~empty-dir/<name>
+//     made 0777 past the umask, or, with medium Memory, a tmpfs there;
+//     set up once (marked ready in <root-dir>/pods/<uid>/plugins);
+//   - hostPath: the node's path, with the API's type checks (the *OrCreate
+//     types create what is missing);
+//   - configMap and secret (items, defaultMode, optional) from the API
+//     server through Objects (package volume/apiclient over client-go);
+//   - downwardAPI: pod fields and container resources (package fieldpath);
+//   - projected: configMap, secret, downwardAPI and serviceAccountToken
+//     sources in one directory; tokens come from TokenRequests bound to
+//     the pod, cached and refreshed by Tokens as the kubelet's token
+//     manager does (at 80% of their lifetime, at most 24 h).
+//
+// The API-backed and downward volumes are written atomically (a ..data
+// symlink swapped to a new directory, as the kubelet's AtomicWriter) and
+// again on every SetUp; SetUpAll on each pod sync is how an updated
+// ConfigMap, Secret, label or token reaches a running pod. Secret and
+// projected volumes live on a tmpfs, sized as the kubelet sizes a memory
+// emptyDir (node allocatable, pod memory limit, sizeLimit), so secrets
+// never touch the disk; these four types are mounted read-only. With a pod
+// fsGroup, SetVolumeOwnership gives each volume but hostPath to the group.
 type Manager struct {
 	layout  podpath.Layout
 	plugins []Plugin

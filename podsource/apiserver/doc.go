@@ -5,7 +5,9 @@
 // pkg/kubelet/config/apiserver.go does. The Reflector resumes a broken watch
 // from its last resource version and lists again after a 410 "too old
 // resource version". API pods keep their UID, name and namespace and only
-// get the annotation kubernetes.io/config.source=api.
+// get the annotation kubernetes.io/config.source=api: no kubelet defaults,
+// no validation. The node's own credentials (system:node:<node>) suffice
+// under the Node authorizer.
 //
 // It is its own package so that agents using only the file, URL and push
 // sources do not compile client-go.

@@ -48,9 +48,11 @@ func NewGRPC(opts GRPCOptions) *GRPCProber {
 	}}
 }
 
-// Probe calls Health/Check for service ("" for the server as a whole) at
-// host:port: SERVING is Success, any other answer or failure to get one is
-// Failure with the kubelet's message. The error is always nil.
+// Probe calls grpc.health.v1.Health/Check for service ("" for the server as
+// a whole) at host:port over an insecure connection: SERVING is Success, any
+// other answer or failure to get one is Failure with the kubelet's message.
+// Like the kubelet's blocking dial, a target that refuses connections is
+// retried until the timeout. The error is always nil.
 func (p *GRPCProber) Probe(ctx context.Context, host string, port int, service string, timeout time.Duration) (Result, string, error) {
 	timeout = orDefault(timeout)
 	ctx, cancel := context.WithTimeout(ctx, timeout)

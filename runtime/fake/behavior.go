@@ -11,9 +11,18 @@ import (
 )
 
 // Behavior decides what a container does, given its config at
-// CreateContainer. Like containerd, the runtime adds HOSTNAME (the
-// sandbox's hostname) in front of cfg.Envs. A Behavior must not call the
-// Runtime and must not modify cfg.
+// CreateContainer: the Program registered for its image, which can exit by
+// itself after a while with some code, get OOM-killed, run until stopped,
+// handle or ignore SIGTERM, print lines (written to the CRI log file when
+// the sandbox has a log directory and the container a log path, and to
+// attached clients), read lines from attached clients and answer exec'd
+// commands. Nothing is executed. TestbinBehavior reproduces the project's
+// test image (TestbinImage) mode by mode; other images default to
+// DefaultBehavior.
+//
+// Like containerd, the runtime adds HOSTNAME (the sandbox's hostname) in
+// front of cfg.Envs. A Behavior must not call the Runtime and must not
+// modify cfg.
 type Behavior func(cfg *runtimeapi.ContainerConfig) Program
 
 // Program is what a container's process does. The zero Program runs until

@@ -209,6 +209,13 @@ func (r *Runtime) RemoveImage(ctx context.Context, req *runtimeapi.RemoveImageRe
 
 // ImageFsInfo returns what SetImageFsInfo set, or one filesystem holding
 // all images, at the mountpoint WithImageFsMountpoint set.
+//
+// Images take no disk: their sizes are made up from their IDs, and the
+// filesystem's used bytes add up those sizes. Its mountpoint is on this
+// machine (os.TempDir() by default), where containers' writable layers are
+// too: consumers that statfs it for capacity, as the kubelet's image GC and
+// Summary API do with containerd's snapshotter directory, then work
+// unchanged, and see that filesystem's capacity and free space.
 func (r *Runtime) ImageFsInfo(ctx context.Context, req *runtimeapi.ImageFsInfoRequest) (*runtimeapi.ImageFsInfoResponse, error) {
 	if err := r.enter(ctx, mImageFsInfo); err != nil {
 		return nil, err

@@ -37,9 +37,11 @@ type options struct {
 
 // WithClock sets the clock for every timestamp and delay (scripted exits,
 // stop grace periods, exec timeouts, latencies, pull delays). Tests pass a
-// k8s.io/utils/clock/testing.FakeClock and Step it. A clock that also has
-// AfterFunc (both RealClock and FakeClock do) fires scripted exits
-// synchronously inside Step, so a test sees the exit as soon as Step returns.
+// k8s.io/utils/clock/testing.FakeClock and Step it, and never sleep. A
+// clock that also has AfterFunc (both RealClock and FakeClock do) fires
+// scripted exits synchronously inside Step, so a test sees the exit as soon
+// as Step returns; a call waiting on the clock has registered its timer
+// once the clock has a new waiter.
 func WithClock(c clock.WithTicker) Option {
 	return func(o *options) { o.clock = c }
 }

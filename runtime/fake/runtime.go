@@ -20,9 +20,24 @@ import (
 // runtimeapi.RuntimeServiceServer and runtimeapi.ImageServiceServer, so it
 // can be called directly or registered on a gRPC server.
 //
-// Messages returned by its methods are shared, immutable snapshots of its
-// state (that is what makes listing thousands of containers cheap): callers
-// must treat them as read-only.
+// It behaves as containerd 1.6's CRI plugin; for example:
+//
+//   - IDs are 64 hex digits and every call taking an ID also takes a
+//     unique prefix of one.
+//   - Names are reserved as containerd does (name_namespace_uid_attempt
+//     for sandboxes); a duplicate fails with "... is reserved for ...".
+//   - RemoveContainer, RemovePodSandbox and RemoveImage succeed for
+//     unknown objects; StopContainer, StopPodSandbox, ContainerStatus and
+//     PodSandboxStatus answer codes.NotFound; ImageStatus of an absent
+//     image answers no image and no error.
+//   - A failed StartContainer leaves the container EXITED with code 128
+//     and reason "StartError"; SIGKILL is exit code 137, reason "Error".
+//   - ListImages ignores its filter, as containerd 1.6 does.
+//
+// Sandboxes, containers and images are kept as immutable protobuf
+// snapshots, replaced on every change, so List and Status calls share them
+// without copying (that is what makes listing thousands of containers
+// cheap): messages returned by its methods must be treated as read-only.
 type Runtime struct {
 	runtimeapi.UnimplementedRuntimeServiceServer
 	runtimeapi.UnimplementedImageServiceServer

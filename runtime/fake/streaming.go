@@ -17,6 +17,18 @@ import (
 // Exec returns the URL of an exec in a running container, served by the
 // fake's streaming server on 127.0.0.1: the command is the container
 // Program's Exec, run with the client's streams (see ExecResult).
+//
+// Exec, Attach and PortForward answer URLs on a streaming server of the
+// fake's own, k8s.io/cri-streaming as in containerd, listening on a
+// 127.0.0.1 port from the first such call until Close: clients such as
+// client-go's remotecommand and portforward get real SPDY or WebSocket
+// streams. An exec runs the Program's Exec with the client's streams
+// (ExecResult.Interactive reads stdin; a tty echoes input and prints
+// "\r\n"), and a non-zero exit code reaches the client as its exit code.
+// An attach gets what the container prints from then on, and feeds
+// Program.Stdin when the container has Stdin. A port forward really dials
+// the port: 127.0.0.1 for host-network sandboxes, the pod IP when it is a
+// loopback address (the default), and fails otherwise.
 func (r *Runtime) Exec(ctx context.Context, req *runtimeapi.ExecRequest) (*runtimeapi.ExecResponse, error) {
 	if err := r.enter(ctx, mExec); err != nil {
 		return nil, err
