@@ -6,16 +6,16 @@
 // "OutOfpods", "NodeAffinity", "NodePorts", "TaintToleration", ...) and
 // messages.
 //
-// The package holds the admit handlers' vocabulary: a Handler (the
-// kubelet's PodAdmitHandler) answers each new pod with a Result, a
-// refusal's Reason and Message; HandlerFunc adapts a function. Predicate,
-// Sysctls (the kubelet's sysctl allowlist) and eviction's Manager are
-// Handlers, which podsync's Dispatcher asks in order:
+// The package holds the admit handlers' vocabulary, with the kubelet's
+// names: a PodAdmitHandler answers each new pod with a PodAdmitResult, a
+// refusal's Reason and Message; PodAdmitHandlerFunc adapts a function.
+// Predicate, Sysctls (the kubelet's sysctl allowlist) and eviction's
+// Manager are PodAdmitHandlers, which podsync's Dispatcher asks in order:
 //
 //	pred, _ := admission.New(admission.Config{Node: func() (*v1.Node, error) { return node, nil },
 //		Pods: workers})
 //	d, _ := podsync.NewDispatcher(podsync.DispatchConfig{Workers: workers, Prober: prober,
-//		Statuses: statuses, Admit: []admission.Handler{evictionMgr, sysctls, pred}})
+//		Statuses: statuses, Admit: []admission.PodAdmitHandler{evictionMgr, sysctls, pred}})
 //
 // The node's allocatable "pods" is --max-pods: a pod over it is refused
 // here as OutOfpods, as the kubelet does.

@@ -31,7 +31,7 @@
 //	signals, err := eviction.NewLinuxSignals(eviction.LinuxConfig{RootDir: "/var/lib/kubelet",
 //		KubepodsCgroup: cgroups.Path(cgroups.KubepodsCgroupName())})
 //	m, err := eviction.New(eviction.Config{Thresholds: thresholds, Summary: summaryProvider, Signals: signals,
-//		DiskInfo: signals, Pods: eviction.PodListerFunc(workers.Pods), Killer: killer, Reclaimer: gc,
+//		DiskInfo: signals, Pods: eviction.ActivePodsFunc(workers.Pods), Killer: killer, Reclaimer: gc,
 //		Recorder: recorder, NodeRef: nodeRef})
 //	go m.Run(ctx)
 //	node, err := nodestatus.New(nodestatus.Config{..., Pressure: m})

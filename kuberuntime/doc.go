@@ -31,8 +31,7 @@
 //
 // # Deviations from the kubelet
 //
-// In-place resize, image pull secrets and the
-// termination-message file are not handled yet. The
+// In-place resize and image pull secrets are not handled yet. The
 // container hash covers name and image only, as the kubelet's does since
 // v1.31. Back-off has no jitter, so tests can predict it.
 package kuberuntime

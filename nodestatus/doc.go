@@ -1,7 +1,7 @@
 // Package nodestatus is the kubelet's Node in the API: registration, the
 // status, and the heartbeat lease.
 //
-//   - Node (New) computes the Node as the kubelet does: its labels
+//   - Builder (New) computes the Node as the kubelet does: its labels
 //     (kubernetes.io/hostname, os, arch, and --node-labels), taints
 //     (--register-with-taints), addresses (InternalIP, Hostname), capacity
 //     (cpu, memory, pods, ephemeral-storage, hugepages-*) and allocatable
@@ -13,7 +13,7 @@
 //     (RuntimeCheck, NetworkCheck, CNIConfigCheck with libcni, PLEGCheck, or
 //     the caller's): then KubeletNotReady with their messages joined.
 //     MachineInfo comes from /proc, /sys and /etc (ReadMachineInfo).
-//   - Node.Register is tryRegisterWithAPIServer: create, or take over an
+//   - Builder.Register is tryRegisterWithAPIServer: create, or take over an
 //     existing Node of the same name.
 //   - Reporter registers (retrying 100ms..7s), writes the status as soon
 //     as the node is Ready (fastStatusUpdateOnce: checked every 100ms, for

@@ -20,7 +20,7 @@
 // port 10255 (package server/serving does both).
 //
 //	h, err := server.New(server.Config{Pods: statuses, Metrics: registry,
-//		Checks: []server.Check{{Name: "pleg", Check: plegCheck}}})
+//		Checks: []server.HealthCheck{{Name: "pleg", Check: plegCheck}}})
 //	l, _ := net.Listen("tcp", "127.0.0.1:10250")
 //	go server.Serve(ctx, l, h)
 package server

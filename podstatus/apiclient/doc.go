@@ -1,4 +1,4 @@
-// Package apiclient is the API server for a podstatus.APIWriter: Client
+// Package apiclient is the API server for a podstatus.APIWriter: PodAPI
 // adapts a client-go clientset to podstatus.PodAPI, with the kubelet's
 // calls. It reads a pod with GET, patches pods/status with a
 // strategic-merge patch (which carries the pod's UID as a precondition),
