@@ -19,6 +19,8 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodekit-dev/nodekit/internal/poll"
 )
 
 var v1Controllers = []string{"cpu", "cpuacct", "memory", "pids"}
@@ -119,7 +121,7 @@ func TestIntegrationV1PodCgroupWithRealProcess(t *testing.T) {
 	require.NoError(t, err)
 
 	var u *Usage
-	require.Eventually(t, func() bool {
+	poll.Eventually(t, func() bool {
 		u, err = m.PodUsage(pod)
 		return err == nil && u.CPUUsageNanoseconds > 0 && u.MemoryUsageBytes > 0 && u.PidsCurrent >= 1
 	}, 10*time.Second, 50*time.Millisecond, "usage never showed the process: %+v %v", u, err)
@@ -144,7 +146,7 @@ func TestIntegrationV1PodCgroupWithRealProcess(t *testing.T) {
 	_ = cmd.Wait()
 	killed = true
 
-	require.Eventually(t, func() bool {
+	poll.Eventually(t, func() bool {
 		res, err = m.CleanupOrphans(map[types.UID]bool{})
 		return err == nil
 	}, 5*time.Second, 50*time.Millisecond, "orphan clean-up after kill: %v", err)

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
 )
 
@@ -87,29 +88,20 @@ func (a *agentProcess) start(nodeIP string) {
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); log.Close(); close(exited) }()
 	a.cmd, a.exited, a.nodeIP = cmd, exited, nodeIP
-	if err := a.waitHealthy(exited); err != nil {
-		a.t.Fatalf("agent start %d: %v\n%s", a.starts, err, a.logTail(40))
-	}
-}
-
-func (a *agentProcess) waitHealthy(exited chan struct{}) error {
 	url := "http://127.0.0.1:" + strconv.Itoa(a.healthz) + "/healthz"
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
+	poll.Eventually(a.t, func() bool {
 		select {
 		case <-exited:
-			return fmt.Errorf("exited before /healthz answered")
+			a.t.Fatalf("agent start %d: exited before %s answered\n%s", a.starts, url, a.logTail(40))
 		default:
 		}
-		if resp, err := http.Get(url); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
+		resp, err := http.Get(url)
+		if err != nil {
+			return false
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	return fmt.Errorf("%s not ok within 60s", url)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 60*time.Second, 200*time.Millisecond, "agent start %d: %s ok\n%s", a.starts, url, func() string { return a.logTail(40) })
 }
 
 // stop ends the agent with sig (SIGKILL: a crash; SIGTERM: a stop) and

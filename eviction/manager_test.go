@@ -19,6 +19,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/nodekit-dev/nodekit/admission"
+	"github.com/nodekit-dev/nodekit/internal/poll"
 )
 
 // fakeNode is the manager's world: signals, pods with their stats, a
@@ -378,7 +379,7 @@ func TestRunEveryIntervalUntilCancelled(t *testing.T) {
 	go func() { done <- m.Run(ctx) }()
 	waitFor := func(what string, cond func() bool) {
 		t.Helper()
-		require.Eventually(t, cond, 5*time.Second, time.Millisecond, what)
+		poll.Eventually(t, cond, 5*time.Second, time.Millisecond, what)
 	}
 	waitFor("a evicted at once", func() bool { return slices.Equal(f.killedNames(), []string{"a"}) })
 	// Waiting for a's clean-up: polls every second, up to 30s.

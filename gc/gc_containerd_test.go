@@ -19,6 +19,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/nodekit-dev/nodekit/gc"
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/runtime"
@@ -92,16 +93,12 @@ func (p *cdPod) start(name string, restart int, args ...string) string {
 func (p *cdPod) exited(name string, restart int) string {
 	p.t.Helper()
 	id := p.start(name, restart, "exit", "0")
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	poll.Eventually(p.t, func() bool {
 		r, err := p.client.ContainerStatus(p.ctx, id, false)
 		require.NoError(p.t, err)
-		if r.Status.State == runtimeapi.ContainerState_CONTAINER_EXITED {
-			return id
-		}
-		require.True(p.t, time.Now().Before(deadline), "container %s did not exit: %s", id, r.Status.State)
-		time.Sleep(50 * time.Millisecond)
-	}
+		return r.Status.State == runtimeapi.ContainerState_CONTAINER_EXITED
+	}, 30*time.Second, 50*time.Millisecond, "container %s exited", id)
+	return id
 }
 
 func (p *cdPod) containers() []string {

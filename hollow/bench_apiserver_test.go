@@ -30,6 +30,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/nodekit-dev/nodekit/hollow"
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
 	"github.com/nodekit-dev/nodekit/nodeagent"
 )
@@ -138,7 +139,7 @@ func runHollowScale(b *testing.B, api *testenv.APIServer, nodesN, podsN int, win
 	done := make(chan error, 1)
 	go func() { done <- nodes.Run(ctx) }()
 	defer func() { cancel(); require.NoError(b, <-done) }()
-	waitUntil(b, 120*time.Second, "all nodes registered", func() bool {
+	poll.Eventually(b, func() bool {
 		l, err := creator.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		n := 0
 		for _, node := range l.Items {
@@ -147,7 +148,7 @@ func runHollowScale(b *testing.B, api *testenv.APIServer, nodesN, podsN int, win
 			}
 		}
 		return err == nil && n == nodesN
-	})
+	}, 120*time.Second, 250*time.Millisecond, "all nodes registered")
 
 	// An informer, not a bare watch: the API server closes a watch that
 	// falls behind 11,000 pods' updates, and an informer lists and
@@ -327,15 +328,4 @@ func (r *readyPods) summary() string {
 		nodes[p.Spec.NodeName]++
 	}
 	return fmt.Sprintf("%d are; the others by phase/reason %v, on %d nodes: %v", ready, by, len(nodes), nodes)
-}
-
-func waitUntil(b *testing.B, d time.Duration, what string, cond func() bool) {
-	b.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			b.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
 }

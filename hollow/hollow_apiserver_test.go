@@ -18,21 +18,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/nodekit-dev/nodekit/hollow"
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
 	"github.com/nodekit-dev/nodekit/nodestatus"
 	"github.com/nodekit-dev/nodekit/runtime/fake"
 )
-
-func eventually(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
 
 func nodeReady(ctx context.Context, c kubernetes.Interface, name string) v1.ConditionStatus {
 	n, err := c.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
@@ -64,7 +54,7 @@ func TestHollowNodesRunPods(t *testing.T) {
 	go func() { done <- nodes.Run(ctx) }()
 	c := api.Admin
 	for _, n := range nodes.Nodes() {
-		eventually(t, n.Name+" Ready", 30*time.Second, func() bool { return nodeReady(ctx, c, n.Name) == v1.ConditionTrue })
+		poll.Eventually(t, func() bool { return nodeReady(ctx, c, n.Name) == v1.ConditionTrue }, 30*time.Second, 100*time.Millisecond, n.Name+" Ready")
 		_, err := c.CoordinationV1().Leases(nodestatus.LeaseNamespace).Get(ctx, n.Name, metav1.GetOptions{})
 		assert.NoError(t, err, "%s heartbeats its lease", n.Name)
 	}
@@ -88,11 +78,11 @@ func TestHollowNodesRunPods(t *testing.T) {
 	create(prefix+"web", prefix+"1", web)
 	create(prefix+"nginx", prefix+"2", v1.Container{Name: "nginx", Image: "nginx:1.27"})
 	for _, name := range []string{prefix + "web", prefix + "nginx"} {
-		eventually(t, name+" Running and Ready", 30*time.Second, func() bool {
+		poll.Eventually(t, func() bool {
 			p, err := pods.Get(ctx, name, metav1.GetOptions{})
 			return err == nil && p.Status.Phase == v1.PodRunning && len(p.Status.ContainerStatuses) == 1 &&
 				p.Status.ContainerStatuses[0].Ready
-		})
+		}, 30*time.Second, 100*time.Millisecond, name+" Running and Ready")
 	}
 	p, err := pods.Get(ctx, prefix+"web", metav1.GetOptions{})
 	require.NoError(t, err)
@@ -111,18 +101,18 @@ func TestHollowNodesRunPods(t *testing.T) {
 		}
 		return p.Status.ContainerStatuses[0].State.Waiting.Reason
 	}
-	eventually(t, "the crash loop", 60*time.Second, func() bool { return waiting(prefix+"crash") == "CrashLoopBackOff" })
-	eventually(t, "the failing pull", 60*time.Second, func() bool {
+	poll.Eventually(t, func() bool { return waiting(prefix+"crash") == "CrashLoopBackOff" }, 60*time.Second, 100*time.Millisecond, "the crash loop")
+	poll.Eventually(t, func() bool {
 		r := waiting(prefix + "broken")
 		return r == "ErrImagePull" || r == "ImagePullBackOff"
-	})
+	}, 60*time.Second, 100*time.Millisecond, "the failing pull")
 
 	// NotReady on demand.
 	n2 := nodes.Nodes()[2]
 	n2.SetReady(false)
-	eventually(t, n2.Name+" NotReady", 30*time.Second, func() bool { return nodeReady(ctx, c, n2.Name) == v1.ConditionFalse })
+	poll.Eventually(t, func() bool { return nodeReady(ctx, c, n2.Name) == v1.ConditionFalse }, 30*time.Second, 100*time.Millisecond, n2.Name+" NotReady")
 	n2.SetReady(true)
-	eventually(t, n2.Name+" Ready again", 30*time.Second, func() bool { return nodeReady(ctx, c, n2.Name) == v1.ConditionTrue })
+	poll.Eventually(t, func() bool { return nodeReady(ctx, c, n2.Name) == v1.ConditionTrue }, 30*time.Second, 100*time.Millisecond, n2.Name+" Ready again")
 
 	cancel()
 	require.NoError(t, <-done)

@@ -12,6 +12,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/runtime/fake"
@@ -184,7 +185,7 @@ func TestKillPodSidecarWaitsAtMostItsGracePeriod(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- e.m.KillPod(e.ctx, pod, kuberuntime.PodFromStatus(st), nil) }()
 	// m's stop waits out its 30s on the clock, s1 waits for its turn as long.
-	require.Eventually(t, func() bool { return e.clock.Waiters() >= 2 }, 5*time.Second, time.Millisecond)
+	poll.Eventually(t, func() bool { return e.clock.Waiters() >= 2 }, 5*time.Second, time.Millisecond)
 	assert.Equal(t, []stopCall{{"m", 30}}, rec.stops(), "s1 waits for m")
 	e.clock.Step(30 * time.Second)
 	require.NoError(t, <-done)

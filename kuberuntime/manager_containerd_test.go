@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
 
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
 	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/runtime"
@@ -79,8 +80,7 @@ func TestSyncPodOnContainerd(t *testing.T) {
 
 	// Act as a pod worker: read the status, sync, repeat.
 	var starts []time.Time
-	deadline := time.Now().Add(40 * time.Second)
-	for len(starts) < 4 && time.Now().Before(deadline) {
+	poll.Eventually(t, func() bool {
 		status, err := m.GetPodStatus(ctx, uid, pod.Name, pod.Namespace)
 		require.NoError(t, err)
 		res := m.SyncPod(ctx, pod, status, kuberuntime.SyncOptions{CgroupParent: testenv.CgroupParent(string(uid))})
@@ -93,8 +93,8 @@ func TestSyncPodOnContainerd(t *testing.T) {
 				starts = append(starts, time.Now())
 			}
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return len(starts) >= 4
+	}, 40*time.Second, 100*time.Millisecond, "the failing container restarted three times")
 	require.Len(t, starts, 4, "the failing container is restarted")
 	gaps := []time.Duration{starts[1].Sub(starts[0]), starts[2].Sub(starts[1]), starts[3].Sub(starts[2])}
 	t.Logf("restart gaps: %v", gaps)

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 	clientexec "k8s.io/client-go/util/exec"
 
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/internal/streamtest"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/kuberuntime"
@@ -54,7 +55,7 @@ func checkSessions(t *testing.T, m *kuberuntime.Manager, syncOpts kuberuntime.Sy
 		defer cancel()
 		assert.NoError(t, m.RemovePod(ctx, pod.UID))
 	})
-	require.Eventually(t, func() bool {
+	poll.Eventually(t, func() bool {
 		st, err := m.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
 		require.NoError(t, err)
 		m.SyncPod(ctx, pod, st, syncOpts)
@@ -103,7 +104,7 @@ func checkSessions(t *testing.T, m *kuberuntime.Manager, syncOpts kuberuntime.Sy
 	}()
 	_, err = pw.Write([]byte("through attach\n"))
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return containerLogHas(ctx, t, m, pod, "cat", "through attach") },
+	poll.Eventually(t, func() bool { return containerLogHas(ctx, t, m, pod, "cat", "through attach") },
 		20*time.Second, 100*time.Millisecond, "the attached line reached the process (its log)")
 	endAttach()
 	_ = pw.Close()

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
 
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/kuberuntime"
@@ -70,15 +71,16 @@ func TestSidecarsOnContainerd(t *testing.T) {
 	// Act as a pod worker until cond holds for the runtime's status.
 	syncUntil := func(what string, cond func(*kc.PodStatus) bool) *kc.PodStatus {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for time.Now().Before(deadline) {
-			st, err := m.GetPodStatus(ctx, uid, pod.Name, pod.Namespace)
+		var st *kc.PodStatus
+		poll.Eventually(t, func() bool {
+			var err error
+			st, err = m.GetPodStatus(ctx, uid, pod.Name, pod.Namespace)
 			require.NoError(t, err)
 			if cs := st.FindContainerStatusByName("s1"); cs != nil {
 				gate.s1.Store(cs.ID)
 			}
 			if cond(st) {
-				return st
+				return true
 			}
 			res := m.SyncPod(ctx, pod, st, kuberuntime.SyncOptions{CgroupParent: testenv.CgroupParent(string(uid)), Probes: gate})
 			for _, s := range res.Steps {
@@ -86,10 +88,9 @@ func TestSidecarsOnContainerd(t *testing.T) {
 					require.ErrorIs(t, s.Err, kuberuntime.ErrCrashLoopBackOff, "only back-off may fail: %s", res)
 				}
 			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		require.FailNow(t, "timed out waiting for "+what)
-		return nil
+			return false
+		}, 30*time.Second, 100*time.Millisecond, what)
+		return st
 	}
 	state := func(st *kc.PodStatus, name string) kc.ContainerState {
 		if cs := st.FindContainerStatusByName(name); cs != nil {

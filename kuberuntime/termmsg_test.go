@@ -13,6 +13,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/runtime/fake"
@@ -72,7 +73,7 @@ func TestTerminationMessage(t *testing.T) {
 			st, err := m.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
 			require.NoError(t, err)
 			require.NoError(t, m.SyncPod(ctx, pod, st, kuberuntime.SyncOptions{}).Err())
-			require.Eventually(t, func() bool {
+			poll.Eventually(t, func() bool {
 				st, err = m.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
 				require.NoError(t, err)
 				cs := st.FindContainerStatusByName("c")

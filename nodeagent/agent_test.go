@@ -18,6 +18,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/nodeagent"
 	"github.com/nodekit-dev/nodekit/nodestatus"
 	"github.com/nodekit-dev/nodekit/runtime"
@@ -93,7 +94,7 @@ func TestAgentRunsAStaticPodOnTheFakeRuntime(t *testing.T) {
 		}
 		return false
 	}
-	require.Eventually(t, running, 20*time.Second, 10*time.Millisecond, "static pod Running")
+	poll.Eventually(t, running, 20*time.Second, 10*time.Millisecond, "static pod Running")
 	assert.Equal(t, fake.RuntimeName, a.RuntimeName())
 	assert.Nil(t, a.Cgroups(), "no cgroups on the fake runtime")
 	mfs, err := reg.Gather()
@@ -179,7 +180,7 @@ func TestAgentJoinsTheClusterWithAClient(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- a.Run(runCtx) }()
 	defer func() { stop(); <-done }()
-	require.Eventually(t, func() bool {
+	poll.Eventually(t, func() bool {
 		clk.Step(time.Second)
 		_, nodeErr := client.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
 		_, mirrorErr := client.CoreV1().Pods("default").Get(ctx, "web-n1", metav1.GetOptions{})
@@ -207,7 +208,7 @@ func TestEventedPLEGRelistsOnlyAsASafetyNet(t *testing.T) {
 			a, err := nodeagent.New(ctx, cfg)
 			require.NoError(t, err)
 			runAgent(t, ctx, a)
-			require.Eventually(t, func() bool {
+			poll.Eventually(t, func() bool {
 				clk.Step(100 * time.Millisecond)
 				ps := a.Pods()
 				return len(ps) == 1 && ps[0].Status.Phase == v1.PodRunning
@@ -224,7 +225,7 @@ func TestEventedPLEGRelistsOnlyAsASafetyNet(t *testing.T) {
 			}
 			before := relists()
 			if !tc.evented {
-				require.Eventually(t, func() bool { clk.Step(time.Second); return relists()-before >= tc.minRelists },
+				poll.Eventually(t, func() bool { clk.Step(time.Second); return relists()-before >= tc.minRelists },
 					10*time.Second, 10*time.Millisecond, "a relist every second")
 				return
 			}
@@ -259,7 +260,7 @@ func TestAgentRejectsAPodOverMaxPods(t *testing.T) {
 		}
 		return byPhase
 	}
-	require.Eventually(t, func() bool {
+	poll.Eventually(t, func() bool {
 		p := phases()
 		return len(p[v1.PodRunning]) == 1 && len(p[v1.PodFailed]) == 1
 	}, 20*time.Second, 10*time.Millisecond, "one pod Running, the other rejected")

@@ -10,6 +10,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/nodekit-dev/nodekit/internal/poll"
 )
 
 // kubelet serviceHasSynced: no container environment before the Services
@@ -23,11 +25,11 @@ func TestServiceCache(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); s.Run(ctx) }()
 	defer func() { cancel(); <-done }()
-	require.Eventually(t, func() bool { l, err := s.ListServices(); return err == nil && len(l) == 1 }, 10*time.Second, time.Millisecond)
+	poll.Eventually(t, func() bool { l, err := s.ListServices(); return err == nil && len(l) == 1 }, 10*time.Second, time.Millisecond)
 	_, err = client.CoreV1().Services("ns").Create(ctx, &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "db"}},
 		metav1.CreateOptions{})
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { l, _ := s.ListServices(); return len(l) == 2 }, 10*time.Second, time.Millisecond)
+	poll.Eventually(t, func() bool { l, _ := s.ListServices(); return len(l) == 2 }, 10*time.Second, time.Millisecond)
 	l, _ := s.ListServices()
 	var names []string
 	for _, svc := range l {

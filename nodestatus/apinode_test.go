@@ -9,6 +9,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/nodekit-dev/nodekit/internal/poll"
 )
 
 // kubelet node informer: a label or taint set on the Node in the API
@@ -22,7 +24,7 @@ func TestAPINodeFollowsTheNode(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); a.Run(ctx) }()
 	defer func() { cancel(); <-done }()
-	require.Eventually(t, func() bool { return a.Get() != nil }, 10*time.Second, time.Millisecond)
+	poll.Eventually(t, func() bool { return a.Get() != nil }, 10*time.Second, time.Millisecond)
 	require.Equal(t, "node-1", a.Get().Name)
 
 	n := a.Get().DeepCopy()
@@ -30,9 +32,9 @@ func TestAPINodeFollowsTheNode(t *testing.T) {
 	n.Spec.Taints = []v1.Taint{{Key: "k", Effect: v1.TaintEffectNoSchedule}}
 	_, err := client.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return a.Get().Labels["disk"] == "ssd" && len(a.Get().Spec.Taints) == 1 },
+	poll.Eventually(t, func() bool { return a.Get().Labels["disk"] == "ssd" && len(a.Get().Spec.Taints) == 1 },
 		10*time.Second, time.Millisecond)
 
 	require.NoError(t, client.CoreV1().Nodes().Delete(ctx, "node-1", metav1.DeleteOptions{}))
-	require.Eventually(t, func() bool { return a.Get() == nil }, 10*time.Second, time.Millisecond, "deleted: none")
+	poll.Eventually(t, func() bool { return a.Get() == nil }, 10*time.Second, time.Millisecond, "deleted: none")
 }

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
 	"github.com/nodekit-dev/nodekit/nodestatus"
 )
@@ -55,7 +56,7 @@ func TestNodeOnAPIServer(t *testing.T) {
 	done := make(chan error)
 	go func() { done <- r.Run(runCtx) }()
 	defer func() { stop(); <-done }()
-	require.Eventually(t, r.Registered, 30*time.Second, 50*time.Millisecond)
+	poll.Eventually(t, r.Registered, 30*time.Second, 50*time.Millisecond)
 
 	node, err := api.Admin.CoreV1().Nodes().Get(ctx, api.Node, metav1.GetOptions{})
 	require.NoError(t, err)
@@ -86,7 +87,7 @@ func TestNodeOnAPIServer(t *testing.T) {
 	go func() { nodestatus.NewLease(api.NodeClient, api.Node, 4, nil, nil).Run(leaseCtx); close(leaseDone) }()
 	defer func() { stopLease(); <-leaseDone }()
 	var first time.Time
-	require.Eventually(t, func() bool {
+	poll.Eventually(t, func() bool {
 		l, err := api.Admin.CoordinationV1().Leases(nodestatus.LeaseNamespace).Get(ctx, api.Node, metav1.GetOptions{})
 		if err != nil || l.Spec.RenewTime == nil {
 			return false

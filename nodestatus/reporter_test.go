@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/nodekit-dev/nodekit/internal/poll"
 )
 
 func patches(c *fake.Clientset) int {
@@ -129,10 +131,10 @@ func TestRunRegistersWithBackoffAndStops(t *testing.T) {
 	done := make(chan error)
 	go func() { done <- r.Run(ctx) }()
 	for _, wait := range []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond} {
-		require.Eventually(t, func() bool { return clk.HasWaiters() }, 5*time.Second, time.Millisecond)
+		poll.Eventually(t, func() bool { return clk.HasWaiters() }, 5*time.Second, time.Millisecond)
 		clk.Step(wait)
 	}
-	require.Eventually(t, r.Registered, 5*time.Second, time.Millisecond)
+	poll.Eventually(t, r.Registered, 5*time.Second, time.Millisecond)
 	cancel()
 	assert.NoError(t, <-done)
 }
@@ -160,7 +162,7 @@ func TestRunReportsReadyAtOnceAfterRegistering(t *testing.T) {
 	done := make(chan error)
 	go func() { done <- r.Run(ctx) }()
 	defer func() { cancel(); assert.NoError(t, <-done) }()
-	require.Eventually(t, r.Registered, 5*time.Second, time.Millisecond)
+	poll.Eventually(t, r.Registered, 5*time.Second, time.Millisecond)
 	ready := func() v1.ConditionStatus {
 		node, err := client.CoreV1().Nodes().Get(ctx, "node-1", metav1.GetOptions{})
 		require.NoError(t, err)
@@ -168,15 +170,15 @@ func TestRunReportsReadyAtOnceAfterRegistering(t *testing.T) {
 	}
 	require.Equal(t, v1.ConditionFalse, ready(), "registered NotReady")
 	for range 3 { // not Ready yet: nothing written
-		require.Eventually(t, clk.HasWaiters, 5*time.Second, time.Millisecond)
+		poll.Eventually(t, clk.HasWaiters, 5*time.Second, time.Millisecond)
 		clk.Step(100 * time.Millisecond)
 	}
 	assert.Zero(t, patches(client))
 	mu.Lock()
 	checkErr = nil
 	mu.Unlock()
-	require.Eventually(t, clk.HasWaiters, 5*time.Second, time.Millisecond)
+	poll.Eventually(t, clk.HasWaiters, 5*time.Second, time.Millisecond)
 	clk.Step(100 * time.Millisecond)
-	require.Eventually(t, func() bool { return ready() == v1.ConditionTrue }, 5*time.Second, time.Millisecond,
+	poll.Eventually(t, func() bool { return ready() == v1.ConditionTrue }, 5*time.Second, time.Millisecond,
 		"Ready written 400ms after registering, well before the 10s tick")
 }

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
 
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/kuberuntime"
@@ -85,7 +86,13 @@ func TestPLEGOnContainerd(t *testing.T) {
 			assert.LessOrEqual(t, time.Since(started), 2*period, "ContainerStarted within two relist periods")
 
 			// Exit with a code through the server itself.
-			waitHTTP(t, fmt.Sprintf("http://127.0.0.1:%d/exit?code=7", port))
+			poll.Eventually(t, func() bool {
+				resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/exit?code=7", port))
+				if err == nil {
+					resp.Body.Close()
+				}
+				return err == nil
+			}, 10*time.Second, 50*time.Millisecond, "the container's server answers")
 			waitEvent(t, p, uid, pleg.ContainerDied, web.ID, 3*period)
 			cached, err := cache.Get(uid)
 			require.NoError(t, err)
@@ -114,22 +121,6 @@ func waitEvent(t *testing.T, p pleg.PLEG, uid types.UID, typ pleg.EventType, id 
 		case <-deadline:
 			t.Fatalf("no %s for container %s within %s", typ, id, within)
 		}
-	}
-}
-
-func waitHTTP(t *testing.T, url string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		resp, err := http.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("GET %s: %v", url, err)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/statuscache"
 )
@@ -36,7 +37,7 @@ func TestEventedReleasesAWorkerWaitingOnTheCache(t *testing.T) {
 
 	// The first global update comes one period after Run starts; the
 	// waiter is released by it and not before.
-	require.Eventually(t, clk.HasWaiters, 10*time.Second, time.Millisecond, "the PLEG's timers armed")
+	poll.Eventually(t, clk.HasWaiters, 10*time.Second, time.Millisecond, "the PLEG's timers armed")
 	select {
 	case err := <-released:
 		t.Fatalf("released before any update: %v", err)

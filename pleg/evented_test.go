@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	goruntime "runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 )
 
@@ -111,19 +111,6 @@ func event(typ kc.ContainerEventType, uid, sandboxID, containerID string, create
 	}
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	// A wall-clock bound, not an iteration count: on a loaded machine a
-	// million yields can pass before the goroutine under test runs.
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
-		if cond() {
-			return
-		}
-		goruntime.Gosched()
-	}
-	t.Fatalf("timed out waiting for %s", what)
-}
-
 func TestEventedTranslatesEvents(t *testing.T) {
 	ee := startEvented(t)
 	base := ee.clock.Now().UnixNano()
@@ -142,9 +129,9 @@ func TestEventedTranslatesEvents(t *testing.T) {
 		base++
 		sets := len(ee.cache.sets["u"])
 		ee.src.feed <- event(tc.typ, "u", "sb", tc.id, base)
-		waitFor(t, "cache set", func() bool { ee.cache.mu.Lock(); defer ee.cache.mu.Unlock(); return len(ee.cache.sets["u"]) > sets })
+		poll.Eventually(t, func() bool { ee.cache.mu.Lock(); defer ee.cache.mu.Unlock(); return len(ee.cache.sets["u"]) > sets }, 10*time.Second, 0, "cache set")
 		if tc.want != nil {
-			waitFor(t, "events", func() bool { return len(ee.e.Watch()) >= len(tc.want) })
+			poll.Eventually(t, func() bool { return len(ee.e.Watch()) >= len(tc.want) }, 10*time.Second, 0, "events")
 		}
 		assert.Equal(t, tc.want, drain(ee.e.Watch()), string(tc.typ))
 		ee.cache.mu.Lock()
@@ -171,9 +158,9 @@ func TestEventedSendsStopsOlderThanTheCache(t *testing.T) {
 		{kc.ContainerStoppedEvent, []string{"u/ContainerDied/c1"}},
 	} {
 		ee.src.feed <- event(tc.typ, "u", "sb", "c1", int64(i+1))
-		waitFor(t, "cache set", func() bool { ee.cache.mu.Lock(); defer ee.cache.mu.Unlock(); return len(ee.cache.sets["u"]) > i })
+		poll.Eventually(t, func() bool { ee.cache.mu.Lock(); defer ee.cache.mu.Unlock(); return len(ee.cache.sets["u"]) > i }, 10*time.Second, 0, "cache set")
 		if tc.want != nil {
-			waitFor(t, "events", func() bool { return len(ee.e.Watch()) >= len(tc.want) })
+			poll.Eventually(t, func() bool { return len(ee.e.Watch()) >= len(tc.want) }, 10*time.Second, 0, "events")
 		}
 		assert.Equal(t, tc.want, drain(ee.e.Watch()), string(tc.typ))
 	}
@@ -185,13 +172,13 @@ func TestEventedIgnoresEventsWithoutSandbox(t *testing.T) {
 	ev.PodStatus = nil
 	ee.src.feed <- ev
 	ee.src.feed <- event(kc.ContainerStartedEvent, "u", "sb", "c2", 2)
-	waitFor(t, "event", func() bool { return len(ee.e.Watch()) == 1 })
+	poll.Eventually(t, func() bool { return len(ee.e.Watch()) == 1 }, 10*time.Second, 0, "event")
 	assert.Equal(t, []string{"u/ContainerStarted/c2"}, drain(ee.e.Watch()))
 }
 
 func TestEventedFallsBackOnUnimplemented(t *testing.T) {
 	ee := startEvented(t, fmt.Errorf("%w: unknown method GetContainerEvents", errors.ErrUnsupported))
-	waitFor(t, "fallback", ee.e.FellBack)
+	poll.Eventually(t, ee.e.FellBack, 10*time.Second, 0, "fallback")
 	assert.True(t, ee.logs.contains("does not implement GetContainerEvents"), "says so in the log")
 	assert.Equal(t, 1, ee.src.callCount(), "no retries")
 	assert.Equal(t, time.Second, time.Duration(ee.e.generic.period.Load()), "relists every second")
@@ -199,17 +186,17 @@ func TestEventedFallsBackOnUnimplemented(t *testing.T) {
 	// And it relists every second from now on.
 	ee.rt.set("p", nil, map[string]kc.ContainerState{"c1": running})
 	for i := 0; i < 3; i++ {
-		waitFor(t, "relister waiting", ee.clock.HasWaiters)
+		poll.Eventually(t, ee.clock.HasWaiters, 10*time.Second, 0, "relister waiting")
 		ee.clock.Step(time.Second)
 	}
-	waitFor(t, "relist event", func() bool { return len(ee.e.Watch()) > 0 })
+	poll.Eventually(t, func() bool { return len(ee.e.Watch()) > 0 }, 10*time.Second, 0, "relist event")
 	assert.Contains(t, drain(ee.e.Watch()), "p/ContainerStarted/c1")
 }
 
 func TestEventedFallsBackAfterMaxRetries(t *testing.T) {
 	boom := errors.New("stream broke")
 	ee := startEvented(t, boom, boom, boom, boom, boom)
-	waitFor(t, "fallback", ee.e.FellBack)
+	poll.Eventually(t, ee.e.FellBack, 10*time.Second, 0, "fallback")
 	assert.Equal(t, 5, ee.src.callCount())
 	assert.Equal(t, 5.0, float64(ee.metrics.streamFailed.Load()))
 	ee.cache.mu.Lock()
@@ -223,7 +210,7 @@ func TestEventedRetriesThenStreams(t *testing.T) {
 	boom := errors.New("stream broke")
 	ee := startEvented(t, boom, boom)
 	ee.src.feed <- event(kc.ContainerStartedEvent, "u", "sb", "c1", 1)
-	waitFor(t, "event", func() bool { return len(ee.e.Watch()) == 1 })
+	poll.Eventually(t, func() bool { return len(ee.e.Watch()) == 1 }, 10*time.Second, 0, "event")
 	assert.False(t, ee.e.FellBack())
 	assert.Equal(t, 3, ee.src.callCount())
 	assert.Equal(t, 1.0, float64(ee.metrics.streamConnected.Load()))
@@ -259,7 +246,7 @@ func TestEventedHealth(t *testing.T) {
 // runs only every 300s.
 func TestEventedUpdatesGlobalCacheTime(t *testing.T) {
 	ee := startEvented(t)
-	waitFor(t, "stream open", func() bool { return ee.src.callCount() == 1 })
+	poll.Eventually(t, func() bool { return ee.src.callCount() == 1 }, 10*time.Second, 0, "stream open")
 	start := ee.clock.Now()
 	timesAfter := func(at time.Time) func() bool {
 		return func() bool {
@@ -275,6 +262,6 @@ func TestEventedUpdatesGlobalCacheTime(t *testing.T) {
 	}
 	for i := 1; i <= 3; i++ {
 		ee.clock.Step(DefaultEventedGlobalCacheUpdatePeriod)
-		waitFor(t, fmt.Sprintf("global timestamp update %d", i), timesAfter(start.Add(time.Duration(i)*DefaultEventedGlobalCacheUpdatePeriod)))
+		poll.Eventually(t, timesAfter(start.Add(time.Duration(i)*DefaultEventedGlobalCacheUpdatePeriod)), 10*time.Second, 0, fmt.Sprintf("global timestamp update %d", i))
 	}
 }

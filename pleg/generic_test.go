@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	goruntime "runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 )
 
@@ -232,9 +232,8 @@ func TestRunRelistsEveryPeriodUntilCancelled(t *testing.T) {
 	go func() { assert.NoError(t, e.g.Run(ctx)); close(done) }()
 	relists := func() int { e.cache.mu.Lock(); defer e.cache.mu.Unlock(); return len(e.cache.times) }
 	for i := 1; i <= 3; i++ {
-		for relists() < i || !e.clock.HasWaiters() {
-			goruntime.Gosched() // until Run waits on the fake clock
-		}
+		poll.Eventually(t, func() bool { return relists() >= i && e.clock.HasWaiters() }, 10*time.Second, 0,
+			"relist %d done and Run waiting on the fake clock", i)
 		e.clock.Step(time.Second)
 	}
 	cancel()

@@ -19,6 +19,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/nodekit-dev/nodekit/internal/poll"
 )
 
 // deadline is how fast a change must reach the stream.
@@ -105,20 +107,8 @@ func startFile(t *testing.T, path string) *fileHarness {
 		}
 	}()
 	t.Cleanup(func() { cancel(); wg.Wait() })
-	require.Eventually(t, h.mux.AllSourcesReady, 5*time.Second, time.Millisecond)
+	poll.Eventually(t, h.mux.AllSourcesReady, 5*time.Second, time.Millisecond)
 	return h
-}
-
-// within asserts that cond becomes true within the deadline.
-func within(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > deadline {
-			t.Fatalf("%s: not seen within %v", what, deadline)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }
 
 func write(t *testing.T, path, data string) {
@@ -139,7 +129,7 @@ func TestFileDirectoryLifecycle(t *testing.T) {
 	write(t, filepath.Join(dir, "pre.yaml"), manifest("pre", "i:1"))
 	write(t, filepath.Join(dir, ".hidden.yaml"), manifest("hidden", "i:1"))
 	h := startFile(t, dir)
-	within(t, "existing file", func() bool { return image(h, "pre-node-1") == "i:1" })
+	poll.Eventually(t, func() bool { return image(h, "pre-node-1") == "i:1" }, deadline, 2*time.Millisecond, "existing file")
 	assert.Len(t, h.st.byName(), 1, "dotfiles are ignored")
 
 	web := filepath.Join(dir, "web.yaml")
@@ -172,7 +162,7 @@ func TestFileDirectoryLifecycle(t *testing.T) {
 	}
 	for _, st := range steps {
 		st.do()
-		within(t, st.name, st.want)
+		poll.Eventually(t, st.want, deadline, 2*time.Millisecond, st.name)
 	}
 	assert.Contains(t, h.st.byName(), "pre-node-1")
 	assert.Len(t, h.st.byName(), 2)
@@ -183,11 +173,11 @@ func TestFileEditIsRemoveThenAddWithNewUID(t *testing.T) {
 	web := filepath.Join(dir, "web.yaml")
 	write(t, web, manifest("web", "i:1"))
 	h := startFile(t, dir)
-	within(t, "create", func() bool { return image(h, "web-node-1") == "i:1" })
+	poll.Eventually(t, func() bool { return image(h, "web-node-1") == "i:1" }, deadline, 2*time.Millisecond, "create")
 	uid1 := h.st.byName()["web-node-1"].UID
 	n := h.st.nops()
 	write(t, web, manifest("web", "i:2"))
-	within(t, "edit", func() bool { return image(h, "web-node-1") == "i:2" })
+	poll.Eventually(t, func() bool { return image(h, "web-node-1") == "i:2" }, deadline, 2*time.Millisecond, "edit")
 	assert.NotEqual(t, uid1, h.st.byName()["web-node-1"].UID)
 	assert.Equal(t, []emitted{{REMOVE, "file", []string{"web-node-1"}}, {ADD, "file", []string{"web-node-1"}}}, h.st.opsSince(n))
 
@@ -195,9 +185,9 @@ func TestFileEditIsRemoveThenAddWithNewUID(t *testing.T) {
 	n = h.st.nops()
 	withUID := "apiVersion: v1\nkind: Pod\nmetadata: {name: fixed, uid: u-1}\nspec: {containers: [{name: c, image: 'i:%d'}]}\n"
 	write(t, filepath.Join(dir, "fixed.yaml"), fmt.Sprintf(withUID, 1))
-	within(t, "create fixed", func() bool { return image(h, "fixed-node-1") == "i:1" })
+	poll.Eventually(t, func() bool { return image(h, "fixed-node-1") == "i:1" }, deadline, 2*time.Millisecond, "create fixed")
 	write(t, filepath.Join(dir, "fixed.yaml"), fmt.Sprintf(withUID, 2))
-	within(t, "edit fixed", func() bool { return image(h, "fixed-node-1") == "i:2" })
+	poll.Eventually(t, func() bool { return image(h, "fixed-node-1") == "i:2" }, deadline, 2*time.Millisecond, "edit fixed")
 	assert.Equal(t, []emitted{{ADD, "file", []string{"fixed-node-1"}}, {UPDATE, "file", []string{"fixed-node-1"}}}, h.st.opsSince(n))
 }
 
@@ -206,29 +196,29 @@ func TestFileInvalidKeepsLastGood(t *testing.T) {
 	web := filepath.Join(dir, "web.yaml")
 	write(t, web, manifest("web", "i:1"))
 	h := startFile(t, dir)
-	within(t, "create", func() bool { return image(h, "web-node-1") == "i:1" })
+	poll.Eventually(t, func() bool { return image(h, "web-node-1") == "i:1" }, deadline, 2*time.Millisecond, "create")
 	n := h.st.nops()
 
 	write(t, web, "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec: {containers: [{name: c}]}\n")
-	within(t, "error reported", func() bool { return len(h.src.Errors()) == 1 })
+	poll.Eventually(t, func() bool { return len(h.src.Errors()) == 1 }, deadline, 2*time.Millisecond, "error reported")
 	assert.Contains(t, h.src.Errors()[0].Error(), web)
 	assert.Contains(t, h.src.Errors()[0].Error(), "spec.containers[0].image: Required value")
 	assert.Equal(t, 1.0, testutil.ToFloat64(h.metrics.invalid.WithLabelValues("file")))
 	write(t, filepath.Join(dir, "bad-new.yaml"), "kind: [")
-	within(t, "second error", func() bool { return len(h.src.Errors()) == 2 })
+	poll.Eventually(t, func() bool { return len(h.src.Errors()) == 2 }, deadline, 2*time.Millisecond, "second error")
 	write(t, filepath.Join(dir, "empty.yaml"), "") // being written: no pod, no error
 	write(t, filepath.Join(dir, "other.yaml"), manifest("other", "o:1"))
-	within(t, "other pods keep flowing", func() bool { return image(h, "other-node-1") == "o:1" })
+	poll.Eventually(t, func() bool { return image(h, "other-node-1") == "o:1" }, deadline, 2*time.Millisecond, "other pods keep flowing")
 	assert.Equal(t, "i:1", image(h, "web-node-1"), "last good version kept")
 	assert.Equal(t, []emitted{{ADD, "file", []string{"other-node-1"}}}, h.st.opsSince(n))
 
 	write(t, web, manifest("web", "i:2"))
-	within(t, "fixed", func() bool { return image(h, "web-node-1") == "i:2" })
+	poll.Eventually(t, func() bool { return image(h, "web-node-1") == "i:2" }, deadline, 2*time.Millisecond, "fixed")
 	assert.Len(t, h.src.Errors(), 1)
 	write(t, web, "{")
-	within(t, "broken again", func() bool { return len(h.src.Errors()) == 2 })
+	poll.Eventually(t, func() bool { return len(h.src.Errors()) == 2 }, deadline, 2*time.Millisecond, "broken again")
 	require.NoError(t, os.Remove(web))
-	within(t, "deleted while invalid", func() bool { return h.st.byName()["web-node-1"] == nil })
+	poll.Eventually(t, func() bool { return h.st.byName()["web-node-1"] == nil }, deadline, 2*time.Millisecond, "deleted while invalid")
 }
 
 func TestFileSymlinks(t *testing.T) {
@@ -238,13 +228,13 @@ func TestFileSymlinks(t *testing.T) {
 	h := startFile(t, dir)
 	link := filepath.Join(dir, "linked.yaml")
 	require.NoError(t, os.Symlink(target, link))
-	within(t, "symlink created", func() bool { return image(h, "linked-node-1") == "l:1" })
+	poll.Eventually(t, func() bool { return image(h, "linked-node-1") == "l:1" }, deadline, 2*time.Millisecond, "symlink created")
 	write(t, target, manifest("linked", "l:2"))
-	within(t, "target edited", func() bool { return image(h, "linked-node-1") == "l:2" })
+	poll.Eventually(t, func() bool { return image(h, "linked-node-1") == "l:2" }, deadline, 2*time.Millisecond, "target edited")
 	tmp := filepath.Join(ext, ".tmp")
 	write(t, tmp, manifest("linked", "l:3"))
 	require.NoError(t, os.Rename(tmp, target))
-	within(t, "target replaced by rename", func() bool { return image(h, "linked-node-1") == "l:3" })
+	poll.Eventually(t, func() bool { return image(h, "linked-node-1") == "l:3" }, deadline, 2*time.Millisecond, "target replaced by rename")
 
 	// Symlink swap (as ConfigMap volumes do: the link is replaced atomically).
 	target2 := filepath.Join(ext, "real2.yaml")
@@ -252,15 +242,15 @@ func TestFileSymlinks(t *testing.T) {
 	tmpLink := filepath.Join(dir, ".linked.tmp")
 	require.NoError(t, os.Symlink(target2, tmpLink))
 	require.NoError(t, os.Rename(tmpLink, link))
-	within(t, "link swapped", func() bool { return image(h, "linked-node-1") == "l:4" })
+	poll.Eventually(t, func() bool { return image(h, "linked-node-1") == "l:4" }, deadline, 2*time.Millisecond, "link swapped")
 
 	require.NoError(t, os.Remove(link))
-	within(t, "symlink removed", func() bool { return h.st.byName()["linked-node-1"] == nil })
+	poll.Eventually(t, func() bool { return h.st.byName()["linked-node-1"] == nil }, deadline, 2*time.Millisecond, "symlink removed")
 
 	// A dangling symlink is no pod.
 	require.NoError(t, os.Symlink(filepath.Join(ext, "missing.yaml"), link))
 	write(t, filepath.Join(dir, "marker.yaml"), manifest("marker", "m"))
-	within(t, "marker", func() bool { return image(h, "marker-node-1") == "m" })
+	poll.Eventually(t, func() bool { return image(h, "marker-node-1") == "m" }, deadline, 2*time.Millisecond, "marker")
 	assert.Nil(t, h.st.byName()["linked-node-1"])
 }
 
@@ -270,14 +260,14 @@ func TestFileSingleFile(t *testing.T) {
 	write(t, path, manifest("one", "a:1"))
 	write(t, filepath.Join(dir, "sibling.yaml"), manifest("sibling", "s"))
 	h := startFile(t, path)
-	within(t, "read", func() bool { return image(h, "one-node-1") == "a:1" })
+	poll.Eventually(t, func() bool { return image(h, "one-node-1") == "a:1" }, deadline, 2*time.Millisecond, "read")
 	tmp := filepath.Join(dir, "pod.yaml.tmp")
 	write(t, tmp, manifest("one", "a:2"))
 	require.NoError(t, os.Rename(tmp, path))
-	within(t, "renamed over", func() bool { return image(h, "one-node-1") == "a:2" })
+	poll.Eventually(t, func() bool { return image(h, "one-node-1") == "a:2" }, deadline, 2*time.Millisecond, "renamed over")
 	assert.Len(t, h.st.byName(), 1, "siblings of the file are not read")
 	require.NoError(t, os.Remove(path))
-	within(t, "removed", func() bool { return len(h.st.byName()) == 0 })
+	poll.Eventually(t, func() bool { return len(h.st.byName()) == 0 }, deadline, 2*time.Millisecond, "removed")
 }
 
 func TestFileMissingDirectoryThenPeriodicReread(t *testing.T) {
@@ -287,9 +277,9 @@ func TestFileMissingDirectoryThenPeriodicReread(t *testing.T) {
 	require.NoError(t, os.Mkdir(dir, 0o755))
 	write(t, filepath.Join(dir, "a.yaml"), manifest("a", "a:1"))
 	// Not watched yet: the periodic re-read finds it and starts watching.
-	within(t, "re-read on tick", func() bool { h.clock.Step(DefaultFileCheckFrequency); return image(h, "a-node-1") == "a:1" })
+	poll.Eventually(t, func() bool { h.clock.Step(DefaultFileCheckFrequency); return image(h, "a-node-1") == "a:1" }, deadline, 2*time.Millisecond, "re-read on tick")
 	write(t, filepath.Join(dir, "b.yaml"), manifest("b", "b:1"))
-	within(t, "now watched", func() bool { return image(h, "b-node-1") == "b:1" })
+	poll.Eventually(t, func() bool { return image(h, "b-node-1") == "b:1" }, deadline, 2*time.Millisecond, "now watched")
 }
 
 func TestFile500AtOnce(t *testing.T) {
@@ -303,11 +293,11 @@ func TestFile500AtOnce(t *testing.T) {
 		n := fmt.Sprintf("p%03d.yaml", i)
 		require.NoError(t, os.Rename(filepath.Join(staging, n), filepath.Join(dir, n)))
 	}
-	within(t, "500 pods", func() bool { return len(h.st.byName()) == 500 })
+	poll.Eventually(t, func() bool { return len(h.st.byName()) == 500 }, deadline, 2*time.Millisecond, "500 pods")
 	for i := range 500 {
 		require.NoError(t, os.Remove(filepath.Join(dir, fmt.Sprintf("p%03d.yaml", i))))
 	}
-	within(t, "500 removed", func() bool { return len(h.st.byName()) == 0 })
+	poll.Eventually(t, func() bool { return len(h.st.byName()) == 0 }, deadline, 2*time.Millisecond, "500 removed")
 }
 
 // TestFileRereadNoChange: a full re-read of unchanged files sends nothing.

@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodekit-dev/nodekit/internal/poll"
 )
 
 // TestMuxBurstWhileConsumerCallsBack is issue #28's deadlock: sources send
@@ -96,7 +98,7 @@ func TestMuxReadyOnlyOnceDelivered(t *testing.T) {
 		done <- m.Update(ctx, PodUpdate{Op: SET, Source: "api", Pods: []*v1.Pod{testPod("api", "a", "uid-a"), testPod("api", "b", "uid-b")}})
 	}()
 	// The SET is merged (its pods are known) but not yet delivered.
-	require.Eventually(t, func() bool { return m.UIDs()["uid-b"] }, 10*time.Second, time.Millisecond)
+	poll.Eventually(t, func() bool { return m.UIDs()["uid-b"] }, 10*time.Second, time.Millisecond)
 	assert.False(t, m.AllSourcesReady(), "ready before its first set reached the channel")
 	got := summarize([]PodUpdate{<-m.Updates()})
 	require.NoError(t, <-done)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/nodekit-dev/nodekit/internal/poll"
 )
 
 func TestPushHandler(t *testing.T) {
@@ -22,7 +24,7 @@ func TestPushHandler(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- h.Run(ctx) }()
-	require.Eventually(t, m.AllSourcesReady, 5*time.Second, time.Millisecond, "Run delivers the empty first set")
+	poll.Eventually(t, m.AllSourcesReady, 5*time.Second, time.Millisecond, "Run delivers the empty first set")
 	cancel()
 	require.NoError(t, <-done)
 	drain(m)

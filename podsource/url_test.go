@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/nodekit-dev/nodekit/internal/poll"
 )
 
 // server serves whatever body/status is set, on 127.0.0.1.
@@ -208,10 +210,10 @@ items:
 	polls := func(n int) {
 		for range n {
 			before := requests()
-			require.Eventually(t, func() bool { clk.Step(DefaultHTTPCheckFrequency); return requests() > before }, 5*time.Second, time.Millisecond)
+			poll.Eventually(t, func() bool { clk.Step(DefaultHTTPCheckFrequency); return requests() > before }, 5*time.Second, time.Millisecond)
 		}
 	}
-	require.Eventually(t, func() bool { return requests() == 1 }, 5*time.Second, time.Millisecond)
+	poll.Eventually(t, func() bool { return requests() == 1 }, 5*time.Second, time.Millisecond)
 	polls(4)
 	assert.Equal(t, 1, logs.with("Two pods in the manifest have one UID", "default/b", "one-uid"), strings.Join(logs.lines, "\n"))
 	assert.Equal(t, 1, logs.with("Invalid pod; skipped", "default/bad"))

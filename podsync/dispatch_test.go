@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodekit-dev/nodekit/admission"
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/podsource"
 	"github.com/nodekit-dev/nodekit/podstatus"
 	"github.com/nodekit-dev/nodekit/podsync"
@@ -282,13 +283,13 @@ func TestDispatchReconcileReadinessGateReachesReady(t *testing.T) {
 	}
 	d.Dispatch(podsource.PodUpdate{Op: podsource.ADD, Pods: []*v1.Pod{pod}})
 	unready := `False corresponding condition of pod readiness gate "example.com/lb" does not exist.`
-	require.Eventually(t, func() bool { return readyCondition() == unready }, 10*time.Second, 10*time.Millisecond, readyCondition())
+	poll.Eventually(t, func() bool { return readyCondition() == unready }, 10*time.Second, 10*time.Millisecond, readyCondition())
 
 	// The API pod now: the status written, and the controller's condition.
 	reconciled := pod.DeepCopy()
 	reconciled.Status, _ = e.statuses.PodStatus(pod.UID)
 	reconciled.Status.Conditions = append(reconciled.Status.Conditions, v1.PodCondition{Type: gate, Status: v1.ConditionTrue})
 	d.Dispatch(podsource.PodUpdate{Op: podsource.RECONCILE, Pods: []*v1.Pod{reconciled}})
-	assert.Eventually(t, func() bool { return readyCondition() == "True " }, 10*time.Second, 10*time.Millisecond,
+	poll.Eventually(t, func() bool { return readyCondition() == "True " }, 10*time.Second, 10*time.Millisecond,
 		"Ready follows the gate's condition at once")
 }

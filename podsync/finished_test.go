@@ -11,6 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/podworkers"
 )
@@ -46,7 +47,7 @@ func TestFinishedPodIsKilledNotRemoved(t *testing.T) {
 				tc.apiOf(pod)
 			}
 			var st *kc.PodStatus
-			require.Eventually(t, func() bool {
+			poll.Eventually(t, func() bool {
 				var err error
 				st, err = e.mgr.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
 				return err == nil && len(st.ContainerStatuses) == 1 &&

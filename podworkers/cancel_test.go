@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/podworkers"
 )
 
@@ -113,7 +114,7 @@ func TestWorkersShortenATerminationUnderWay(t *testing.T) {
 	e.w.UpdatePod(podworkers.Update{Type: podworkers.SyncPodKill, Pod: deleted("a", "web", 0)})
 	e.expectCancelled("the 600 s termination")
 	assert.Equal(t, int64(1), e.expectStart("TerminatePod a").GracePeriod)
-	require.Eventually(t, func() bool { _, ok := e.w.State("a"); return !ok }, 10*time.Second, time.Millisecond, "forgotten")
+	poll.Eventually(t, func() bool { _, ok := e.w.State("a"); return !ok }, 10*time.Second, time.Millisecond, "forgotten")
 }
 
 // A Work cut short because Run's context ended is not lost: the next Run

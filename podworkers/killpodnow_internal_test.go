@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 )
 
@@ -44,7 +45,7 @@ func TestKillPodNowForgetsCallersThatGaveUp(t *testing.T) {
 		callerCtx, giveUp := context.WithCancel(ctx)
 		killed := make(chan error, 1)
 		go func() { killed <- w.KillPodNow(callerCtx, p, KillPodOptions{}) }()
-		require.Eventually(t, func() bool { w.mu.Lock(); defer w.mu.Unlock(); return len(w.waiters["a"]) == 1 },
+		poll.Eventually(t, func() bool { w.mu.Lock(); defer w.mu.Unlock(); return len(w.waiters["a"]) == 1 },
 			10*time.Second, time.Millisecond)
 		giveUp()
 		require.ErrorIs(t, <-killed, context.Canceled)

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/podworkers"
 )
@@ -248,7 +249,7 @@ func TestKillPodNowGivesUpAfterTheKubeletsTimeout(t *testing.T) {
 	}()
 	e.expect(podworkers.TerminatePod, "a")
 	// Run's ticker and KillPodNow's deadline.
-	require.Eventually(t, func() bool { return e.clock.Waiters() >= 2 }, 10*time.Second, time.Millisecond)
+	poll.Eventually(t, func() bool { return e.clock.Waiters() >= 2 }, 10*time.Second, time.Millisecond)
 	e.clock.Step(44 * time.Second)
 	assert.Empty(t, killed, "30 s and half again is 45 s")
 	e.clock.Step(time.Second)

@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/prober/probe"
 )
@@ -379,28 +380,15 @@ func TestSchedulerRunsEveryPeriod(t *testing.T) {
 	}()
 	m.AddPod(pod)
 
-	waitUntil(t, clk.HasWaiters)
+	poll.Eventually(t, clk.HasWaiters, 10*time.Second, 0)
 	clk.Step(999 * time.Millisecond)
 	assert.Equal(t, 0, sc.count("ready"), "jitter: half a period")
 	for want := 1; want <= 4; want++ {
 		clk.Step(time.Millisecond)
-		waitUntil(t, func() bool { return sc.count("ready") == want })
-		waitUntil(t, clk.HasWaiters)
+		poll.Eventually(t, func() bool { return sc.count("ready") == want }, 10*time.Second, 0)
+		poll.Eventually(t, clk.HasWaiters, 10*time.Second, 0)
 		clk.Step(2*time.Second - time.Millisecond)
 	}
-}
-
-func waitUntil(t *testing.T, cond func() bool) {
-	t.Helper()
-	// A wall-clock bound, not an iteration count: on a loaded machine a
-	// million yields can pass before the goroutine under test runs.
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
-		if cond() {
-			return
-		}
-		goruntime.Gosched()
-	}
-	t.Fatal("condition not reached")
 }
 
 // blockingRunner holds every probe until release is closed.
@@ -441,15 +429,15 @@ func TestProbesInFlightAreBounded(t *testing.T) {
 			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", ReadinessProbe: &v1.Probe{
 				ProbeHandler: execProbe("ready").ProbeHandler, PeriodSeconds: 60}}}}})
 	}
-	waitUntil(t, func() bool { return br.inFlight.Load() == 3 })
+	poll.Eventually(t, func() bool { return br.inFlight.Load() == 3 }, 10*time.Second, 0)
 	for i := 0; i < 1000; i++ {
 		goruntime.Gosched()
 	}
 	assert.Equal(t, int64(3), br.peak.Load(), "never more than MaxConcurrentProbes in flight")
 	close(br.release)
-	waitUntil(t, func() bool { return br.total.Load() == 20 })
+	poll.Eventually(t, func() bool { return br.total.Load() == 20 }, 10*time.Second, 0)
 	assert.Equal(t, int64(3), br.peak.Load())
-	waitUntil(t, func() bool { return goruntime.NumGoroutine() <= base })
+	poll.Eventually(t, func() bool { return goruntime.NumGoroutine() <= base }, 10*time.Second, 0)
 }
 
 // TestSchedulerQueue: workers come out in due order; a triggered worker

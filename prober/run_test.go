@@ -2,6 +2,7 @@ package prober
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -11,13 +12,13 @@ import (
 
 	"github.com/go-logr/logr/funcr"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/prober/probe"
 )
@@ -80,23 +81,19 @@ func TestManagerProbesRealTargets(t *testing.T) {
 		m.AddPod(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: string(uid), Namespace: "ns", UID: uid},
 			Spec: v1.PodSpec{HostNetwork: true, Containers: []v1.Container{{Name: "c", ReadinessProbe: c.probe}}}})
 	}
-	deadline := time.Now().Add(10 * time.Second)
 	for i, c := range cases {
 		id := "id" + strconv.Itoa(i)
 		w := m.worker(types.UID("pod"+strconv.Itoa(i)), "c", Readiness)
-		for {
+		poll.Eventually(t, func() bool {
 			// Readiness starts as Failure: count only a probe's verdict.
-			if r, ok := m.Readiness().Get(id); ok && r == c.want && testutil.ToFloat64(w.total[c.want]) >= 1 {
-				break
-			}
-			if time.Now().After(deadline) {
-				r, ok := m.Readiness().Get(id)
-				t.Fatalf("case %d: readiness of %s never became %v: now %v (%v), probes: %v success, %v failure, %v unknown", i, id, c.want, r, ok,
-					testutil.ToFloat64(w.total[probe.Success]), testutil.ToFloat64(w.total[probe.Failure]), testutil.ToFloat64(w.total[probe.Unknown]))
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			r, ok := m.Readiness().Get(id)
+			return ok && r == c.want && testutil.ToFloat64(w.total[c.want]) >= 1
+		}, 10*time.Second, 10*time.Millisecond, "case %d: readiness of %s becomes %v; now %s", i, id, c.want, func() string {
+			r, ok := m.Readiness().Get(id)
+			return fmt.Sprintf("%v (%v), probes: %v success, %v failure, %v unknown", r, ok,
+				testutil.ToFloat64(w.total[probe.Success]), testutil.ToFloat64(w.total[probe.Failure]), testutil.ToFloat64(w.total[probe.Unknown]))
+		})
 	}
 	m.RemovePod("pod0")
-	assert.Eventually(t, func() bool { return m.Workers() == len(cases)-1 }, 5*time.Second, 10*time.Millisecond)
+	poll.Eventually(t, func() bool { return m.Workers() == len(cases)-1 }, 5*time.Second, 10*time.Millisecond)
 }

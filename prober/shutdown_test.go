@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 )
 
@@ -34,7 +35,7 @@ func TestRunReturnsWhileNobodyReadsResults(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan error, 1)
 	go func() { ran <- m.Run(ctx) }()
-	require.Eventually(t, func() bool { return len(m.readiness.updates) == cap(m.readiness.updates) },
+	poll.Eventually(t, func() bool { return len(m.readiness.updates) == cap(m.readiness.updates) },
 		10*time.Second, time.Millisecond, "a new container's first result for each pod fills the channel")
 	cancel()
 	select {

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 
 	"github.com/stretchr/testify/assert"
@@ -50,12 +50,7 @@ func (c *Cache) totalWaiters() int {
 // awaitWaiters yields until n waiters are registered on uid: no wall-clock sleep.
 func awaitWaiters(tb testing.TB, c *Cache, uid types.UID, n int) {
 	tb.Helper()
-	for i := 0; c.waiters(uid) != n; i++ {
-		if i > 10_000_000 {
-			tb.Fatalf("waiters(%q) = %d, want %d", uid, c.waiters(uid), n)
-		}
-		runtime.Gosched()
-	}
+	poll.Eventually(tb, func() bool { return c.waiters(uid) == n }, 10*time.Second, 0, "waiters(%q) = %d", uid, n)
 }
 
 type result struct {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/nodeagent"
 	"github.com/nodekit-dev/nodekit/runtime/fake"
@@ -47,13 +48,13 @@ func TestStaticPodVersionsRunOneAtATime(t *testing.T) {
 	defer cancel()
 	a, f, stop := startFakeAgent(t, ctx, dir)
 	defer stop()
-	eventually(t, "web running", func() bool { p := podNamed(a, "web-n1"); return p != nil && p.Status.Phase == "Running" })
+	poll.Eventually(t, func() bool { p := podNamed(a, "web-n1"); return p != nil && p.Status.Phase == "Running" }, 20*time.Second, 20*time.Millisecond, "web running")
 	oldUID := podNamed(a, "web-n1").UID
 
 	f.SetLatency("StopPodSandbox", 1500*time.Millisecond) // a slow termination
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "web.yaml"), manifest("2"), 0o644))
 	var sawOldAlone bool
-	eventually(t, "new version running, old one gone", func() bool {
+	poll.Eventually(t, func() bool {
 		pods, err := a.mgr.GetPods(ctx, true)
 		require.NoError(t, err)
 		var old, other bool
@@ -68,13 +69,13 @@ func TestStaticPodVersionsRunOneAtATime(t *testing.T) {
 		require.False(t, old && other, "the new version has a sandbox while the old one is still there")
 		sawOldAlone = sawOldAlone || (old && !other)
 		return other && !old
-	})
+	}, 20*time.Second, 20*time.Millisecond, "new version running, old one gone")
 	assert.True(t, sawOldAlone, "the old version was seen being terminated")
 	// Sandbox first, status after the sync that made it: wait, don't race.
-	eventually(t, "the new version reported Running", func() bool {
+	poll.Eventually(t, func() bool {
 		p := podNamed(a, "web-n1")
 		return p != nil && p.UID != oldUID && p.Status.Phase == "Running"
-	})
+	}, 20*time.Second, 20*time.Millisecond, "the new version reported Running")
 }
 
 // TestOrphanedPodsAreKilled: a runtime pod of this node that no source has
@@ -98,7 +99,7 @@ func TestOrphanedPodsAreKilled(t *testing.T) {
 		require.NoError(t, err)
 		return len(sbs) == 1
 	}
-	eventually(t, "orphan killed and removed", func() bool { return !exists(mine) })
+	poll.Eventually(t, func() bool { return !exists(mine) }, 20*time.Second, 20*time.Millisecond, "orphan killed and removed")
 	time.Sleep(2 * nodeagent.HousekeepingPeriod) // another clean-up round
 	assert.True(t, exists(theirs), "another node's pod is not this agent's to kill")
 }

@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
 	"github.com/nodekit-dev/nodekit/nodestatus"
 )
@@ -94,17 +95,6 @@ func (p *tcpProxy) restore(t *testing.T) {
 	l, err := net.Listen("tcp", p.addr)
 	require.NoError(t, err)
 	p.serve(l)
-}
-
-func within(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for: %s", d, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // TestClusterModeOnContainerd: the agent joins the real kube-apiserver
@@ -183,7 +173,7 @@ spec:
 		}
 		return false
 	}
-	within(t, 30*time.Second, "node registered and Ready", func() bool { n := node(); return n != nil && ready(n) })
+	poll.Eventually(t, func() bool { n := node(); return n != nil && ready(n) }, 30*time.Second, 100*time.Millisecond, "node registered and Ready")
 	registered := node()
 	assert.Equal(t, "yes", registered.Labels["nodekit.dev/e2e"])
 	assert.Contains(t, registered.Status.NodeInfo.ContainerRuntimeVersion, "containerd://")
@@ -196,7 +186,7 @@ spec:
 		}
 		return l.Spec.RenewTime.Time
 	}
-	within(t, 20*time.Second, "lease", func() bool { return !renewed().IsZero() })
+	poll.Eventually(t, func() bool { return !renewed().IsZero() }, 20*time.Second, 100*time.Millisecond, "lease")
 
 	apiPod := func(name string) *v1.Pod {
 		p, err := admin.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
@@ -208,10 +198,10 @@ spec:
 	runningReady := func(p *v1.Pod) bool {
 		return p != nil && p.Status.Phase == v1.PodRunning && len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].Ready
 	}
-	within(t, 30*time.Second, "mirror pod Running and Ready", func() bool {
+	poll.Eventually(t, func() bool {
 		p := apiPod(staticName)
 		return p != nil && p.Annotations["kubernetes.io/config.mirror"] != "" && runningReady(p)
-	})
+	}, 30*time.Second, 100*time.Millisecond, "mirror pod Running and Ready")
 
 	webPort := freePorts(t, 1)[0]
 	_, err = admin.CoreV1().ConfigMaps(ns).Create(ctx, &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "e2e-cfg"},
@@ -245,7 +235,7 @@ spec:
 				ReadinessProbe: &v1.Probe{PeriodSeconds: 1, ProbeHandler: v1.ProbeHandler{
 					HTTPGet: &v1.HTTPGetAction{Path: "/readyz", Port: intstr.FromInt(webPort)}}}}}}}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	within(t, 30*time.Second, "API pod Running and Ready in the API", func() bool { return runningReady(apiPod(apiName)) })
+	poll.Eventually(t, func() bool { return runningReady(apiPod(apiName)) }, 30*time.Second, 100*time.Millisecond, "API pod Running and Ready in the API")
 	web := apiPod(apiName)
 	assert.Equal(t, "127.0.0.1", web.Status.PodIP)
 	volFile := func(plugin, vol, key string) string {
@@ -268,19 +258,19 @@ spec:
 	// New labels reach the downwardAPI volume.
 	_, err = admin.CoreV1().Pods(ns).Patch(ctx, apiName, types.MergePatchType, []byte(`{"metadata":{"labels":{"tier":"front"}}}`), metav1.PatchOptions{})
 	require.NoError(t, err)
-	within(t, 30*time.Second, "new labels in the downwardAPI volume", func() bool {
+	poll.Eventually(t, func() bool {
 		return volFile("kubernetes.io~downward-api", "info", "labels") == "app=\"web\"\ntier=\"front\""
-	})
+	}, 30*time.Second, 100*time.Millisecond, "new labels in the downwardAPI volume")
 	cm, err := admin.CoreV1().ConfigMaps(ns).Get(ctx, "e2e-cfg", metav1.GetOptions{})
 	require.NoError(t, err)
 	cm.Data["greeting"] = "hi"
 	_, err = admin.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
 	require.NoError(t, err)
-	within(t, 30*time.Second, "the updated ConfigMap reaches the running pod", func() bool {
+	poll.Eventually(t, func() bool {
 		return volFile("kubernetes.io~configmap", "cfg", "greeting") == "hi"
-	})
+	}, 30*time.Second, 100*time.Millisecond, "the updated ConfigMap reaches the running pod")
 	assert.Contains(t, web.Status.ContainerStatuses[0].ContainerID, "containerd://")
-	within(t, 20*time.Second, "Started event", func() bool {
+	poll.Eventually(t, func() bool {
 		evs, err := admin.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + apiName})
 		require.NoError(t, err)
 		for _, e := range evs.Items {
@@ -289,15 +279,15 @@ spec:
 			}
 		}
 		return false
-	})
+	}, 20*time.Second, 100*time.Millisecond, "Started event")
 
 	// Deleted with a grace period: killed, then removed from the API.
 	require.NoError(t, admin.CoreV1().Pods(ns).Delete(ctx, apiName, metav1.DeleteOptions{}))
-	within(t, 30*time.Second, "deleted pod gone from the API", func() bool {
+	poll.Eventually(t, func() bool {
 		_, err := admin.CoreV1().Pods(ns).Get(ctx, apiName, metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
-	})
-	within(t, 20*time.Second, "and from containerd", func() bool {
+	}, 30*time.Second, 100*time.Millisecond, "deleted pod gone from the API")
+	poll.Eventually(t, func() bool {
 		pods, err := a.mgr.GetPods(ctx, true)
 		require.NoError(t, err)
 		for _, p := range pods {
@@ -306,7 +296,7 @@ spec:
 			}
 		}
 		return true
-	})
+	}, 20*time.Second, 100*time.Millisecond, "and from containerd")
 
 	// 60 s without the API server: pods keep running, the agent stays
 	// healthy. Meanwhile the cluster moves on: the node controller would
@@ -335,14 +325,14 @@ spec:
 	}
 	proxy.restore(t)
 	back := time.Now()
-	within(t, 60*time.Second, "lease renewed after the outage", func() bool { return renewed().After(back) })
-	within(t, 60*time.Second, "node Ready again after the outage", func() bool { return ready(node()) })
-	within(t, 60*time.Second, "the pod bound during the outage runs", func() bool { return runningReady(apiPod("after-outage")) })
+	poll.Eventually(t, func() bool { return renewed().After(back) }, 60*time.Second, 100*time.Millisecond, "lease renewed after the outage")
+	poll.Eventually(t, func() bool { return ready(node()) }, 60*time.Second, 100*time.Millisecond, "node Ready again after the outage")
+	poll.Eventually(t, func() bool { return runningReady(apiPod("after-outage")) }, 60*time.Second, 100*time.Millisecond, "the pod bound during the outage runs")
 
 	// An operator deletes the Node: the agent registers it again.
 	require.NoError(t, admin.CoreV1().Nodes().Delete(ctx, api.Node, metav1.DeleteOptions{}))
-	within(t, 30*time.Second, "node registered again", func() bool {
+	poll.Eventually(t, func() bool {
 		n := node()
 		return n != nil && n.UID != registered.UID && ready(n)
-	})
+	}, 30*time.Second, 100*time.Millisecond, "node registered again")
 }

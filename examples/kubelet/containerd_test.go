@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
 )
 
@@ -81,10 +82,10 @@ spec:
 	defer stop()
 
 	pod := func(name string) *v1.Pod { return podNamed(a, name) }
-	eventually(t, "web Running and Ready", func() bool {
+	poll.Eventually(t, func() bool {
 		p := pod("web-e2e")
 		return p != nil && p.Status.Phase == v1.PodRunning && p.Status.ContainerStatuses[0].Ready
-	})
+	}, 20*time.Second, 20*time.Millisecond, "web Running and Ready")
 	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/healthz", port))
 	require.NoError(t, err)
 	resp.Body.Close()
@@ -113,16 +114,16 @@ spec:
 	assert.True(t, found, "stats/summary has the pod")
 	require.NotNil(t, sum.Node.Memory, "node stats from the kubepods cgroup")
 
-	eventually(t, "failing container restarted", func() bool {
+	poll.Eventually(t, func() bool {
 		p := pod("fail-e2e")
 		return p != nil && p.Status.ContainerStatuses[0].RestartCount >= 1 &&
 			p.Status.ContainerStatuses[0].LastTerminationState.Terminated != nil &&
 			p.Status.ContainerStatuses[0].LastTerminationState.Terminated.ExitCode == 1
-	})
+	}, 20*time.Second, 20*time.Millisecond, "failing container restarted")
 
 	require.NoError(t, os.Remove(filepath.Join(dir, "web.yaml")))
 	require.NoError(t, os.Remove(filepath.Join(dir, "fail.yaml")))
-	eventually(t, "pods removed from containerd", func() bool {
+	poll.Eventually(t, func() bool {
 		pods, err := a.mgr.GetPods(ctx, true)
 		require.NoError(t, err)
 		for _, p := range pods {
@@ -131,12 +132,12 @@ spec:
 			}
 		}
 		return true
-	})
-	eventually(t, "pod cgroup and volumes removed", func() bool {
+	}, 20*time.Second, 20*time.Millisecond, "pods removed from containerd")
+	poll.Eventually(t, func() bool {
 		_, err := os.Stat(podCgroup)
 		_, verr := os.Stat(filepath.Join(rootDir, "pods", string(web.UID)))
 		return os.IsNotExist(err) && os.IsNotExist(verr)
-	})
+	}, 20*time.Second, 20*time.Millisecond, "pod cgroup and volumes removed")
 }
 
 // TestAgentSurvivesContainerdRestart: with its own containerd stopped for 30s,
@@ -179,17 +180,17 @@ func TestAgentSurvivesContainerdRestart(t *testing.T) {
 		}
 		return true
 	}
-	eventually(t, "both pods running", running)
+	poll.Eventually(t, running, 20*time.Second, 20*time.Millisecond, "both pods running")
 	require.NoError(t, healthz(a))
 
 	cd.Kill(t)
-	eventually(t, "unhealthy while containerd is down", func() bool { return healthz(a) != nil })
+	poll.Eventually(t, func() bool { return healthz(a) != nil }, 20*time.Second, 20*time.Millisecond, "unhealthy while containerd is down")
 	time.Sleep(30 * time.Second) // the outage: 30 relists fail
 	assert.Error(t, healthz(a))
 	cd.Start(t)
 
-	eventually(t, "healthy again", func() bool { return healthz(a) == nil })
-	eventually(t, "pods reconciled", running)
+	poll.Eventually(t, func() bool { return healthz(a) == nil }, 20*time.Second, 20*time.Millisecond, "healthy again")
+	poll.Eventually(t, running, 20*time.Second, 20*time.Millisecond, "pods reconciled")
 	pods, err := a.mgr.GetPods(ctx, true)
 	require.NoError(t, err)
 	require.Len(t, pods, 2)

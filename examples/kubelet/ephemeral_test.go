@@ -14,6 +14,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/nodekit-dev/nodekit/internal/poll"
 )
 
 func ephemeralStatus(p *v1.Pod, name string) v1.ContainerStatus {
@@ -40,10 +42,10 @@ func TestEphemeralContainerOnContainerd(t *testing.T) {
 
 	c.create("debug-me", v1.PodSpec{HostNetwork: true, TerminationGracePeriodSeconds: ptr.To[int64](5),
 		Containers: []v1.Container{testbin("app", "sleep")}})
-	within(t, 60*time.Second, "the pod running", func() bool {
+	poll.Eventually(t, func() bool {
 		p := c.get("debug-me")
 		return p.Status.Phase == v1.PodRunning && containerStatus(p, "app").State.Running != nil
-	})
+	}, 60*time.Second, 100*time.Millisecond, "the pod running")
 	before := containerStatus(c.get("debug-me"), "app")
 
 	// What kubectl debug -it debug-me --image=... --target=app does.
@@ -55,9 +57,9 @@ func TestEphemeralContainerOnContainerd(t *testing.T) {
 	_, err := c.api.Admin.CoreV1().Pods("default").UpdateEphemeralContainers(ctx, "debug-me", p, metav1.UpdateOptions{})
 	require.NoError(t, err)
 
-	within(t, 60*time.Second, "the ephemeral container terminated in the pod's status", func() bool {
+	poll.Eventually(t, func() bool {
 		return ephemeralStatus(c.get("debug-me"), "debugger").State.Terminated != nil
-	})
+	}, 60*time.Second, 100*time.Millisecond, "the ephemeral container terminated in the pod's status")
 	p = c.get("debug-me")
 	debugger := ephemeralStatus(p, "debugger")
 	assert.Equal(t, int32(0), debugger.State.Terminated.ExitCode)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
 	"github.com/nodekit-dev/nodekit/eviction"
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
 	"github.com/nodekit-dev/nodekit/nodestatus"
 )
@@ -83,7 +84,7 @@ func (c *clusterPods) cleanup() {
 	for _, n := range c.names {
 		_ = c.api.Admin.CoreV1().Pods("default").Delete(c.ctx, n, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
 	}
-	within(c.t, 60*time.Second, "the test's pods gone from the API and containerd", func() bool {
+	poll.Eventually(c.t, func() bool {
 		for _, n := range c.names {
 			if _, err := c.api.Admin.CoreV1().Pods("default").Get(c.ctx, n, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				return false
@@ -99,7 +100,7 @@ func (c *clusterPods) cleanup() {
 			}
 		}
 		return true
-	})
+	}, 60*time.Second, 100*time.Millisecond, "the test's pods gone from the API and containerd")
 }
 
 // startClusterAgent starts the agent in cluster mode on containerd as the
@@ -120,7 +121,7 @@ func startClusterAgent(t *testing.T, ctx context.Context, args ...string) (*clus
 	require.NoError(t, err)
 	a, stop := startAgent(t, ctx, cfg)
 	c := &clusterPods{t: t, ctx: ctx, api: api, a: a}
-	within(t, 30*time.Second, "node registered", func() bool { return c.nodeCondition(v1.NodeReady) == v1.ConditionTrue })
+	poll.Eventually(t, func() bool { return c.nodeCondition(v1.NodeReady) == v1.ConditionTrue }, 30*time.Second, 100*time.Millisecond, "node registered")
 	return c, func() { c.cleanup(); stop() }
 }
 
@@ -159,17 +160,17 @@ func TestDiskPressureEvictsThePodFillingIt(t *testing.T) {
 	limited := *spec.DeepCopy()
 	limited.Volumes[0].EmptyDir.SizeLimit = ptr.To(resource.MustParse("1Mi"))
 	c.create("limited", limited)
-	within(t, 30*time.Second, "the limited pod running", func() bool { return running("limited") })
+	poll.Eventually(t, func() bool { return running("limited") }, 30*time.Second, 100*time.Millisecond, "the limited pod running")
 	require.NoError(t, os.WriteFile(filepath.Join(rootDir, "pods", string(c.get("limited").UID), "volumes", "kubernetes.io~empty-dir",
 		"scratch", "fill"), make([]byte, 2<<20), 0o644))
-	within(t, 30*time.Second, "the limited pod evicted", func() bool { return c.get("limited").Status.Phase == v1.PodFailed })
+	poll.Eventually(t, func() bool { return c.get("limited").Status.Phase == v1.PodFailed }, 30*time.Second, 100*time.Millisecond, "the limited pod evicted")
 	assert.Equal(t, "Evicted", c.get("limited").Status.Reason)
 	assert.Equal(t, `Usage of EmptyDir volume "scratch" exceeds the limit "1Mi". `, c.get("limited").Status.Message)
 	assert.Equal(t, v1.ConditionFalse, c.nodeCondition(v1.NodeDiskPressure), "no pressure: 2 MiB of 64")
 
 	c.create("filler", spec)
 	c.create("idle", spec)
-	within(t, 30*time.Second, "both pods running", func() bool { return running("filler") && running("idle") })
+	poll.Eventually(t, func() bool { return running("filler") && running("idle") }, 30*time.Second, 100*time.Millisecond, "both pods running")
 
 	// The emptyDir's directory on the node, as the container sees /scratch.
 	filler := c.get("filler")
@@ -177,16 +178,16 @@ func TestDiskPressureEvictsThePodFillingIt(t *testing.T) {
 	require.DirExists(t, scratch)
 	require.NoError(t, os.WriteFile(filepath.Join(scratch, "fill"), make([]byte, 44<<20), 0o644))
 
-	within(t, 40*time.Second, "DiskPressure in the node status", func() bool {
+	poll.Eventually(t, func() bool {
 		return c.nodeCondition(v1.NodeDiskPressure) == v1.ConditionTrue
-	})
+	}, 40*time.Second, 100*time.Millisecond, "DiskPressure in the node status")
 	// A pod arriving under disk pressure is refused, whatever its QoS.
 	late := spec
 	late.Volumes, late.Containers = nil, []v1.Container{{Name: "c", Image: "nodekit.local/testbin:1", ImagePullPolicy: v1.PullNever,
 		Args: []string{"sleep"}}}
 	c.create("late", late)
 
-	within(t, 40*time.Second, "the filler evicted", func() bool { return c.get("filler").Status.Phase == v1.PodFailed })
+	poll.Eventually(t, func() bool { return c.get("filler").Status.Phase == v1.PodFailed }, 40*time.Second, 100*time.Millisecond, "the filler evicted")
 	evicted := c.get("filler").Status
 	assert.Equal(t, "Evicted", evicted.Reason)
 	assert.True(t, strings.HasPrefix(evicted.Message, "The node was low on resource: ephemeral-storage. Threshold quantity: 24Mi, available: "),
@@ -202,20 +203,20 @@ func TestDiskPressureEvictsThePodFillingIt(t *testing.T) {
 		assert.Equal(t, "TerminationByKubelet", disruption.Reason)
 	}
 	assert.NoDirExists(t, scratch, "its emptyDir is gone")
-	within(t, 20*time.Second, "the Evicted event", func() bool {
+	poll.Eventually(t, func() bool {
 		return strings.Contains(strings.Join(c.events("filler"), "\n"), "Evicted: The node was low on resource: ephemeral-storage.")
-	})
+	}, 20*time.Second, 100*time.Millisecond, "the Evicted event")
 	assert.Equal(t, v1.PodRunning, c.get("idle").Status.Phase, "one pod per pass: the idle one stays")
 
-	within(t, 20*time.Second, "the late pod refused", func() bool { return c.get("late").Status.Phase == v1.PodFailed })
+	poll.Eventually(t, func() bool { return c.get("late").Status.Phase == v1.PodFailed }, 20*time.Second, 100*time.Millisecond, "the late pod refused")
 	refused := c.get("late").Status
 	assert.Equal(t, "Evicted", refused.Reason)
 	assert.Equal(t, "Pod was rejected: The node had condition: [DiskPressure]. ", refused.Message)
 	assert.Equal(t, v1.PodQOSBestEffort, refused.QOSClass)
 
-	within(t, 60*time.Second, "DiskPressure cleared after the transition period", func() bool {
+	poll.Eventually(t, func() bool {
 		return c.nodeCondition(v1.NodeDiskPressure) == v1.ConditionFalse
-	})
+	}, 60*time.Second, 100*time.Millisecond, "DiskPressure cleared after the transition period")
 	assert.Equal(t, v1.PodFailed, c.get("filler").Status.Phase, "an evicted pod is not started again")
 	assert.Equal(t, v1.PodRunning, c.get("idle").Status.Phase)
 	fmt.Fprintln(os.Stderr, "events of the filler:", c.events("filler"))
@@ -256,18 +257,18 @@ func TestMemoryPressureEvictsTheHog(t *testing.T) {
 	c.create("hog", v1.PodSpec{HostNetwork: true, TerminationGracePeriodSeconds: ptr.To[int64](30),
 		Containers: []v1.Container{{Name: "c", Image: "nodekit.local/testbin:1", ImagePullPolicy: v1.PullNever, Args: []string{"alloc", "3072"}}}})
 
-	within(t, 60*time.Second, "MemoryPressure in the node status", func() bool {
+	poll.Eventually(t, func() bool {
 		return c.nodeCondition(v1.NodeMemoryPressure) == v1.ConditionTrue
-	})
-	within(t, 40*time.Second, "the hog evicted", func() bool { return c.get("hog").Status.Phase == v1.PodFailed })
+	}, 60*time.Second, 100*time.Millisecond, "MemoryPressure in the node status")
+	poll.Eventually(t, func() bool { return c.get("hog").Status.Phase == v1.PodFailed }, 40*time.Second, 100*time.Millisecond, "the hog evicted")
 	evicted := c.get("hog").Status
 	assert.Equal(t, "Evicted", evicted.Reason)
 	prefix := fmt.Sprintf("The node was low on resource: memory. Threshold quantity: %dMi, available: ", threshold)
 	assert.True(t, strings.HasPrefix(evicted.Message, prefix), evicted.Message)
 	assert.Regexp(t, `Container c was using \d+(Ki|Mi|Gi)?, request is 0, has larger consumption of memory. $`, evicted.Message)
 	assert.Equal(t, v1.PodRunning, c.get("calm").Status.Phase, "within its request: not ranked first")
-	within(t, 60*time.Second, "MemoryPressure cleared", func() bool {
+	poll.Eventually(t, func() bool {
 		return c.nodeCondition(v1.NodeMemoryPressure) == v1.ConditionFalse
-	})
+	}, 60*time.Second, 100*time.Millisecond, "MemoryPressure cleared")
 	assert.Equal(t, v1.PodRunning, c.get("calm").Status.Phase)
 }

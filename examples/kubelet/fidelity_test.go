@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/podstatus"
 )
 
@@ -97,7 +98,7 @@ func TestSidecarPodsOnContainerd(t *testing.T) {
 		p := c.get("sidecar-web")
 		return p.Status.Phase == v1.PodRunning && podCondition(p, v1.PodReady) == v1.ConditionTrue
 	}
-	within(t, 60*time.Second, "the sidecar pod Running and Ready", ready)
+	poll.Eventually(t, ready, 60*time.Second, 100*time.Millisecond, "the sidecar pod Running and Ready")
 	p := c.get("sidecar-web")
 	assert.Equal(t, v1.ConditionTrue, podCondition(p, v1.PodInitialized))
 	setup, sidecar, after := initStatus(p, "setup"), initStatus(p, "proxy"), initStatus(p, "after-proxy")
@@ -115,20 +116,20 @@ func TestSidecarPodsOnContainerd(t *testing.T) {
 
 	// The sidecar's readiness counts toward the pod's.
 	hit(t, proxyPort, "/readyz/fail")
-	within(t, 30*time.Second, "the pod not Ready with its sidecar not ready", func() bool {
+	poll.Eventually(t, func() bool {
 		return podCondition(c.get("sidecar-web"), v1.PodReady) == v1.ConditionFalse
-	})
+	}, 30*time.Second, 100*time.Millisecond, "the pod not Ready with its sidecar not ready")
 	hit(t, proxyPort, "/readyz/ok")
-	within(t, 30*time.Second, "the pod Ready again", ready)
+	poll.Eventually(t, ready, 30*time.Second, 100*time.Millisecond, "the pod Ready again")
 
 	// A sidecar that exits is restarted while the pod runs; the main
 	// container is left alone.
 	hit(t, proxyPort, "/exit?code=1")
-	within(t, 60*time.Second, "the sidecar restarted, the pod Ready again", func() bool {
+	poll.Eventually(t, func() bool {
 		p := c.get("sidecar-web")
 		s := initStatus(p, "proxy")
 		return s.RestartCount >= 1 && s.State.Running != nil && ready()
-	})
+	}, 60*time.Second, 100*time.Millisecond, "the sidecar restarted, the pod Ready again")
 	p = c.get("sidecar-web")
 	assert.Equal(t, int32(0), containerStatus(p, "web").RestartCount, "%s", podstatus.Summarize(p.Status))
 	assert.Equal(t, int32(0), initStatus(p, "setup").RestartCount, "completed init containers do not run again")
@@ -139,10 +140,10 @@ func TestSidecarPodsOnContainerd(t *testing.T) {
 	logger.RestartPolicy = ptr.To(v1.ContainerRestartPolicyAlways)
 	c.create("sidecar-job", v1.PodSpec{RestartPolicy: v1.RestartPolicyNever, TerminationGracePeriodSeconds: ptr.To[int64](5),
 		InitContainers: []v1.Container{logger}, Containers: []v1.Container{testbin("job", "sleep", "2")}})
-	within(t, 60*time.Second, "the job Succeeded with its sidecar stopped", func() bool {
+	poll.Eventually(t, func() bool {
 		p := c.get("sidecar-job")
 		return p.Status.Phase == v1.PodSucceeded && initStatus(p, "logger").State.Terminated != nil
-	})
+	}, 60*time.Second, 100*time.Millisecond, "the job Succeeded with its sidecar stopped")
 	p = c.get("sidecar-job")
 	job, side := containerStatus(p, "job"), initStatus(p, "logger")
 	require.NotNil(t, job.State.Terminated)
@@ -171,11 +172,11 @@ func TestAPIPodsAdmittedAsTheKubelet(t *testing.T) {
 	holder := testbin("c", "sleep")
 	holder.Ports = []v1.ContainerPort{{ContainerPort: port, HostPort: port}}
 	c.create("port-holder", v1.PodSpec{HostNetwork: true, Containers: []v1.Container{holder}})
-	within(t, 60*time.Second, "the port holder running", func() bool { return c.get("port-holder").Status.Phase == v1.PodRunning })
+	poll.Eventually(t, func() bool { return c.get("port-holder").Status.Phase == v1.PodRunning }, 60*time.Second, 100*time.Millisecond, "the port holder running")
 	c.create("port-taker", v1.PodSpec{HostNetwork: true, Containers: []v1.Container{holder}})
 
 	for name, reason := range map[string]string{"too-big": "OutOfcpu", "port-taker": "NodePorts"} {
-		within(t, 30*time.Second, name+" rejected", func() bool { return c.get(name).Status.Phase == v1.PodFailed })
+		poll.Eventually(t, func() bool { return c.get(name).Status.Phase == v1.PodFailed }, 30*time.Second, 100*time.Millisecond, name+" rejected")
 		p := c.get(name)
 		assert.Equal(t, reason, p.Status.Reason, name)
 		assert.Contains(t, p.Status.Message, "Pod was rejected: ", name)
@@ -207,7 +208,7 @@ func TestTerminationMessagesOnContainerd(t *testing.T) {
 		message string
 	}{"says-bye": {v1.PodFailed, 3, "bye"}, "falls-back": {v1.PodFailed, 4, "exiting with 4\n"},
 		"custom-path": {v1.PodSucceeded, 0, "custom path"}} {
-		within(t, 60*time.Second, name+" finished", func() bool { return c.get(name).Status.Phase == want.phase })
+		poll.Eventually(t, func() bool { return c.get(name).Status.Phase == want.phase }, 60*time.Second, 100*time.Millisecond, name+" finished")
 		term := containerStatus(c.get(name), "c").State.Terminated
 		require.NotNil(t, term, name)
 		assert.Equal(t, want.code, term.ExitCode, name)

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/nodekit-dev/nodekit/internal/poll"
 )
 
 func TestGCFlagsAndConfig(t *testing.T) {
@@ -60,8 +62,8 @@ func TestAgentCollectsDeadContainers(t *testing.T) {
 		}
 		return n
 	}
-	eventually(t, "two dead instances of the crashing container", func() bool { return dead() >= 2 })
-	eventually(t, "all sources ready", a.AllSourcesReady)
+	poll.Eventually(t, func() bool { return dead() >= 2 }, 20*time.Second, 20*time.Millisecond, "two dead instances of the crashing container")
+	poll.Eventually(t, a.AllSourcesReady, 20*time.Second, 20*time.Millisecond, "all sources ready")
 	res, err := a.ContainerGC().GarbageCollect(ctx)
 	require.NoError(t, err)
 	assert.NotEmpty(t, res.Containers)

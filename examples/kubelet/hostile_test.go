@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/podsource"
 )
 
@@ -179,10 +180,10 @@ func TestHostileManifestsStayInside(t *testing.T) {
 	defer stop()
 	files := a.FileSource()
 
-	eventually(t, "the good pods running", func() bool {
+	poll.Eventually(t, func() bool {
 		g, d := podNamed(a, "good-n1"), podNamed(a, "dup-n1")
 		return g != nil && g.Status.Phase == "Running" && d != nil && d.Status.Phase == "Running"
-	})
+	}, 20*time.Second, 20*time.Millisecond, "the good pods running")
 	assert.Equal(t, "c", podNamed(a, "dup-n1").Spec.Containers[0].Name, "the first file keeps the name")
 	var wantErrs int
 	for _, c := range cases {
@@ -190,7 +191,7 @@ func TestHostileManifestsStayInside(t *testing.T) {
 			wantErrs++
 		}
 	}
-	eventually(t, "every hostile manifest refused", func() bool { return len(files.Errors()) == wantErrs })
+	poll.Eventually(t, func() bool { return len(files.Errors()) == wantErrs }, 20*time.Second, 20*time.Millisecond, "every hostile manifest refused")
 	errs := map[string]string{}
 	for _, err := range files.Errors() {
 		var me *podsource.ManifestError
@@ -225,12 +226,12 @@ func TestHostileManifestsStayInside(t *testing.T) {
 	for _, e := range entries {
 		require.NoError(t, os.RemoveAll(filepath.Join(manifests, e.Name())))
 	}
-	eventually(t, "pods, pod directories and log directories removed", func() bool {
+	poll.Eventually(t, func() bool {
 		pods, err := a.mgr.GetPods(ctx, true)
 		require.NoError(t, err)
 		left, _ := os.ReadDir(filepath.Join(root, "pods"))
 		logDirs, _ := os.ReadDir(logs)
 		return len(pods) == 0 && len(left) == 0 && len(logDirs) == 1 && podNamed(a, "good-n1") == nil
-	})
+	}, 20*time.Second, 20*time.Millisecond, "pods, pod directories and log directories removed")
 	assert.Equal(t, before, snapshot(t, world, outside), "nothing outside the agent's directories changed")
 }

@@ -24,6 +24,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/kuberuntime"
@@ -159,23 +160,23 @@ spec:
 			return c != nil && c.State.Running != nil && c.Ready
 		}
 	}
-	waitFor(t, time.Minute, ready("web-lc"))
-	waitFor(t, 30*time.Second, func() bool { c := container(pod("keep-lc")); return c != nil && c.State.Running != nil })
+	poll.Eventually(t, ready("web-lc"), time.Minute, 100*time.Millisecond)
+	poll.Eventually(t, func() bool { c := container(pod("keep-lc")); return c != nil && c.State.Running != nil }, 30*time.Second, 100*time.Millisecond)
 	first := container(pod("web-lc")).ContainerID
 
 	// Liveness: /healthz starts failing; after failureThreshold (2) probes
 	// the container is killed and started again, fresh and healthy.
 	get(t, fmt.Sprintf("http://127.0.0.1:%d/healthz/fail", webPort))
-	waitFor(t, 30*time.Second, func() bool {
+	poll.Eventually(t, func() bool {
 		c := container(pod("web-lc"))
 		return c != nil && c.RestartCount == 1 && c.ContainerID != first && c.State.Running != nil && c.Ready &&
 			c.LastTerminationState.Terminated != nil
-	})
+	}, 30*time.Second, 100*time.Millisecond)
 
 	// Back-off: the crashing container is restarted at once, then after the
 	// kubelet's 10s back-off, waiting in CrashLoopBackOff meanwhile.
 	var sawBackOff bool
-	waitFor(t, 45*time.Second, func() bool {
+	poll.Eventually(t, func() bool {
 		c := container(pod("crash-lc"))
 		if c == nil {
 			return false
@@ -184,7 +185,7 @@ spec:
 			sawBackOff = true
 		}
 		return c.RestartCount >= 2 && sawBackOff
-	})
+	}, 45*time.Second, 100*time.Millisecond)
 	last := container(pod("crash-lc")).LastTerminationState.Terminated
 	require.NotNil(t, last)
 	assert.Equal(t, int32(1), last.ExitCode)
@@ -198,7 +199,7 @@ spec:
 	agent.stop(syscall.SIGKILL)
 	require.NoError(t, os.Remove(filepath.Join(dir, "keep.yaml")))
 	agent = startAgentProcess(t, args, logPath)
-	waitFor(t, 30*time.Second, ready("web-lc"))
+	poll.Eventually(t, ready("web-lc"), 30*time.Second, 100*time.Millisecond)
 	after := container(pod("web-lc"))
 	assert.Equal(t, before.ContainerID, after.ContainerID, "web's container adopted, not restarted")
 	assert.Equal(t, before.RestartCount, after.RestartCount)
@@ -213,10 +214,10 @@ spec:
 		}
 		return nil
 	}
-	waitFor(t, 30*time.Second, func() bool { return runtimePod(keepUID) == nil })
+	poll.Eventually(t, func() bool { return runtimePod(keepUID) == nil }, 30*time.Second, 100*time.Millisecond)
 	// The runtime forgets the pod a moment before the agent logs that it
 	// has finished with it: wait for the line rather than race it.
-	waitFor(t, 10*time.Second, func() bool { return strings.Contains(agent.logText(), "orphaned pod killed and removed") })
+	poll.Eventually(t, func() bool { return strings.Contains(agent.logText(), "orphaned pod killed and removed") }, 10*time.Second, 100*time.Millisecond)
 	wp := runtimePod(webUID)
 	require.NotNil(t, wp)
 	assert.Len(t, wp.Sandboxes, 1, "no second sandbox after the restart")
@@ -229,8 +230,8 @@ spec:
 	// edit: what replaces the container is the new UID.
 	oldContainer := running(t, wp)
 	write("web.yaml", web("2"))
-	waitFor(t, time.Minute, func() bool { p := pod("web-lc"); return p != nil && p.UID != webUID && ready("web-lc")() })
-	waitFor(t, 30*time.Second, func() bool { return runtimePod(webUID) == nil })
+	poll.Eventually(t, func() bool { p := pod("web-lc"); return p != nil && p.UID != webUID && ready("web-lc")() }, time.Minute, 100*time.Millisecond)
+	poll.Eventually(t, func() bool { return runtimePod(webUID) == nil }, 30*time.Second, 100*time.Millisecond)
 	newPod := runtimePod(pod("web-lc").UID)
 	require.NotNil(t, newPod)
 	newContainer := running(t, newPod)
@@ -242,20 +243,20 @@ spec:
 	newUID := newPod.ID
 	require.NoError(t, os.Remove(filepath.Join(dir, "web.yaml")))
 	require.NoError(t, os.Remove(filepath.Join(dir, "crash.yaml")))
-	waitFor(t, time.Minute, func() bool { list, err := listPods(apiURL); return err == nil && len(list.Items) == 0 })
-	waitFor(t, 30*time.Second, func() bool {
+	poll.Eventually(t, func() bool { list, err := listPods(apiURL); return err == nil && len(list.Items) == 0 }, time.Minute, 100*time.Millisecond)
+	poll.Eventually(t, func() bool {
 		sbs, err := cri.ListPodSandbox(context.Background(), &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{nodeLabel: "lc"}})
 		require.NoError(t, err)
 		return len(sbs) == 0
-	})
-	waitFor(t, 30*time.Second, func() bool {
+	}, 30*time.Second, 100*time.Millisecond)
+	poll.Eventually(t, func() bool {
 		_, cgErr := os.Stat(filepath.Join("/sys/fs/cgroup/memory", cgroupRoot, "kubepods/besteffort/pod"+string(newUID)))
 		_, volErr := os.Stat(filepath.Join(rootDir, "pods", string(newUID)))
 		return os.IsNotExist(cgErr) && os.IsNotExist(volErr)
-	})
+	}, 30*time.Second, 100*time.Millisecond)
 	// Every pod of this run is gone (old versions and the orphan too), so
 	// are their log directories: containerd leaves them to the kubelet.
-	waitFor(t, 30*time.Second, func() bool { left, err := os.ReadDir(podLogsDir); return err == nil && len(left) == 0 })
+	poll.Eventually(t, func() bool { left, err := os.ReadDir(podLogsDir); return err == nil && len(left) == 0 }, 30*time.Second, 100*time.Millisecond)
 }
 
 // running is p's running container.

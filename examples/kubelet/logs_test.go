@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/nodekit-dev/nodekit/internal/poll"
 )
 
 // TestContainerLogsFollowKeepsPartialLine: a follow that starts while the
@@ -27,7 +29,7 @@ func TestContainerLogsFollowKeepsPartialLine(t *testing.T) {
 	defer cancel()
 	a, _, stop := startFakeAgent(t, ctx, dir)
 	defer stop()
-	eventually(t, "web running", func() bool { p := podNamed(a, "web-n1"); return p != nil && p.Status.Phase == "Running" })
+	poll.Eventually(t, func() bool { p := podNamed(a, "web-n1"); return p != nil && p.Status.Phase == "Running" }, 20*time.Second, 20*time.Millisecond, "web running")
 	path, err := a.logPath(ctx, "default", "web-n1", "c", false)
 	require.NoError(t, err)
 	appendLog := func(s string) {

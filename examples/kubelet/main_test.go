@@ -22,6 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/nodekit-dev/nodekit/eviction"
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/kubeletflags"
 	"github.com/nodekit-dev/nodekit/runtime"
 	"github.com/nodekit-dev/nodekit/server/serverauth"
@@ -156,10 +157,10 @@ spec:
 	defer stop()
 
 	pod := func(name string) *v1.Pod { return podNamed(a, name) }
-	eventually(t, "good pod Running and Ready", func() bool {
+	poll.Eventually(t, func() bool {
 		p := pod("good-n1")
 		return p != nil && p.Status.Phase == v1.PodRunning && len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].Ready
-	})
+	}, 20*time.Second, 20*time.Millisecond, "good pod Running and Ready")
 	assert.Nil(t, pod("bad-n1"), "the bad manifest is skipped")
 	mfs, err := a.registry.Gather()
 	require.NoError(t, err)
@@ -179,12 +180,12 @@ spec:
 	}
 	// The predicate admit handler refuses the pod whose node selector does
 	// not match, with the kubelet's rejectPod status.
-	eventually(t, "pod for another node rejected", func() bool {
+	poll.Eventually(t, func() bool {
 		return slices.ContainsFunc(a.Statuses().Pods(), func(p v1.Pod) bool {
 			return p.Name == "elsewhere-n1" && p.Status.Phase == v1.PodFailed && p.Status.Reason == "NodeAffinity" &&
 				p.Status.Message == "Pod was rejected: Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector"
 		})
-	})
+	}, 20*time.Second, 20*time.Millisecond, "pod for another node rejected")
 
 	// Editing a manifest (a new env value) replaces its pod: static pods get
 	// their UID from their content, so the old one is killed, a new one runs.
@@ -202,7 +203,7 @@ spec:
       exec: {command: [/testbin, echo, ok]}
       periodSeconds: 1
 `)
-	eventually(t, "edited pod replaced", func() bool {
+	poll.Eventually(t, func() bool {
 		p := pod("good-n1")
 		if p == nil || p.UID == oldUID || p.Status.Phase != v1.PodRunning {
 			return false
@@ -215,13 +216,13 @@ spec:
 			}
 		}
 		return true
-	})
-	eventually(t, "crashing container restarted", func() bool {
+	}, 20*time.Second, 20*time.Millisecond, "edited pod replaced")
+	poll.Eventually(t, func() bool {
 		p := pod("crash-n1")
 		return p != nil && len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].RestartCount >= 1 &&
 			p.Status.ContainerStatuses[0].LastTerminationState.Terminated != nil &&
 			p.Status.ContainerStatuses[0].LastTerminationState.Terminated.ExitCode == 3
-	})
+	}, 20*time.Second, 20*time.Millisecond, "crashing container restarted")
 
 	// The crashing container's log, through /containerLogs.
 	rec := httptest.NewRecorder()
@@ -237,7 +238,7 @@ spec:
 	assert.Equal(t, 404, rec.Code)
 
 	require.NoError(t, os.Remove(filepath.Join(dir, "good.yaml")))
-	eventually(t, "removed pod gone from the runtime", func() bool {
+	poll.Eventually(t, func() bool {
 		pods, err := a.mgr.GetPods(ctx, true)
 		require.NoError(t, err)
 		for _, p := range pods {
@@ -246,18 +247,7 @@ spec:
 			}
 		}
 		return pod("good-n1") == nil
-	})
-}
-
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for: %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	}, 20*time.Second, 20*time.Millisecond, "removed pod gone from the runtime")
 }
 
 // startAgent connects to cfg's runtime and runs the agent in the

@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
 	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/runtime"
@@ -87,7 +88,7 @@ func TestMeasureAgent(t *testing.T) {
 		require.NoError(t, cg.Destroy(cg.KubepodsCgroupName()), "agent log: %s", agent.log)
 	}()
 	apiURL := fmt.Sprintf("http://127.0.0.1:%d/pods", apiPort)
-	waitFor(t, 30*time.Second, func() bool { _, err := listPods(apiURL); return err == nil })
+	poll.Eventually(t, func() bool { _, err := listPods(apiURL); return err == nil }, 30*time.Second, 100*time.Millisecond)
 
 	ports := freePorts(t, pods)
 	manifest := func(i int) string { return filepath.Join(dir, fmt.Sprintf("p%03d.yaml", i)) }
@@ -113,11 +114,11 @@ spec:
 		for i := range ports {
 			require.NoError(t, os.Remove(manifest(i)))
 		}
-		waitFor(t, 3*time.Minute, func() bool { list, err := listPods(apiURL); return err == nil && len(list.Items) == 0 })
+		poll.Eventually(t, func() bool { list, err := listPods(apiURL); return err == nil && len(list.Items) == 0 }, 3*time.Minute, 100*time.Millisecond)
 		// Gone from /pods at once; killed and removed from the runtime
 		// (which the next phase must not compete with) a little later.
 		removed += pods
-		waitFor(t, 3*time.Minute, func() bool { return strings.Count(agent.logText(), "pod terminated and removed") >= removed })
+		poll.Eventually(t, func() bool { return strings.Count(agent.logText(), "pod terminated and removed") >= removed }, 3*time.Minute, 100*time.Millisecond)
 	}
 
 	// Burst: every manifest written at once, as the figure.
@@ -195,8 +196,7 @@ func startLatencies(t *testing.T, agent *agentProcess, from int64, apiURL string
 	lines := bufio.NewReader(log)
 	var partial string
 	runningAt := map[string]time.Time{}
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
+	poll.Eventually(t, func() bool {
 		more := writeMore != nil && writeMore()
 		for {
 			line, err := lines.ReadString('\n')
@@ -213,21 +213,18 @@ func startLatencies(t *testing.T, agent *agentProcess, from int64, apiURL string
 				runningAt[name] = at
 			}
 		}
-		done := !more
+		if more {
+			return false
+		}
 		for name := range written {
 			if _, ok := runningAt[name]; !ok {
-				done = false
-				break
+				return false
 			}
 		}
-		if done {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d pods running after 3m", len(runningAt), len(written))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return true
+	}, 3*time.Minute, 20*time.Millisecond, "every pod running; %s", func() string {
+		return fmt.Sprintf("%d of %d are", len(runningAt), len(written))
+	})
 	list, err := listPods(apiURL)
 	require.NoError(t, err)
 	onAPI := 0
@@ -304,11 +301,6 @@ func listPods(url string) (*v1.PodList, error) {
 	defer resp.Body.Close()
 	var list v1.PodList
 	return &list, json.NewDecoder(resp.Body).Decode(&list)
-}
-
-func waitFor(t *testing.T, d time.Duration, cond func() bool) {
-	t.Helper()
-	within(t, d, "condition", cond)
 }
 
 // machineBusy is the CPU time all cores have spent not idle since boot

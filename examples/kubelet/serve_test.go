@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/internal/streamtest"
 	"github.com/nodekit-dev/nodekit/server/serverauth/serverauthtest"
 )
@@ -118,7 +119,7 @@ func TestStandaloneServesOnLoopback(t *testing.T) {
 	a, err := servedAgent(t, ctx, "--port", strconv.Itoa(port), "--healthz-port", "0")
 	require.NoError(t, err)
 	assert.NotEmpty(t, a.cfg.serving.standalone, "what was chosen, for the start's log line")
-	eventually(t, "web running", func() bool { p := podNamed(a, "web-n1"); return p != nil && p.Status.Phase == v1.PodRunning })
+	poll.Eventually(t, func() bool { p := podNamed(a, "web-n1"); return p != nil && p.Status.Phase == v1.PodRunning }, 20*time.Second, 20*time.Millisecond, "web running")
 	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // the agent's self-signed certificate
 	defer tr.CloseIdleConnections()
 	resp, err := (&http.Client{Transport: tr}).Get("https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) + "/pods")
@@ -143,7 +144,7 @@ func TestServingPortsAsTheKubelet(t *testing.T) {
 		"--healthz-port", strconv.Itoa(ports[2]), "--authentication-token-webhook=false", "--authorization-mode", "AlwaysAllow",
 		"--client-ca-file", caFile)
 	require.NoError(t, err)
-	eventually(t, "web running", func() bool { p := podNamed(a, "web-n1"); return p != nil && p.Status.Phase == v1.PodRunning })
+	poll.Eventually(t, func() bool { p := podNamed(a, "web-n1"); return p != nil && p.Status.Phase == v1.PodRunning }, 20*time.Second, 20*time.Millisecond, "web running")
 
 	secure := func(cert *tls.Certificate) *http.Client {
 		cfg := &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the agent's self-signed certificate

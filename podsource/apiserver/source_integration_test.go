@@ -30,6 +30,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
 	"github.com/nodekit-dev/nodekit/podsource"
 
@@ -250,7 +251,7 @@ func TestSourceLifecycle(t *testing.T) {
 	assert.Equal(t, podsource.SourceAPI, got.Annotations[podsource.ConfigSourceAnnotation])
 	assert.Equal(t, "1", got.Annotations["nodekit/test"])
 	assert.NotContains(t, got.Annotations, podsource.ConfigHashAnnotation, "no static-pod defaults")
-	waitCond(t, "the source's first sync version", func() bool { return src.LastSyncResourceVersion() != "" })
+	poll.Eventually(t, func() bool { return src.LastSyncResourceVersion() != "" }, 20*time.Second, 20*time.Millisecond, "the source's first sync version")
 
 	b := e.createPod(t, prefix+"-b", e.node)
 	_, i = rec.wait(t, i, podsource.ADD, b.Name)
@@ -518,21 +519,6 @@ func (p *cutProxy) watching() bool {
 	return false
 }
 
-func waitCond(t *testing.T, what string, f func() bool, info ...func() any) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !f() {
-		if time.Now().After(deadline) {
-			var more []any
-			for _, i := range info {
-				more = append(more, i())
-			}
-			t.Fatalf("timed out waiting for %s %v", what, more)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func TestSourceWatchCutAndExpired(t *testing.T) {
 	testenv.LockAPIServer(t, true) // it restarts the apiserver: no other package's test may be using it
 	e := requireAPIServer(t)
@@ -549,13 +535,13 @@ func TestSourceWatchCutAndExpired(t *testing.T) {
 	defer cancel()
 
 	_, i := rec.wait(t, 0, podsource.ADD, a.Name)
-	waitCond(t, "a watch through the proxy", proxy.watching)
+	poll.Eventually(t, proxy.watching, 20*time.Second, 20*time.Millisecond, "a watch through the proxy")
 
 	// 1. Cut the watch and refuse requests for a while; changes made
 	// meanwhile arrive once the source is back, exactly once.
 	// The reflector records the version once its initial list (or watch
 	// list) is done, which can be just after the first pod is delivered.
-	waitCond(t, "the source's first sync version", func() bool { return src.LastSyncResourceVersion() != "" })
+	poll.Eventually(t, func() bool { return src.LastSyncResourceVersion() != "" }, 20*time.Second, 20*time.Millisecond, "the source's first sync version")
 	nBefore := len(proxy.requests())
 	proxy.cut(true)
 	b := e.createPod(t, prefix+"-b", e.node)
@@ -566,7 +552,7 @@ func TestSourceWatchCutAndExpired(t *testing.T) {
 	proxy.up()
 	_, i = rec.wait(t, i, podsource.ADD, b.Name)
 	_, i = rec.wait(t, i, podsource.UPDATE, a.Name)
-	waitCond(t, "the watch to be re-established", proxy.watching)
+	poll.Eventually(t, proxy.watching, 20*time.Second, 20*time.Millisecond, "the watch to be re-established")
 	after := proxy.requests()[nBefore:]
 	t.Logf("requests after the cut: %v", after)
 	resumed := false
@@ -588,7 +574,8 @@ func TestSourceWatchCutAndExpired(t *testing.T) {
 	nBefore = len(proxy.requests())
 	held, release := proxy.holdWatches()
 	proxy.endWatches()
-	waitCond(t, "the resumed watch, held by the proxy", func() bool { return held() > 0 }, func() any { return proxy.requests() })
+	poll.Eventually(t, func() bool { return held() > 0 }, 20*time.Second, 20*time.Millisecond,
+		"the resumed watch, held by the proxy; requests: %s", func() string { return fmt.Sprint(proxy.requests()) })
 	c := e.createPod(t, prefix+"-c", e.node)
 	restartAPIServer(t)
 	release()

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/nodekit-dev/nodekit/internal/poll"
 )
 
 // TestNoTimeWait: probes close with RST, so neither side of any probe
@@ -40,7 +42,7 @@ func TestNoTimeWait(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, c.Close())
 		<-served
-		assert.Eventually(t, func() bool { return timeWaits(t, port) > 0 }, 2*time.Second, 10*time.Millisecond)
+		poll.Eventually(t, func() bool { return timeWaits(t, port) > 0 }, 2*time.Second, 10*time.Millisecond)
 	})
 
 	t.Run("http", func(t *testing.T) {

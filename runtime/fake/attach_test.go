@@ -9,12 +9,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/nodekit-dev/nodekit/internal/poll"
 )
 
 // awaitAttached waits until n clients are attached to container id.
 func awaitAttached(t *testing.T, r *Runtime, id string, n int) {
 	t.Helper()
-	require.Eventually(t, func() bool {
+	poll.Eventually(t, func() bool {
 		r.mu.RLock()
 		defer r.mu.RUnlock()
 		return len(r.st.containers[id].attached) == n

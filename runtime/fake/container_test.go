@@ -3,7 +3,6 @@ package fake
 import (
 	"context"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +13,8 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/nodekit-dev/nodekit/internal/poll"
 )
 
 func TestCreateContainerErrors(t *testing.T) {
@@ -358,11 +359,8 @@ func TestClockWithoutAfterFunc(t *testing.T) {
 
 	clk.Step(2 * time.Second)
 	// The exit now happens on the Runtime's goroutine, not inside Step.
-	deadline := time.Now().Add(10 * time.Second)
-	for containerStatus(t, r, exits).State != runtimeapi.ContainerState_CONTAINER_EXITED {
-		require.True(t, time.Now().Before(deadline), "no exit")
-		runtime.Gosched()
-	}
+	poll.Eventually(t, func() bool { return containerStatus(t, r, exits).State == runtimeapi.ContainerState_CONTAINER_EXITED },
+		10*time.Second, 0, "the container exited")
 	assert.Equal(t, epoch.Add(2*time.Second).UnixNano(), containerStatus(t, r, exits).FinishedAt)
 	assert.Equal(t, int32(0), containerStatus(t, r, stopped).ExitCode)
 	assert.Equal(t, runtimeapi.ContainerState_CONTAINER_RUNNING, containerStatus(t, r, pending).State)

@@ -3,7 +3,6 @@ package fake
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"testing"
 	"time"
 
@@ -11,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/nodekit-dev/nodekit/internal/poll"
 )
 
 // eventStream is the server side of GetContainerEvents, in process.
@@ -129,14 +130,17 @@ func TestGetContainerEventsInProcess(t *testing.T) {
 	pc := podConfig("p")
 	sb := runPod(t, r, pc)
 	var ev *runtimeapi.ContainerEventResponse
-	for i := 0; ev == nil; i++ {
+	i := 0
+	poll.Eventually(t, func() bool {
 		create(t, r, sb, pc, testbin(fmt.Sprint("c", i)))
+		i++
 		select {
 		case ev = <-stream.sent:
+			return true
 		default:
-			runtime.Gosched()
+			return false
 		}
-	}
+	}, 10*time.Second, 0, "a container event on the subscription")
 	assert.Equal(t, runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT, ev.ContainerEventType)
 	cancel()
 	require.NoError(t, <-done)

@@ -2,7 +2,6 @@ package fake
 
 import (
 	"context"
-	"runtime"
 	"testing"
 	"time"
 
@@ -12,6 +11,8 @@ import (
 	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/nodekit-dev/nodekit/internal/poll"
 )
 
 func TestMain(m *testing.M) {
@@ -120,13 +121,7 @@ func requireCode(t *testing.T, err error, code codes.Code, contains string) {
 // deadline only turns a hang into a failure.
 func awaitWaiters(t *testing.T, clk *testingclock.FakeClock, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for clk.Waiters() < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("fake clock has %d waiters, want %d", clk.Waiters(), n)
-		}
-		runtime.Gosched()
-	}
+	poll.Eventually(t, func() bool { return clk.Waiters() >= n }, 10*time.Second, 0, "the fake clock has %d waiters", n)
 }
 
 // async runs f in a goroutine and returns its error on a channel.

@@ -17,6 +17,7 @@ import (
 	clientexec "k8s.io/client-go/util/exec"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/internal/streamtest"
 )
 
@@ -237,7 +238,7 @@ func TestStreamingExecEnds(t *testing.T) {
 // awaitSessions waits until the streaming server has n connections.
 func awaitSessions(t *testing.T, r *Runtime, n int) {
 	t.Helper()
-	require.Eventually(t, func() bool {
+	poll.Eventually(t, func() bool {
 		r.streamMu.Lock()
 		s := r.stream
 		r.streamMu.Unlock()
@@ -286,7 +287,7 @@ func TestStreamingCloseEndsExecReadingStdin(t *testing.T) {
 	}()
 	_, err := typing.Write([]byte("x\n"))
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return out.String() == "x\n" }, 10*time.Second, time.Millisecond,
+	poll.Eventually(t, func() bool { return out.String() == "x\n" }, 10*time.Second, time.Millisecond,
 		"cat runs, waiting for more input")
 
 	require.NoError(t, r.Close())
