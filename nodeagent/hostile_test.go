@@ -1,4 +1,4 @@
-package main
+package nodeagent_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nodekit-dev/nodekit/internal/poll"
+	"github.com/nodekit-dev/nodekit/nodeagent"
 	"github.com/nodekit-dev/nodekit/podsource"
 )
 
@@ -55,7 +56,7 @@ func hostileManifests() []hostileManifest {
 	}
 	bomb += "spec: {containers: [{name: c, image: i}]}\n"
 	return []hostileManifest{
-		// UIDs that lead out of --root-dir/pods and --pod-logs-dir.
+		// UIDs that lead out of RootDir/pods and PodLogsDir.
 		{"uid-up.yaml", podYAML(`{name: a, uid: "../../../victim"}`, ""), []string{`metadata.uid: Invalid value: "../../../victim"`}},
 		{"uid-root.yaml", podYAML(`{name: b, uid: ".."}`, ""), []string{`metadata.uid: Invalid value: ".."`}},
 		{"uid-dot.yaml", podYAML(`{name: c, uid: "."}`, ""), []string{`metadata.uid: Invalid value: "."`}},
@@ -130,7 +131,7 @@ func snapshot(t *testing.T, root string, skip func(rel string) bool) map[string]
 // directory named like a manifest; two files with one name and two with
 // one UID. Each bad one is refused with an error naming its file and
 // field, the good ones run, and once every manifest is deleted nothing
-// outside --root-dir and --pod-logs-dir has changed, and nothing of the
+// outside Config.RootDir and PodLogsDir has changed, and nothing of the
 // pods is left inside them either (their log directories included).
 func TestHostileManifestsStayInside(t *testing.T) {
 	world := t.TempDir()
@@ -176,8 +177,7 @@ func TestHostileManifestsStayInside(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	a, _, stop := startFakeAgent(t, ctx, manifests, "--root-dir", root, "--pod-logs-dir", logs)
-	defer stop()
+	a := startFakeAgent(t, ctx, manifests, func(c *nodeagent.Config) { c.RootDir, c.PodLogsDir = root, logs }).Agent
 	files := a.FileSource()
 
 	poll.Eventually(t, func() bool {
@@ -210,7 +210,7 @@ func TestHostileManifestsStayInside(t *testing.T) {
 			assert.Contains(t, msg, w, c.file)
 		}
 	}
-	pods, err := a.mgr.GetPods(ctx, true)
+	pods, err := a.Runtime().GetPods(ctx, true)
 	require.NoError(t, err)
 	var running []string
 	for _, p := range pods {
@@ -227,7 +227,7 @@ func TestHostileManifestsStayInside(t *testing.T) {
 		require.NoError(t, os.RemoveAll(filepath.Join(manifests, e.Name())))
 	}
 	poll.Eventually(t, func() bool {
-		pods, err := a.mgr.GetPods(ctx, true)
+		pods, err := a.Runtime().GetPods(ctx, true)
 		require.NoError(t, err)
 		left, _ := os.ReadDir(filepath.Join(root, "pods"))
 		logDirs, _ := os.ReadDir(logs)

@@ -1,4 +1,4 @@
-package main
+package nodeagent_test
 
 import (
 	"bufio"
@@ -27,10 +27,9 @@ func TestContainerLogsFollowKeepsPartialLine(t *testing.T) {
 		"apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers:\n  - {name: c, image: nodekit.local/testbin:1, args: [sleep]}\n"), 0o644))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	a, _, stop := startFakeAgent(t, ctx, dir)
-	defer stop()
-	poll.Eventually(t, func() bool { p := podNamed(a, "web-n1"); return p != nil && p.Status.Phase == "Running" }, 20*time.Second, 20*time.Millisecond, "web running")
-	path, err := a.logPath(ctx, "default", "web-n1", "c", false)
+	a := startFakeAgent(t, ctx, dir)
+	poll.Eventually(t, running(a.Agent, "web-n1"), 20*time.Second, 20*time.Millisecond, "web running")
+	path, err := a.LogPath(ctx, "default", "web-n1", "c", false)
 	require.NoError(t, err)
 	appendLog := func(s string) {
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
@@ -43,7 +42,7 @@ func TestContainerLogsFollowKeepsPartialLine(t *testing.T) {
 
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	srv := &httptest.Server{Listener: l, Config: &http.Server{Handler: a.api}}
+	srv := &httptest.Server{Listener: l, Config: &http.Server{Handler: a.APIHandler()}}
 	srv.Start()
 	defer srv.Close()
 

@@ -1,4 +1,4 @@
-package main
+package nodeagent_test
 
 import (
 	"context"
@@ -14,26 +14,7 @@ import (
 	"github.com/nodekit-dev/nodekit/internal/poll"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/nodeagent"
-	"github.com/nodekit-dev/nodekit/runtime/fake"
 )
-
-// startFakeAgent runs the agent on a fake runtime the test can script,
-// with manifests from dir and node name n1; extra flags override the
-// defaults (--root-dir and --pod-logs-dir are temporary directories).
-func startFakeAgent(t *testing.T, ctx context.Context, dir string, extra ...string) (*agent, *fake.Runtime, func()) {
-	t.Helper()
-	f := fake.New(fake.WithImages("nodekit.local/pause:1", "nodekit.local/testbin:1"))
-	endpoint := "unix://" + filepath.Join(t.TempDir(), "fake.sock")
-	stopServing, err := f.Start(endpoint)
-	require.NoError(t, err)
-	t.Cleanup(func() { stopServing(); f.Close() })
-	cfg, err := parseFlags(append([]string{"--runtime", "remote", "--container-runtime-endpoint", endpoint, "--pod-manifest-path", dir,
-		"--hostname-override", "n1", "--pod-logs-dir", t.TempDir(), "--file-check-frequency", "100ms", "--port", "0", "--healthz-port", "0",
-		"--root-dir", t.TempDir(), "--cgroups-per-qos=false"}, extra...))
-	require.NoError(t, err)
-	a, stop := startAgent(t, ctx, cfg)
-	return a, f, stop
-}
 
 // TestStaticPodVersionsRunOneAtATime: an edited manifest's new pod (a new
 // UID, the same name) gets no sandbox while the old one is still being
@@ -46,16 +27,15 @@ func TestStaticPodVersionsRunOneAtATime(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "web.yaml"), manifest("1"), 0o644))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	a, f, stop := startFakeAgent(t, ctx, dir)
-	defer stop()
-	poll.Eventually(t, func() bool { p := podNamed(a, "web-n1"); return p != nil && p.Status.Phase == "Running" }, 20*time.Second, 20*time.Millisecond, "web running")
-	oldUID := podNamed(a, "web-n1").UID
+	a := startFakeAgent(t, ctx, dir)
+	poll.Eventually(t, running(a.Agent, "web-n1"), 20*time.Second, 20*time.Millisecond, "web running")
+	oldUID := podNamed(a.Agent, "web-n1").UID
 
-	f.SetLatency("StopPodSandbox", 1500*time.Millisecond) // a slow termination
+	a.fake.SetLatency("StopPodSandbox", 1500*time.Millisecond) // a slow termination
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "web.yaml"), manifest("2"), 0o644))
 	var sawOldAlone bool
 	poll.Eventually(t, func() bool {
-		pods, err := a.mgr.GetPods(ctx, true)
+		pods, err := a.Runtime().GetPods(ctx, true)
 		require.NoError(t, err)
 		var old, other bool
 		for _, p := range pods {
@@ -73,7 +53,7 @@ func TestStaticPodVersionsRunOneAtATime(t *testing.T) {
 	assert.True(t, sawOldAlone, "the old version was seen being terminated")
 	// Sandbox first, status after the sync that made it: wait, don't race.
 	poll.Eventually(t, func() bool {
-		p := podNamed(a, "web-n1")
+		p := podNamed(a.Agent, "web-n1")
 		return p != nil && p.UID != oldUID && p.Status.Phase == "Running"
 	}, 20*time.Second, 20*time.Millisecond, "the new version reported Running")
 }
@@ -83,19 +63,18 @@ func TestStaticPodVersionsRunOneAtATime(t *testing.T) {
 func TestOrphanedPodsAreKilled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	a, _, stop := startFakeAgent(t, ctx, t.TempDir())
-	defer stop()
+	a := startFakeAgent(t, ctx, t.TempDir())
 	sandbox := func(uid, node string) string {
-		resp, err := a.criClient.RunPodSandbox(ctx, &runtimeapi.PodSandboxConfig{
+		resp, err := a.cri.RunPodSandbox(ctx, &runtimeapi.PodSandboxConfig{
 			Metadata: &runtimeapi.PodSandboxMetadata{Name: "left-" + uid, Namespace: "default", Uid: uid},
-			Labels:   map[string]string{nodeLabel: node, kc.LabelPodUID: uid, kc.LabelPodName: "left-" + uid, kc.LabelPodNamespace: "default"},
+			Labels:   map[string]string{nodeagent.NodeLabel: node, kc.LabelPodUID: uid, kc.LabelPodName: "left-" + uid, kc.LabelPodNamespace: "default"},
 		}, "")
 		require.NoError(t, err)
 		return resp
 	}
 	mine, theirs := sandbox("orphan", "n1"), sandbox("foreign", "other-node")
 	exists := func(id string) bool {
-		sbs, err := a.criClient.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{Id: id})
+		sbs, err := a.cri.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{Id: id})
 		require.NoError(t, err)
 		return len(sbs) == 1
 	}
