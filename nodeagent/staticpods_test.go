@@ -79,6 +79,9 @@ func TestOrphanedPodsAreKilled(t *testing.T) {
 		return len(sbs) == 1
 	}
 	poll.Eventually(t, func() bool { return !exists(mine) }, 20*time.Second, 20*time.Millisecond, "orphan killed and removed")
-	time.Sleep(2 * nodeagent.HousekeepingPeriod) // another clean-up round
+	// A clean-up round that saw the foreign pod again: an orphan made after
+	// the first one went is killed by a later round.
+	later := sandbox("later", "n1")
+	poll.Eventually(t, func() bool { return !exists(later) }, 20*time.Second, 20*time.Millisecond, "the later orphan killed and removed")
 	assert.True(t, exists(theirs), "another node's pod is not this agent's to kill")
 }

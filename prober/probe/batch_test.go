@@ -21,6 +21,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/nodekit-dev/nodekit/internal/poll"
 )
 
 // outcome is what a probe's done (or Probe, TCP) gave, and when.
@@ -516,7 +518,8 @@ func TestBatchNoTimeWait(t *testing.T) {
 	for i, o := range outs {
 		require.Equal(t, Success, o.res, "probe %d: %s %v", i, o.msg, o.err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	poll.Eventually(t, func() bool { return closed(t, tg.port) && closed(t, tcpPort) }, 5*time.Second, 10*time.Millisecond,
+		"every probe connection closed")
 	assert.Zero(t, timeWaits(t, tg.port), "http")
 	assert.Zero(t, timeWaits(t, tcpPort), "tcp")
 }

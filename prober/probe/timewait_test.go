@@ -53,8 +53,9 @@ func TestNoTimeWait(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, Success, res, msg)
 		}
-		// The server closes after its response; give it the moment.
-		time.Sleep(100 * time.Millisecond)
+		// The server closes after its response: once every connection is
+		// closed on both sides, a TIME_WAIT would be there to see.
+		poll.Eventually(t, func() bool { return closed(t, tg.port) }, 5*time.Second, 10*time.Millisecond, "every probe connection closed")
 		assert.Zero(t, timeWaits(t, tg.port))
 	})
 
@@ -65,7 +66,7 @@ func TestNoTimeWait(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, Success, res, msg)
 		}
-		time.Sleep(100 * time.Millisecond)
+		poll.Eventually(t, func() bool { return closed(t, port) }, 5*time.Second, 10*time.Millisecond, "every probe connection closed")
 		assert.Zero(t, timeWaits(t, port))
 	})
 }

@@ -88,10 +88,16 @@ func TestServeHandler(t *testing.T) {
 }
 
 func TestUnhealthyAfter(t *testing.T) {
-	s := newServer(time.Millisecond)
+	s := newServer(time.Hour)
 	ts := httptest.NewServer(s.handler())
 	defer ts.Close()
-	time.Sleep(5 * time.Millisecond)
+	if code, _ := get(t, ts.URL, "/healthz"); code != 200 {
+		t.Errorf("healthz before UNHEALTHY_AFTER = %d, want 200", code)
+	}
+	// UNHEALTHY_AFTER passes: the server started an hour ago.
+	s.mu.Lock()
+	s.start = s.start.Add(-time.Hour)
+	s.mu.Unlock()
 	if code, _ := get(t, ts.URL, "/healthz"); code != 500 {
 		t.Errorf("healthz after UNHEALTHY_AFTER = %d, want 500", code)
 	}
