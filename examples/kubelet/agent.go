@@ -13,6 +13,7 @@ import (
 	"github.com/nodekit-dev/nodekit/nodeagent"
 	"github.com/nodekit-dev/nodekit/resources"
 	"github.com/nodekit-dev/nodekit/runtime"
+	"github.com/nodekit-dev/nodekit/runtime/runtimeconn"
 	"github.com/nodekit-dev/nodekit/server"
 )
 
@@ -41,7 +42,7 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 	if err != nil {
 		return nil, nil, err
 	}
-	nc.Runtime, nc.RuntimeOnHost, nc.Log = client, ptr.To(runtimeOnHost(ctx, client)), log
+	nc.Runtime, nc.RuntimeOnHost, nc.Log = client, ptr.To(runtimeconn.OnHost(ctx, client)), log
 	nc.Registerer, nc.Gatherer, nc.ProbeRegisterer, nc.ProbeGatherer = a.registry, a.registry, probeRegistry, probeRegistry
 	if cfg.kubeconfig != "" {
 		if a.cluster, err = newCluster(cfg); err != nil {

@@ -50,6 +50,7 @@ import (
 	"github.com/nodekit-dev/nodekit/resources"
 	"github.com/nodekit-dev/nodekit/runtime"
 	"github.com/nodekit-dev/nodekit/runtime/fake"
+	"github.com/nodekit-dev/nodekit/runtime/runtimeconn"
 )
 
 type config struct {
@@ -214,8 +215,8 @@ func (cfg *config) finish(fs *flag.FlagSet, raw rawFlags) error {
 			return err
 		}
 	}
-	if !map[string]bool{"auto": true, "remote": true, "fake": true}[cfg.runtimeKind] {
-		return fmt.Errorf("--runtime: invalid value %q: want auto, remote or fake", cfg.runtimeKind)
+	if _, err := runtimeconn.ParseKind(cfg.runtimeKind); err != nil {
+		return fmt.Errorf("--runtime: %w", err)
 	}
 	for name, e := range map[string]string{"--container-runtime-endpoint": cfg.endpoint, "--image-service-endpoint": cfg.imageEndpoint} {
 		if _, err := runtime.ParseEndpoint(e); e != "" && err != nil {
@@ -253,11 +254,7 @@ func (cfg *config) finish(fs *flag.FlagSet, raw rawFlags) error {
 func run(ctx context.Context, cfg config, slogger *slog.Logger) error {
 	log := logr.FromSlogHandler(slogger.Handler())
 	rtMetrics := runtime.NewMetrics()
-	opts := []runtime.Option{runtime.WithMetrics(rtMetrics)}
-	if cfg.imageEndpoint != "" {
-		opts = append(opts, runtime.WithImageEndpoint(cfg.imageEndpoint))
-	}
-	client, closeRuntime, err := connect(ctx, cfg, slogger, opts...)
+	client, closeRuntime, err := connect(ctx, cfg, slogger, runtime.WithMetrics(rtMetrics))
 	if err != nil {
 		return err
 	}
@@ -282,39 +279,14 @@ func run(ctx context.Context, cfg config, slogger *slog.Logger) error {
 	return ctx.Err()
 }
 
-// runtimeOnHost: the runtime's containers are this host's, unless it is
-// nodekit's fake (served in-process, or by a test over a socket), whose
-// containers, cgroups and image filesystem are not. A runtime that does
-// not answer Version is taken to be on the host, as the kubelet's.
-func runtimeOnHost(ctx context.Context, client *runtime.Client) bool {
-	v, err := client.Version(ctx, runtime.CRIVersion)
-	return err != nil || v.RuntimeName != fake.RuntimeName
-}
-
-// connect dials the remote runtime, or serves a fake one in-process.
+// connect dials the remote runtime, or serves a fake one in-process
+// (runtimeconn, as --runtime says).
 func connect(ctx context.Context, cfg config, log *slog.Logger, opts ...runtime.Option) (*runtime.Client, func(), error) {
-	if cfg.runtimeKind != "fake" {
-		dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		client, err := runtime.Dial(dctx, cfg.endpoint, opts...)
-		cancel()
-		if err == nil {
-			log.Info("using remote runtime", "endpoint", cfg.endpoint)
-			return client, func() { client.Close(context.Background()) }, nil
-		}
-		if cfg.runtimeKind == "remote" {
-			return nil, nil, err
-		}
-		log.Info("remote runtime not available, using the in-process fake runtime", "endpoint", cfg.endpoint, "reason", err.Error())
-	}
-	endpoint, stopFake, err := fake.StartTemp(fake.WithImages("nodekit.local/pause:1", "nodekit.local/testbin:1"), fake.WithHostPorts(cfg.fakeServesPorts))
+	conn, err := runtimeconn.Connect(ctx, runtimeconn.Config{Kind: runtimeconn.Kind(cfg.runtimeKind), Endpoint: cfg.endpoint,
+		ImageEndpoint: cfg.imageEndpoint, Options: opts, Log: logr.FromSlogHandler(log.Handler()), FakeOptions: []fake.Option{
+			fake.WithImages("nodekit.local/pause:1", "nodekit.local/testbin:1"), fake.WithHostPorts(cfg.fakeServesPorts)}})
 	if err != nil {
 		return nil, nil, err
 	}
-	client, err := runtime.Dial(ctx, endpoint, opts...)
-	if err != nil {
-		stopFake()
-		return nil, nil, err
-	}
-	log.Info("using fake runtime", "endpoint", endpoint)
-	return client, func() { client.Close(context.Background()); stopFake() }, nil
+	return conn.Client, conn.Close, nil
 }
