@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
@@ -29,7 +31,7 @@ type agent struct {
 	registry  *prometheus.Registry
 	mgr       *kuberuntime.Manager
 	api       *server.Handler
-	cluster   *cluster // nil: standalone
+	cluster   *nodeagent.APIClient // --kubeconfig's; nil: standalone
 }
 
 // newAgent composes a nodeagent.Agent from the flags over a connected
@@ -45,10 +47,14 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 	nc.Runtime, nc.RuntimeOnHost, nc.Log = client, ptr.To(runtimeconn.OnHost(ctx, client)), log
 	nc.Registerer, nc.Gatherer, nc.ProbeRegisterer, nc.ProbeGatherer = a.registry, a.registry, probeRegistry, probeRegistry
 	if cfg.kubeconfig != "" {
-		if a.cluster, err = newCluster(cfg); err != nil {
-			return nil, nil, err
+		rc, err := clientcmd.BuildConfigFromFlags("", cfg.kubeconfig)
+		if err == nil {
+			a.cluster, err = nodeagent.NewAPIClient(nodeagent.APIClientConfig{Rest: rc, QPS: float32(cfg.apiQPS), Burst: cfg.apiBurst})
 		}
-		nc.Client = a.cluster.client
+		if err != nil {
+			return nil, nil, fmt.Errorf("--kubeconfig: %w", err)
+		}
+		nc.Client = a.cluster.Client
 	}
 	if a.Agent, err = nodeagent.New(ctx, nc); err != nil {
 		a.close()
@@ -94,7 +100,7 @@ func (a *agent) run(ctx context.Context) {
 
 func (a *agent) close() {
 	if a.cluster != nil {
-		a.cluster.close()
+		a.cluster.Close() // once everything using it has returned
 	}
 }
 

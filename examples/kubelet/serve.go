@@ -155,7 +155,7 @@ func (a *agent) listen() (*nodeserving.Servers, error) {
 	opts.Hostname, opts.IPs = a.cfg.hostname, []net.IP{net.ParseIP(a.cfg.hostIP)}
 	auth := serverauth.Config{NodeName: a.cfg.hostname, Authentication: s.authn, Authorization: s.authz, Log: a.log.WithName("auth")}
 	if a.cluster != nil {
-		auth.TokenReviews, auth.SubjectAccessReviews = a.cluster.client.AuthenticationV1(), a.cluster.client.AuthorizationV1()
+		auth.TokenReviews, auth.SubjectAccessReviews = a.cluster.Client.AuthenticationV1(), a.cluster.Client.AuthorizationV1()
 	}
 	return nodeserving.Listen(nodeserving.Config{Address: s.address, Port: s.port, ReadOnlyPort: s.readOnlyPort,
 		HealthzAddress: s.healthzAddress, HealthzPort: s.healthz, TLS: opts, Auth: auth,
