@@ -83,7 +83,7 @@ func (cfg config) nodeAgentConfig() (nodeagent.Config, error) {
 	return nodeagent.Config{NodeName: cfg.hostname, NodeIP: cfg.hostIP, RootDir: cfg.rootDir, PodLogsDir: cfg.podLogsDir,
 		ManifestPath: cfg.manifestPath, ManifestURL: cfg.manifestURL, SyncFrequency: cfg.syncFrequency, RelistPeriod: cfg.relistPeriod,
 		FileCheckFrequency: cfg.fileCheckFreq, NodeStatusUpdateFrequency: cfg.nodeStatusFreq, LeaseDurationSeconds: int32(cfg.leaseSeconds),
-		MaxPods: cfg.maxPods, AllowedUnsafeSysctls: cfg.allowedUnsafeSysctls, ClusterDomain: cfg.clusterDomain, Port: int32(cfg.serving.port), Labels: cfg.nodeLabels, Taints: cfg.taints,
+		MaxPods: cfg.maxPods, AllowedUnsafeSysctls: cfg.allowedUnsafeSysctls, ClusterDomain: cfg.clusterDomain, Port: int32(cfg.serving.Port), Labels: cfg.nodeLabels, Taints: cfg.taints,
 		KubeReserved: kubeReserved, SystemReserved: systemReserved, CgroupsPerQOS: ptr.To(cfg.cgroupsPerQOS),
 		CgroupRoot: cfg.cgroupRoot, CgroupDriver: driver, SingleProcessOOMKill: cfg.singleProcessOOMKill,
 		ContainerGC: &gcs.containers, ImageGC: &gcs.images, SandboxImage: gcs.sandboxImage,

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nodekit-dev/nodekit/kubeletflags"
+	nodeserving "github.com/nodekit-dev/nodekit/server/serving"
 )
 
 // applyConfigFile reads a KubeletConfiguration (kubelet.config.k8s.io/v1beta1)
@@ -20,7 +21,7 @@ import (
 // line: flags win, as in the kubelet. As the kubelet's
 // DecodeKubeletConfiguration, a file with unknown or duplicate fields is
 // decoded leniently, with the strict error logged (cfg.lenientConfig).
-func applyConfigFile(fs *flag.FlagSet, cfg *config, sf *servingFlags, path string) error {
+func applyConfigFile(fs *flag.FlagSet, cfg *config, sf *nodeserving.Flags, path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("--config: %w", err)
@@ -66,11 +67,8 @@ func applyConfigFile(fs *flag.FlagSet, cfg *config, sf *servingFlags, path strin
 	if !set["register-with-taints"] && len(kc.RegisterWithTaints) > 0 {
 		cfg.taints = kc.RegisterWithTaints
 	}
-	if kc.HealthzPort != nil && !set["healthz-port"] { // 0 (disabled) is a value here
-		cfg.serving.healthz = int(*kc.HealthzPort)
-	}
 	take(set, "pod-logs-dir", &cfg.podLogsDir, kc.PodLogsDir)
-	applyServingConfig(set, &cfg.serving, sf, &kc)
+	sf.ApplyConfig(&kc)
 	applyGCConfig(set, &cfg.gc, &kc)
 	applyEvictionConfig(set, &cfg.eviction, &kc)
 	for name, b := range map[string]struct{ dst, v *bool }{"cgroups-per-qos": {&cfg.cgroupsPerQOS, kc.CgroupsPerQOS},
@@ -89,7 +87,7 @@ func applyConfigFile(fs *flag.FlagSet, cfg *config, sf *servingFlags, path strin
 }
 
 // implementedFields are the KubeletConfiguration fields the agent acts on
-// (applyConfigFile and applyServingConfig); the rest are logged once.
+// (applyConfigFile and the serving flags' ApplyConfig); the rest are logged once.
 var implementedFields = []string{"staticPodPath", "staticPodURL", "containerRuntimeEndpoint", "imageServiceEndpoint",
 	"cgroupDriver", "cgroupRoot", "cgroupsPerQOS", "syncFrequency", "fileCheckFrequency", "port", "healthzPort",
 	"healthzBindAddress", "address", "readOnlyPort", "maxPods", "nodeStatusUpdateFrequency", "nodeLeaseDurationSeconds",

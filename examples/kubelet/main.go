@@ -51,6 +51,7 @@ import (
 	"github.com/nodekit-dev/nodekit/runtime"
 	"github.com/nodekit-dev/nodekit/runtime/fake"
 	"github.com/nodekit-dev/nodekit/runtime/runtimeconn"
+	nodeserving "github.com/nodekit-dev/nodekit/server/serving"
 )
 
 type config struct {
@@ -66,7 +67,7 @@ type config struct {
 	// singleProcessOOMKill is the config-file field (no flag, as in the
 	// kubelet): on cgroup v2, an OOM kill takes one process, not the container.
 	singleProcessOOMKill bool
-	serving              serving
+	serving              nodeserving.Settings
 	gc                   gcSettings
 	eviction             evictionSettings
 	verbosity            int
@@ -106,9 +107,9 @@ func main() {
 	if len(cfg.ignoredFields) > 0 {
 		log.Info("KubeletConfiguration fields accepted without effect in this agent", "fields", cfg.ignoredFields)
 	}
-	if s := cfg.serving; len(s.standalone) > 0 {
+	if s := cfg.serving; len(s.Standalone) > 0 {
 		log.Info("no --kubeconfig, so no API server for webhook authentication or authorization: --port serves the kubelet's "+
-			"standalone defaults, on 127.0.0.1 unless --address is given", "address", s.address, "port", s.port, "changed", s.standalone)
+			"standalone defaults, on 127.0.0.1 unless --address is given", "address", s.Address, "port", s.Port, "changed", s.Standalone)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -120,7 +121,7 @@ func main() {
 
 // rawFlags are flag values that parseFlags turns into config fields.
 type rawFlags struct {
-	serving                        servingFlags
+	serving                        *nodeserving.Flags
 	configFile, nodeLabels, taints string
 }
 
@@ -158,7 +159,7 @@ func newFlagSet(cfg *config, raw *rawFlags) *flag.FlagSet {
 	fs.DurationVar(&cfg.relistPeriod, "relist-period", pleg.DefaultRelistPeriod, "PLEG relist period")
 	fs.DurationVar(&cfg.syncFrequency, "sync-frequency", time.Minute, "max period between syncs of each pod")
 	fs.DurationVar(&cfg.fileCheckFreq, "file-check-frequency", 20*time.Second, "how often the manifest directory is re-read")
-	addServingFlags(fs, &cfg.serving, &raw.serving)
+	raw.serving = cfg.serving.AddFlags(fs)
 	addGCFlags(fs, &cfg.gc)
 	addEvictionFlags(fs, &cfg.eviction)
 	fs.IntVar(&cfg.verbosity, "v", 0, "log verbosity (klog's -v: higher logs more)")
@@ -203,17 +204,12 @@ func (cfg *config) finish(fs *flag.FlagSet, raw rawFlags) error {
 		return err
 	}
 	if raw.configFile != "" {
-		if err := applyConfigFile(fs, cfg, &raw.serving, raw.configFile); err != nil {
+		if err := applyConfigFile(fs, cfg, raw.serving, raw.configFile); err != nil {
 			return err
 		}
 	}
-	if err := cfg.serving.finish(raw.serving, cfg.rootDir); err != nil {
+	if err := raw.serving.Finish(cfg.rootDir, cfg.kubeconfig != ""); err != nil {
 		return err
-	}
-	if cfg.kubeconfig == "" && cfg.serving.port != 0 {
-		if err := cfg.serving.standaloneAuth(fs, raw.serving.fileGiven); err != nil {
-			return err
-		}
 	}
 	if _, err := runtimeconn.ParseKind(cfg.runtimeKind); err != nil {
 		return fmt.Errorf("--runtime: %w", err)
@@ -273,7 +269,7 @@ func run(ctx context.Context, cfg config, slogger *slog.Logger) error {
 	go func() { defer close(served); _ = servers.Run(sctx) }()
 	defer func() { stopServers(); <-served }()
 	slogger.Info("nodekit agent started", "node", cfg.hostname, "manifests", cfg.manifestPath, "runtime", a.RuntimeName(),
-		"relistPeriod", cfg.relistPeriod, "syncFrequency", cfg.syncFrequency, "healthzPort", cfg.serving.healthz, "port", cfg.serving.port, "readOnlyPort", cfg.serving.readOnlyPort)
+		"relistPeriod", cfg.relistPeriod, "syncFrequency", cfg.syncFrequency, "healthzPort", cfg.serving.HealthzPort, "port", cfg.serving.Port, "readOnlyPort", cfg.serving.ReadOnlyPort)
 	a.run(ctx)
 	slogger.Info("shutting down; pods keep running in the runtime")
 	return ctx.Err()

@@ -22,6 +22,7 @@ import (
 	"github.com/nodekit-dev/nodekit/kubeletflags"
 	"github.com/nodekit-dev/nodekit/runtime"
 	"github.com/nodekit-dev/nodekit/server/serverauth"
+	nodeserving "github.com/nodekit-dev/nodekit/server/serving"
 )
 
 // TestMain checks no goroutine outlives the tests, but for spdystream's
@@ -63,7 +64,7 @@ func TestParseFlagsRejectsBadInput(t *testing.T) {
 	assert.Equal(t, "/srv/manifests", cfg.manifestPath, "from the file")
 	assert.Equal(t, 5*time.Second, cfg.syncFrequency, "the flag wins")
 	assert.Equal(t, 20, cfg.maxPods)
-	assert.Equal(t, 11248, cfg.serving.healthz)
+	assert.Equal(t, 11248, cfg.serving.HealthzPort)
 	assert.Equal(t, "cpu=100m,memory=1Gi", cfg.kubeReserved, "maps from the file in the flags' form")
 	require.NotNil(t, cfg.eviction.flags.Hard)
 	assert.Equal(t, "memory.available<200Mi", *cfg.eviction.flags.Hard)
@@ -89,11 +90,11 @@ func TestParseFlagsRejectsBadInput(t *testing.T) {
 	// are the file's), flags winning.
 	cfg, err = parseFlags([]string{"--root-dir", "/srv/kubelet", "--kubeconfig", "/etc/kubernetes/kubelet.conf"})
 	require.NoError(t, err)
-	assert.Equal(t, serving{address: "0.0.0.0", healthzAddress: "127.0.0.1", port: 10250, healthz: 10248,
-		tls: serverauth.TLSOptions{CertDir: "/srv/kubelet/pki"},
-		authn: kubeletconfig.KubeletAuthentication{Anonymous: kubeletconfig.KubeletAnonymousAuthentication{Enabled: ptr.To(false)},
+	assert.Equal(t, nodeserving.Settings{Address: "0.0.0.0", HealthzAddress: "127.0.0.1", Port: 10250, HealthzPort: 10248,
+		TLS: serverauth.TLSOptions{CertDir: "/srv/kubelet/pki"},
+		Authentication: kubeletconfig.KubeletAuthentication{Anonymous: kubeletconfig.KubeletAnonymousAuthentication{Enabled: ptr.To(false)},
 			Webhook: kubeletconfig.KubeletWebhookAuthentication{Enabled: ptr.To(true), CacheTTL: metav1.Duration{Duration: 2 * time.Minute}}},
-		authz: kubeletconfig.KubeletAuthorization{Mode: "Webhook", Webhook: kubeletconfig.KubeletWebhookAuthorization{
+		Authorization: kubeletconfig.KubeletAuthorization{Mode: "Webhook", Webhook: kubeletconfig.KubeletWebhookAuthorization{
 			CacheAuthorizedTTL: metav1.Duration{Duration: 5 * time.Minute}, CacheUnauthorizedTTL: metav1.Duration{Duration: 30 * time.Second}}},
 	}, cfg.serving)
 	require.NoError(t, os.WriteFile(cfgFile, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"+
@@ -104,16 +105,16 @@ func TestParseFlagsRejectsBadInput(t *testing.T) {
 	cfg, err = parseFlags([]string{"--config", cfgFile, "--anonymous-auth=false"})
 	require.NoError(t, err)
 	base := filepath.Dir(cfgFile)
-	assert.Equal(t, "127.0.0.1", cfg.serving.address)
-	assert.Equal(t, 10255, cfg.serving.readOnlyPort)
-	assert.Equal(t, filepath.Join(base, "pki/serving.crt"), cfg.serving.tls.CertFile)
-	assert.Equal(t, "/etc/serving.key", cfg.serving.tls.KeyFile)
-	assert.Equal(t, []string{"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"}, cfg.serving.tls.CipherSuites)
+	assert.Equal(t, "127.0.0.1", cfg.serving.Address)
+	assert.Equal(t, 10255, cfg.serving.ReadOnlyPort)
+	assert.Equal(t, filepath.Join(base, "pki/serving.crt"), cfg.serving.TLS.CertFile)
+	assert.Equal(t, "/etc/serving.key", cfg.serving.TLS.KeyFile)
+	assert.Equal(t, []string{"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"}, cfg.serving.TLS.CipherSuites)
 	assert.Equal(t, filepath.Join(base, "logs"), cfg.podLogsDir)
-	assert.Equal(t, filepath.Join(base, "ca.crt"), cfg.serving.authn.X509.ClientCAFile)
-	assert.False(t, *cfg.serving.authn.Anonymous.Enabled, "the flag wins")
-	assert.False(t, *cfg.serving.authn.Webhook.Enabled)
-	assert.Equal(t, kubeletconfig.KubeletAuthorizationModeAlwaysAllow, cfg.serving.authz.Mode)
+	assert.Equal(t, filepath.Join(base, "ca.crt"), cfg.serving.Authentication.X509.ClientCAFile)
+	assert.False(t, *cfg.serving.Authentication.Anonymous.Enabled, "the flag wins")
+	assert.False(t, *cfg.serving.Authentication.Webhook.Enabled)
+	assert.Equal(t, kubeletconfig.KubeletAuthorizationModeAlwaysAllow, cfg.serving.Authorization.Mode)
 
 	cfg, err = parseFlags([]string{"--hostname-override", "Node-A"})
 	require.NoError(t, err)
@@ -175,7 +176,7 @@ func TestAKubeletCommandLineWorksUnchanged(t *testing.T) {
 	assert.Equal(t, []string{"clusterDNS", "rotateCertificates", "serializeImagePulls"}, cfg.ignoredFields)
 	assert.Equal(t, "10.0.0.5", cfg.hostIP)
 	assert.Equal(t, 2, cfg.verbosity)
-	assert.Equal(t, "/etc/kubernetes/pki/ca.crt", cfg.serving.authn.X509.ClientCAFile)
+	assert.Equal(t, "/etc/kubernetes/pki/ca.crt", cfg.serving.Authentication.X509.ClientCAFile)
 
 	cfgFile = filepath.Join(t.TempDir(), "sysctls.yaml")
 	require.NoError(t, os.WriteFile(cfgFile, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"+

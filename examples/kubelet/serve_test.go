@@ -39,7 +39,7 @@ func servedAgent(t *testing.T, ctx context.Context, args ...string) (*agent, err
 		"--pod-logs-dir", t.TempDir(), "--file-check-frequency", "100ms", "--root-dir", t.TempDir(),
 		"--fake-host-ports=false"}, args...))
 	require.NoError(t, err)
-	require.True(t, net.ParseIP(cfg.serving.address).IsLoopback(), "tests listen on loopback only, not %s", cfg.serving.address)
+	require.True(t, net.ParseIP(cfg.serving.Address).IsLoopback(), "tests listen on loopback only, not %s", cfg.serving.Address)
 	a, stop := startAgent(t, ctx, cfg)
 	t.Cleanup(stop)
 	servers, err := a.listen()
@@ -105,7 +105,7 @@ func TestStandaloneServingDefaults(t *testing.T) {
 			}
 			require.NoError(t, err)
 			s := cfg.serving
-			assert.Equal(t, tc.want, want{s.address, string(s.authz.Mode), *s.authn.Anonymous.Enabled, *s.authn.Webhook.Enabled})
+			assert.Equal(t, tc.want, want{s.Address, string(s.Authorization.Mode), *s.Authentication.Anonymous.Enabled, *s.Authentication.Webhook.Enabled})
 		})
 	}
 }
@@ -118,7 +118,7 @@ func TestStandaloneServesOnLoopback(t *testing.T) {
 	port := freePorts(t, 1)[0]
 	a, err := servedAgent(t, ctx, "--port", strconv.Itoa(port), "--healthz-port", "0")
 	require.NoError(t, err)
-	assert.NotEmpty(t, a.cfg.serving.standalone, "what was chosen, for the start's log line")
+	assert.NotEmpty(t, a.cfg.serving.Standalone, "what was chosen, for the start's log line")
 	poll.Eventually(t, func() bool { p := podNamed(a, "web-n1"); return p != nil && p.Status.Phase == v1.PodRunning }, 20*time.Second, 20*time.Millisecond, "web running")
 	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // the agent's self-signed certificate
 	defer tr.CloseIdleConnections()
