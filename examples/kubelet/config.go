@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 
 	kubeletconfig "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
@@ -39,35 +37,28 @@ func applyConfigFile(fs *flag.FlagSet, cfg *config, sf *nodeserving.Flags, path 
 			path, kc.APIVersion, kc.Kind, kubeletconfig.SchemeGroupVersion)
 	}
 	cfg.ignoredFields = kubeletflags.IgnoredConfigFields(&kc, implementedFields)
-	// Relative paths are the config file's, as in the kubelet.
-	for _, p := range []*string{&kc.StaticPodPath, &kc.Authentication.X509.ClientCAFile, &kc.TLSCertFile,
-		&kc.TLSPrivateKeyFile, &kc.PodLogsDir} {
-		if *p != "" && !filepath.IsAbs(*p) {
-			*p = filepath.Join(filepath.Dir(path), *p)
-		}
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	take(set, "pod-manifest-path", &cfg.manifestPath, kc.StaticPodPath)
-	take(set, "manifest-url", &cfg.manifestURL, kc.StaticPodURL)
-	take(set, "container-runtime-endpoint", &cfg.endpoint, kc.ContainerRuntimeEndpoint)
-	take(set, "image-service-endpoint", &cfg.imageEndpoint, kc.ImageServiceEndpoint)
-	take(set, "cgroup-driver", &cfg.cgroupDriver, kc.CgroupDriver)
-	take(set, "cgroup-root", &cfg.cgroupRoot, kc.CgroupRoot)
-	take(set, "sync-frequency", &cfg.syncFrequency, kc.SyncFrequency.Duration)
-	take(set, "file-check-frequency", &cfg.fileCheckFreq, kc.FileCheckFrequency.Duration)
-	take(set, "max-pods", &cfg.maxPods, int(kc.MaxPods))
-	take(set, "cluster-domain", &cfg.clusterDomain, kc.ClusterDomain)
-	take(set, "node-status-update-frequency", &cfg.nodeStatusFreq, kc.NodeStatusUpdateFrequency.Duration)
-	take(set, "node-lease-duration-seconds", &cfg.leaseSeconds, int(kc.NodeLeaseDurationSeconds))
-	take(set, "kube-api-qps", &cfg.apiQPS, int(ptr.Deref(kc.KubeAPIQPS, 0)))
-	take(set, "kube-api-burst", &cfg.apiBurst, int(kc.KubeAPIBurst))
-	take(set, "kube-reserved", &cfg.kubeReserved, joinMap(kc.KubeReserved, "="))
-	take(set, "system-reserved", &cfg.systemReserved, joinMap(kc.SystemReserved, "="))
+	kubeletflags.ResolveRelativePaths(&kc, filepath.Dir(path))
+	set := kubeletflags.Given(fs)
+	kubeletflags.Take(set, "pod-manifest-path", &cfg.manifestPath, kc.StaticPodPath)
+	kubeletflags.Take(set, "manifest-url", &cfg.manifestURL, kc.StaticPodURL)
+	kubeletflags.Take(set, "container-runtime-endpoint", &cfg.endpoint, kc.ContainerRuntimeEndpoint)
+	kubeletflags.Take(set, "image-service-endpoint", &cfg.imageEndpoint, kc.ImageServiceEndpoint)
+	kubeletflags.Take(set, "cgroup-driver", &cfg.cgroupDriver, kc.CgroupDriver)
+	kubeletflags.Take(set, "cgroup-root", &cfg.cgroupRoot, kc.CgroupRoot)
+	kubeletflags.Take(set, "sync-frequency", &cfg.syncFrequency, kc.SyncFrequency.Duration)
+	kubeletflags.Take(set, "file-check-frequency", &cfg.fileCheckFreq, kc.FileCheckFrequency.Duration)
+	kubeletflags.Take(set, "max-pods", &cfg.maxPods, int(kc.MaxPods))
+	kubeletflags.Take(set, "cluster-domain", &cfg.clusterDomain, kc.ClusterDomain)
+	kubeletflags.Take(set, "node-status-update-frequency", &cfg.nodeStatusFreq, kc.NodeStatusUpdateFrequency.Duration)
+	kubeletflags.Take(set, "node-lease-duration-seconds", &cfg.leaseSeconds, int(kc.NodeLeaseDurationSeconds))
+	kubeletflags.Take(set, "kube-api-qps", &cfg.apiQPS, int(ptr.Deref(kc.KubeAPIQPS, 0)))
+	kubeletflags.Take(set, "kube-api-burst", &cfg.apiBurst, int(kc.KubeAPIBurst))
+	kubeletflags.Take(set, "kube-reserved", &cfg.kubeReserved, kubeletflags.JoinMap(kc.KubeReserved, "="))
+	kubeletflags.Take(set, "system-reserved", &cfg.systemReserved, kubeletflags.JoinMap(kc.SystemReserved, "="))
 	if !set["register-with-taints"] && len(kc.RegisterWithTaints) > 0 {
 		cfg.taints = kc.RegisterWithTaints
 	}
-	take(set, "pod-logs-dir", &cfg.podLogsDir, kc.PodLogsDir)
+	kubeletflags.Take(set, "pod-logs-dir", &cfg.podLogsDir, kc.PodLogsDir)
 	sf.ApplyConfig(&kc)
 	applyGCConfig(set, &cfg.gc, &kc)
 	applyEvictionConfig(set, &cfg.eviction, &kc)
@@ -97,21 +88,3 @@ var implementedFields = []string{"staticPodPath", "staticPodURL", "containerRunt
 	"imageMaximumGCAge", "evictionSoft", "evictionSoftGracePeriod", "evictionMinimumReclaim", "evictionMaxPodGracePeriod",
 	"evictionPressureTransitionPeriod", "mergeDefaultEvictionSettings", "localStorageCapacityIsolation", "singleProcessOOMKill",
 	"allowedUnsafeSysctls", "clusterDomain"}
-
-// take sets *dst to v unless the flag was given or v is unset (zero).
-func take[T comparable](set map[string]bool, flagName string, dst *T, v T) {
-	var zero T
-	if !set[flagName] && v != zero {
-		*dst = v
-	}
-}
-
-// joinMap writes a KubeletConfiguration map in its flag's form.
-func joinMap(m map[string]string, sep string) string {
-	parts := make([]string, 0, len(m))
-	for k, v := range m {
-		parts = append(parts, k+sep+v)
-	}
-	sort.Strings(parts)
-	return strings.Join(parts, ",")
-}

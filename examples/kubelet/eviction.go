@@ -8,7 +8,7 @@ import (
 	kubeletconfig "k8s.io/kubelet/config/v1beta1"
 
 	"github.com/nodekit-dev/nodekit/eviction"
-	"github.com/nodekit-dev/nodekit/resources"
+	"github.com/nodekit-dev/nodekit/kubeletflags"
 )
 
 // evictionSettings are the kubelet's eviction flags and fields.
@@ -21,25 +21,21 @@ type evictionSettings struct {
 }
 
 func addEvictionFlags(fs *flag.FlagSet, e *evictionSettings) {
-	fs.Func("eviction-hard", "hard eviction thresholds, signal<quantity or %; set, it replaces the default "+
-		resources.DefaultEvictionHard, func(v string) error { e.flags.Hard = &v; return nil })
-	fs.StringVar(&e.flags.Soft, "eviction-soft", "", "soft eviction thresholds, each with a grace period")
-	fs.StringVar(&e.flags.SoftGracePeriod, "eviction-soft-grace-period", "", "grace periods of the soft thresholds: memory.available=1m30s,...")
-	fs.StringVar(&e.flags.MinimumReclaim, "eviction-minimum-reclaim", "", "what an eviction frees beyond its threshold: imagefs.available=2Gi,...")
+	e.flags.AddFlags(fs)
 	fs.IntVar(&e.maxPodGrace, "eviction-max-pod-grace-period", 0, "grace period, in seconds, of a pod evicted for a soft threshold")
 	fs.DurationVar(&e.transition, "eviction-pressure-transition-period", eviction.DefaultPressureTransitionPeriod, "how long a pressure condition stays after its threshold is no longer met")
 }
 
 func applyEvictionConfig(set map[string]bool, e *evictionSettings, kc *kubeletconfig.KubeletConfiguration) {
 	if kc.EvictionHard != nil && !set["eviction-hard"] { // {} is a value: no hard thresholds
-		hard := joinMap(kc.EvictionHard, "<")
+		hard := kubeletflags.JoinMap(kc.EvictionHard, "<")
 		e.flags.Hard = &hard
 	}
-	take(set, "eviction-soft", &e.flags.Soft, joinMap(kc.EvictionSoft, "<"))
-	take(set, "eviction-soft-grace-period", &e.flags.SoftGracePeriod, joinMap(kc.EvictionSoftGracePeriod, "="))
-	take(set, "eviction-minimum-reclaim", &e.flags.MinimumReclaim, joinMap(kc.EvictionMinimumReclaim, "="))
-	take(set, "eviction-max-pod-grace-period", &e.maxPodGrace, int(kc.EvictionMaxPodGracePeriod))
-	take(set, "eviction-pressure-transition-period", &e.transition, kc.EvictionPressureTransitionPeriod.Duration)
+	kubeletflags.Take(set, "eviction-soft", &e.flags.Soft, kubeletflags.JoinMap(kc.EvictionSoft, "<"))
+	kubeletflags.Take(set, "eviction-soft-grace-period", &e.flags.SoftGracePeriod, kubeletflags.JoinMap(kc.EvictionSoftGracePeriod, "="))
+	kubeletflags.Take(set, "eviction-minimum-reclaim", &e.flags.MinimumReclaim, kubeletflags.JoinMap(kc.EvictionMinimumReclaim, "="))
+	kubeletflags.Take(set, "eviction-max-pod-grace-period", &e.maxPodGrace, int(kc.EvictionMaxPodGracePeriod))
+	kubeletflags.Take(set, "eviction-pressure-transition-period", &e.transition, kc.EvictionPressureTransitionPeriod.Duration)
 	if kc.MergeDefaultEvictionSettings != nil {
 		e.flags.MergeDefaults = *kc.MergeDefaultEvictionSettings
 	}
