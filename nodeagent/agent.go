@@ -18,8 +18,6 @@ import (
 	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/nodestatus"
 	"github.com/nodekit-dev/nodekit/pleg"
-	"github.com/nodekit-dev/nodekit/pleg/plegmetrics"
-	"github.com/nodekit-dev/nodekit/podpath"
 	"github.com/nodekit-dev/nodekit/podsource"
 	"github.com/nodekit-dev/nodekit/podstatus"
 	"github.com/nodekit-dev/nodekit/podsync"
@@ -72,117 +70,51 @@ type Agent struct {
 
 // New composes an agent over cfg.Runtime; nothing runs until Run. The
 // runtime is asked for its name and sandbox image, and the host for its
-// machine facts unless cfg.Machine is set.
+// machine facts unless cfg.Machine is set. It reads as the list of the
+// agent's parts, each made by its own constructor, in the order they need
+// each other.
 func New(ctx context.Context, cfg Config) (_ *Agent, err error) {
 	if cfg, err = cfg.withDefaults(); err != nil {
 		return nil, err
 	}
-	client, clk, log := cfg.Runtime, cfg.Clock, cfg.Log
-	a := &Agent{cfg: cfg, log: log, cache: statuscache.New(), statuses: podstatus.NewManager(clk), runtimeName: "cri"}
+	a := &Agent{cfg: cfg, log: cfg.Log, cache: statuscache.New(), statuses: podstatus.NewManager(cfg.Clock), runtimeName: "cri"}
 	defer func() {
 		if err != nil && a.cluster != nil {
 			a.cluster.close() // its event broadcaster's goroutines
 		}
 	}()
-	if v, err := client.Version(ctx, runtime.CRIVersion); err == nil {
+	if v, err := cfg.Runtime.Version(ctx, runtime.CRIVersion); err == nil {
 		a.runtimeName = v.RuntimeName
 	}
-	plegMetrics, proberMetrics, srcMetrics := plegmetrics.New(), prober.NewMetrics(), podsource.NewMetrics()
-	syncMetrics, podMetrics := kuberuntime.NewSyncMetrics(), podsync.NewMetrics()
-	if err := register(cfg.Registerer, plegMetrics, srcMetrics, syncMetrics, podMetrics); err != nil {
+	m, err := newMetrics(cfg)
+	if err != nil {
 		return nil, err
 	}
-	if err := register(cfg.ProbeRegisterer, proberMetrics); err != nil { // /metrics/probes, as the kubelet's
-		return nil, err
-	}
-	var recorder kuberuntime.EventRecorder
-	var objects kuberuntime.Objects
-	var services kuberuntime.Services
-	var nodeRecorder nodestatus.EventRecorder
-	plugins := []volume.Plugin{volume.EmptyDir{NodeAllocatable: a.allocatable, PodMemoryLimit: podMemoryLimit}, volume.HostPath{},
-		volume.DownwardAPI{NodeAllocatable: a.allocatable}}
 	if cfg.Client != nil {
 		if a.cluster, err = newCluster(ctx, cfg); err != nil {
 			return nil, err
 		}
-		recorder, objects, nodeRecorder, services = a.cluster.recorder, a.cluster.objects, a.cluster.recorder, a.cluster.services
-		plugins = append(plugins, volume.ConfigMap{Objects: a.cluster.objects}, volume.Secret{Objects: a.cluster.objects,
-			NodeAllocatable: a.allocatable, PodMemoryLimit: podMemoryLimit},
-			volume.Projected{Objects: a.cluster.objects, Tokens: a.cluster.tokens, NodeAllocatable: a.allocatable,
-				PodMemoryLimit: podMemoryLimit})
-	} else {
-		plugins = append(plugins, volume.Projected{NodeAllocatable: a.allocatable, PodMemoryLimit: podMemoryLimit}) // downwardAPI sources only
 	}
-	layout := podpath.Layout{RootDir: cfg.RootDir, PodLogsDir: cfg.PodLogsDir}
-	volumes, err := volume.New(volume.Config{Layout: layout, Plugins: plugins})
+	volumes, err := volume.New(volume.Config{Layout: a.layout(), Plugins: a.volumePlugins()})
 	if err != nil {
 		return nil, err
 	}
-	if a.mgr, err = kuberuntime.NewManager(kuberuntime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: cfg.PodLogsDir, RootDir: cfg.RootDir,
-		SandboxLabels: map[string]string{NodeLabel: cfg.NodeName}, OwnPodsOnly: true,
-		HostIP: cfg.NodeIP, ClusterDomain: cfg.ClusterDomain, Services: services, Mounts: volumes.ContainerMounts, Streaming: client, Recorder: recorder, Objects: objects, NodeAllocatable: a.allocatable,
-		Metrics: syncMetrics, Log: log.WithName("runtime"), SingleProcessOOMKill: cfg.SingleProcessOOMKill,
-		CgroupV2: *cfg.RuntimeOnHost && cgroupmgr.HostMode() == cgroupmgr.ModeV2}); err != nil {
-		return nil, err
-	}
-	plegCfg := pleg.Config{Runtime: a.mgr, Cache: a.cache, Clock: clk, RelistPeriod: cfg.RelistPeriod,
-		Metrics: plegMetrics, Log: log.WithName("pleg")}
-	if cfg.EventedPLEG {
-		a.pleg, err = pleg.NewEvented(pleg.EventedConfig{Config: plegCfg, Events: cfg.Runtime})
-	} else {
-		a.pleg, err = pleg.NewGeneric(plegCfg)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if a.prober, err = prober.New(prober.Config{Statuses: a.cache, Exec: client, HostIP: cfg.NodeIP, Clock: clk, Recorder: recorder,
-		Metrics: proberMetrics, Log: log.WithName("prober")}); err != nil {
-		return nil, err
-	}
-	if *cfg.CgroupsPerQOS && *cfg.RuntimeOnHost {
-		if a.cgroups, err = cgroupmgr.New(cgroupmgr.Config{CgroupRoot: cfg.CgroupRoot, Driver: cfg.CgroupDriver}); err != nil {
-			return nil, fmt.Errorf("nodeagent: Config.CgroupsPerQOS: %w", err)
+	for _, part := range []func() error{
+		func() error { return a.newRuntimeManager(volumes, m) },
+		func() error { return a.newPLEG(m) },
+		func() error { return a.newProber(m) },
+		a.newCgroups,
+		func() error { return a.newPodSync(volumes, m) },
+		func() error { return a.newGC(ctx) },
+		a.newEviction,
+		func() (err error) { a.node, err = a.describeNode(ctx); return err },
+		a.newDispatcher,
+		func() error { return a.newSources(m.sources) },
+		a.newHandlers,
+	} {
+		if err := part(); err != nil {
+			return nil, err
 		}
-		if err := a.cgroups.EnsureQOSCgroups(); err != nil {
-			return nil, fmt.Errorf("nodeagent: QoS cgroups under Config.CgroupRoot %q: %w", cfg.CgroupRoot, err)
-		}
-	}
-	syncCfg := podsync.Config{Runtime: a.mgr, Volumes: volumes, Prober: a.prober, Cache: a.cache, Statuses: a.statuses,
-		Reasons: podstatus.NewReasonCache(), RuntimeName: a.runtimeName, HostIPs: []string{cfg.NodeIP}, Metrics: podMetrics, Clock: clk,
-		Log: log.WithName("sync")}
-	a.summary = &server.SummaryProvider{NodeName: cfg.NodeName, StartTime: clk.Now(), Pods: a, Containers: client, Clock: clk,
-		Layout: &layout, Volumes: volumes, ImageFs: client}
-	if a.cgroups != nil { // no typed nils in the interfaces
-		syncCfg.Cgroups, a.summary.Cgroups = a.cgroups, a.cgroups
-	}
-	if a.cluster != nil {
-		syncCfg.Mirrors, syncCfg.Recorder = a.cluster.mirrors, a.cluster.recorder
-	}
-	if a.syncer, err = podsync.New(syncCfg); err != nil {
-		return nil, err
-	}
-	if a.workers, err = podworkers.New(podworkers.Config{PodSyncer: a.syncer, Cache: a.cache, Clock: clk,
-		ResyncInterval: cfg.SyncFrequency, OnDone: podMetrics.ObserveWork, Log: log.WithName("podworkers")}); err != nil {
-		return nil, err
-	}
-	a.mux = podsource.NewMux(podsource.MuxConfig{Clock: clk, Log: log.WithName("podsource"), Metrics: srcMetrics})
-	if err := a.newGC(ctx); err != nil {
-		return nil, err
-	}
-	if err := a.newEviction(); err != nil {
-		return nil, err
-	}
-	if a.node, err = a.describeNode(ctx, nodeRecorder); err != nil {
-		return nil, err
-	}
-	if err := a.newDispatcher(); err != nil {
-		return nil, err
-	}
-	if err := a.newSources(srcMetrics); err != nil {
-		return nil, err
-	}
-	if err := a.newHandlers(); err != nil {
-		return nil, err
 	}
 	return a, nil
 }

@@ -16,8 +16,12 @@ import (
 // describeNode computes the node's capacity and allocatable from the
 // machine and the config, in both modes: the downward API reports
 // allocatable for unset limits; in cluster mode it is also the Node.
-func (a *Agent) describeNode(ctx context.Context, recorder nodestatus.EventRecorder) (*nodestatus.Builder, error) {
+func (a *Agent) describeNode(ctx context.Context) (*nodestatus.Builder, error) {
 	cfg, client := a.cfg, a.cfg.Runtime
+	var recorder nodestatus.EventRecorder // nil: standalone
+	if a.cluster != nil {
+		recorder = a.cluster.recorder
+	}
 	if err := os.MkdirAll(cfg.RootDir, 0o750); err != nil {
 		return nil, fmt.Errorf("nodeagent: Config.RootDir: %w", err)
 	}

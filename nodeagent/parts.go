@@ -1,0 +1,148 @@
+package nodeagent
+
+import (
+	"fmt"
+
+	"github.com/nodekit-dev/nodekit/cgroupmgr"
+	"github.com/nodekit-dev/nodekit/kuberuntime"
+	"github.com/nodekit-dev/nodekit/pleg"
+	"github.com/nodekit-dev/nodekit/pleg/plegmetrics"
+	"github.com/nodekit-dev/nodekit/podpath"
+	"github.com/nodekit-dev/nodekit/podsource"
+	"github.com/nodekit-dev/nodekit/podstatus"
+	"github.com/nodekit-dev/nodekit/podsync"
+	"github.com/nodekit-dev/nodekit/podworkers"
+	"github.com/nodekit-dev/nodekit/prober"
+	"github.com/nodekit-dev/nodekit/server"
+	"github.com/nodekit-dev/nodekit/volume"
+)
+
+// metrics are the parts' metrics, registered with Config.Registerer (the
+// prober's with ProbeRegisterer: /metrics/probes, as the kubelet's).
+type metrics struct {
+	pleg    *plegmetrics.Metrics
+	prober  *prober.Metrics
+	sources *podsource.Metrics
+	sync    *kuberuntime.SyncMetrics
+	pods    *podsync.Metrics
+}
+
+func newMetrics(cfg Config) (*metrics, error) {
+	m := &metrics{pleg: plegmetrics.New(), prober: prober.NewMetrics(), sources: podsource.NewMetrics(),
+		sync: kuberuntime.NewSyncMetrics(), pods: podsync.NewMetrics()}
+	if err := register(cfg.Registerer, m.pleg, m.sources, m.sync, m.pods); err != nil {
+		return nil, err
+	}
+	if err := register(cfg.ProbeRegisterer, m.prober); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// layout is where the pods' directories and logs are.
+func (a *Agent) layout() podpath.Layout {
+	return podpath.Layout{RootDir: a.cfg.RootDir, PodLogsDir: a.cfg.PodLogsDir}
+}
+
+// volumePlugins are the kubelet's volume plugins; ConfigMaps, Secrets and
+// service account tokens need the API server (Config.Client).
+func (a *Agent) volumePlugins() []volume.Plugin {
+	plugins := []volume.Plugin{volume.EmptyDir{NodeAllocatable: a.allocatable, PodMemoryLimit: podMemoryLimit}, volume.HostPath{},
+		volume.DownwardAPI{NodeAllocatable: a.allocatable}}
+	if a.cluster == nil {
+		return append(plugins, volume.Projected{NodeAllocatable: a.allocatable, PodMemoryLimit: podMemoryLimit}) // downwardAPI sources only
+	}
+	return append(plugins, volume.ConfigMap{Objects: a.cluster.objects}, volume.Secret{Objects: a.cluster.objects,
+		NodeAllocatable: a.allocatable, PodMemoryLimit: podMemoryLimit},
+		volume.Projected{Objects: a.cluster.objects, Tokens: a.cluster.tokens, NodeAllocatable: a.allocatable,
+			PodMemoryLimit: podMemoryLimit})
+}
+
+// newRuntimeManager builds the pod-level runtime manager over the CRI
+// client: this agent's sandboxes only, its volumes' mounts, and in cluster
+// mode the API's Services, objects and events.
+func (a *Agent) newRuntimeManager(volumes *volume.Manager, m *metrics) error {
+	cfg, client := a.cfg, a.cfg.Runtime
+	mc := kuberuntime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: cfg.PodLogsDir, RootDir: cfg.RootDir,
+		SandboxLabels: map[string]string{NodeLabel: cfg.NodeName}, OwnPodsOnly: true,
+		HostIP: cfg.NodeIP, ClusterDomain: cfg.ClusterDomain, Mounts: volumes.ContainerMounts, Streaming: client,
+		NodeAllocatable: a.allocatable, Metrics: m.sync, Log: a.log.WithName("runtime"), SingleProcessOOMKill: cfg.SingleProcessOOMKill,
+		CgroupV2: *cfg.RuntimeOnHost && cgroupmgr.HostMode() == cgroupmgr.ModeV2}
+	if a.cluster != nil { // no typed nils in the interfaces
+		mc.Services, mc.Recorder, mc.Objects = a.cluster.services, a.cluster.recorder, a.cluster.objects
+	}
+	var err error
+	a.mgr, err = kuberuntime.NewManager(mc)
+	return err
+}
+
+// newPLEG builds the generic (relisting) PLEG, or the evented one.
+func (a *Agent) newPLEG(m *metrics) error {
+	cfg := pleg.Config{Runtime: a.mgr, Cache: a.cache, Clock: a.cfg.Clock, RelistPeriod: a.cfg.RelistPeriod,
+		Metrics: m.pleg, Log: a.log.WithName("pleg")}
+	var err error
+	if a.cfg.EventedPLEG {
+		a.pleg, err = pleg.NewEvented(pleg.EventedConfig{Config: cfg, Events: a.cfg.Runtime})
+	} else {
+		a.pleg, err = pleg.NewGeneric(cfg)
+	}
+	return err
+}
+
+// newProber builds the probe manager, which execs in containers through
+// the runtime and probes host-network pods on NodeIP.
+func (a *Agent) newProber(m *metrics) error {
+	pc := prober.Config{Statuses: a.cache, Exec: a.cfg.Runtime, HostIP: a.cfg.NodeIP, Clock: a.cfg.Clock,
+		Metrics: m.prober, Log: a.log.WithName("prober")}
+	if a.cluster != nil {
+		pc.Recorder = a.cluster.recorder
+	}
+	var err error
+	a.prober, err = prober.New(pc)
+	return err
+}
+
+// newCgroups makes the QoS cgroups, with CgroupsPerQOS and a runtime on
+// this host.
+func (a *Agent) newCgroups() error {
+	cfg := a.cfg
+	if !*cfg.CgroupsPerQOS || !*cfg.RuntimeOnHost {
+		return nil
+	}
+	var err error
+	if a.cgroups, err = cgroupmgr.New(cgroupmgr.Config{CgroupRoot: cfg.CgroupRoot, Driver: cfg.CgroupDriver}); err != nil {
+		return fmt.Errorf("nodeagent: Config.CgroupsPerQOS: %w", err)
+	}
+	if err := a.cgroups.EnsureQOSCgroups(); err != nil {
+		return fmt.Errorf("nodeagent: QoS cgroups under Config.CgroupRoot %q: %w", cfg.CgroupRoot, err)
+	}
+	return nil
+}
+
+// newPodSync builds what syncs pods: the syncer, the pod workers that call
+// it, the sources' mux, and the Summary API's provider.
+func (a *Agent) newPodSync(volumes *volume.Manager, m *metrics) error {
+	cfg, clk := a.cfg, a.cfg.Clock
+	sc := podsync.Config{Runtime: a.mgr, Volumes: volumes, Prober: a.prober, Cache: a.cache, Statuses: a.statuses,
+		Reasons: podstatus.NewReasonCache(), RuntimeName: a.runtimeName, HostIPs: []string{cfg.NodeIP}, Metrics: m.pods, Clock: clk,
+		Log: a.log.WithName("sync")}
+	layout := a.layout()
+	a.summary = &server.SummaryProvider{NodeName: cfg.NodeName, StartTime: clk.Now(), Pods: a, Containers: cfg.Runtime, Clock: clk,
+		Layout: &layout, Volumes: volumes, ImageFs: cfg.Runtime}
+	if a.cgroups != nil { // no typed nils in the interfaces
+		sc.Cgroups, a.summary.Cgroups = a.cgroups, a.cgroups
+	}
+	if a.cluster != nil {
+		sc.Mirrors, sc.Recorder = a.cluster.mirrors, a.cluster.recorder
+	}
+	var err error
+	if a.syncer, err = podsync.New(sc); err != nil {
+		return err
+	}
+	if a.workers, err = podworkers.New(podworkers.Config{PodSyncer: a.syncer, Cache: a.cache, Clock: clk,
+		ResyncInterval: cfg.SyncFrequency, OnDone: m.pods.ObserveWork, Log: a.log.WithName("podworkers")}); err != nil {
+		return err
+	}
+	a.mux = podsource.NewMux(podsource.MuxConfig{Clock: clk, Log: a.log.WithName("podsource"), Metrics: m.sources})
+	return nil
+}
