@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"os"
@@ -39,46 +40,26 @@ func applyConfigFile(fs *flag.FlagSet, cfg *config, sf *nodeserving.Flags, path 
 	cfg.ignoredFields = kubeletflags.IgnoredConfigFields(&kc, implementedFields)
 	kubeletflags.ResolveRelativePaths(&kc, filepath.Dir(path))
 	set := kubeletflags.Given(fs)
-	kubeletflags.Take(set, "pod-manifest-path", &cfg.manifestPath, kc.StaticPodPath)
-	kubeletflags.Take(set, "manifest-url", &cfg.manifestURL, kc.StaticPodURL)
-	kubeletflags.Take(set, "container-runtime-endpoint", &cfg.endpoint, kc.ContainerRuntimeEndpoint)
-	kubeletflags.Take(set, "image-service-endpoint", &cfg.imageEndpoint, kc.ImageServiceEndpoint)
-	kubeletflags.Take(set, "cgroup-driver", &cfg.cgroupDriver, kc.CgroupDriver)
-	kubeletflags.Take(set, "cgroup-root", &cfg.cgroupRoot, kc.CgroupRoot)
-	kubeletflags.Take(set, "sync-frequency", &cfg.syncFrequency, kc.SyncFrequency.Duration)
-	kubeletflags.Take(set, "file-check-frequency", &cfg.fileCheckFreq, kc.FileCheckFrequency.Duration)
-	kubeletflags.Take(set, "max-pods", &cfg.maxPods, int(kc.MaxPods))
-	kubeletflags.Take(set, "cluster-domain", &cfg.clusterDomain, kc.ClusterDomain)
-	kubeletflags.Take(set, "node-status-update-frequency", &cfg.nodeStatusFreq, kc.NodeStatusUpdateFrequency.Duration)
-	kubeletflags.Take(set, "node-lease-duration-seconds", &cfg.leaseSeconds, int(kc.NodeLeaseDurationSeconds))
-	kubeletflags.Take(set, "kube-api-qps", &cfg.apiQPS, int(ptr.Deref(kc.KubeAPIQPS, 0)))
-	kubeletflags.Take(set, "kube-api-burst", &cfg.apiBurst, int(kc.KubeAPIBurst))
-	kubeletflags.Take(set, "kube-reserved", &cfg.kubeReserved, kubeletflags.JoinMap(kc.KubeReserved, "="))
-	kubeletflags.Take(set, "system-reserved", &cfg.systemReserved, kubeletflags.JoinMap(kc.SystemReserved, "="))
+	if err := kubeletflags.ApplyConfigFlags(fs, kubeletflags.ConfigFlagValues(&kc), set); err != nil {
+		return err
+	}
 	if !set["register-with-taints"] && len(kc.RegisterWithTaints) > 0 {
 		cfg.taints = kc.RegisterWithTaints
 	}
 	kubeletflags.Take(set, "pod-logs-dir", &cfg.podLogsDir, kc.PodLogsDir)
 	sf.ApplyConfig(&kc)
-	applyGCConfig(set, &cfg.gc, &kc)
-	applyEvictionConfig(set, &cfg.eviction, &kc)
-	for name, b := range map[string]struct{ dst, v *bool }{"cgroups-per-qos": {&cfg.cgroupsPerQOS, kc.CgroupsPerQOS},
-		"enable-debugging-handlers": {&cfg.debugHandlers, kc.EnableDebuggingHandlers}} {
-		if !set[name] && b.v != nil {
-			*b.dst = *b.v
-		}
-	}
-	if !set["allowed-unsafe-sysctls"] && len(kc.AllowedUnsafeSysctls) > 0 {
-		cfg.allowedUnsafeSysctls = kc.AllowedUnsafeSysctls
-	}
-	if kc.SingleProcessOOMKill != nil {
-		cfg.singleProcessOOMKill = *kc.SingleProcessOOMKill
-	}
+	// The config file's fields that have no flag.
+	cfg.gc.images.MinAge = cmp.Or(kc.ImageMinimumGCAge.Duration, cfg.gc.images.MinAge)
+	cfg.gc.images.MaxAge = cmp.Or(kc.ImageMaximumGCAge.Duration, cfg.gc.images.MaxAge)
+	cfg.eviction.flags.MergeDefaults = ptr.Deref(kc.MergeDefaultEvictionSettings, cfg.eviction.flags.MergeDefaults)
+	cfg.eviction.localStorage = kc.LocalStorageCapacityIsolation
+	cfg.singleProcessOOMKill = ptr.Deref(kc.SingleProcessOOMKill, cfg.singleProcessOOMKill)
 	return nil
 }
 
 // implementedFields are the KubeletConfiguration fields the agent acts on
-// (applyConfigFile and the serving flags' ApplyConfig); the rest are logged once.
+// (applyConfigFile: through the flags, the serving flags' ApplyConfig, or
+// directly); the rest are logged once.
 var implementedFields = []string{"staticPodPath", "staticPodURL", "containerRuntimeEndpoint", "imageServiceEndpoint",
 	"cgroupDriver", "cgroupRoot", "cgroupsPerQOS", "syncFrequency", "fileCheckFrequency", "port", "healthzPort",
 	"healthzBindAddress", "address", "readOnlyPort", "maxPods", "nodeStatusUpdateFrequency", "nodeLeaseDurationSeconds",
