@@ -94,7 +94,9 @@ func (cfg config) nodeAgentConfig() (nodeagent.Config, error) {
 
 // run drives the agent until ctx ends, then closes its API connections.
 func (a *agent) run(ctx context.Context) {
-	a.logError(a.Run(ctx), "agent")
+	if err := a.Run(ctx); err != nil {
+		a.log.Error(err, "agent")
+	}
 	a.close()
 }
 
@@ -107,12 +109,6 @@ func (a *agent) close() {
 // logPath finds a container's log file for /containerLogs.
 func (a *agent) logPath(ctx context.Context, ns, name, container string, previous bool) (string, error) {
 	return a.LogPath(ctx, ns, name, container, previous)
-}
-
-func (a *agent) logError(err error, msg string) {
-	if err != nil {
-		a.log.Error(err, msg)
-	}
 }
 
 // nodeLabel marks the agent's sandboxes with its node name.

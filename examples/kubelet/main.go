@@ -12,18 +12,11 @@
 //
 // It takes the kubelet v1.34's command line (kubeletflags): the flags it
 // implements behave as the kubelet's, the others are logged once as
-// accepted without effect. Defaults are KubeletConfiguration v1beta1's also
-// for flags (anonymous off, webhook authentication and authorization, no
-// read-only port), where the kubelet keeps legacy flag defaults (anonymous
-// on, AlwaysAllow, read-only 10255) when no --config is given: a deviation,
-// toward the secure side. Without --kubeconfig there is no API server for
-// webhooks: when one would come from a default, the auth settings neither
-// flags nor --config give take the kubelet's legacy defaults, and --address,
-// unless given, becomes 127.0.0.1 (logged once; the kubelet serves them on
-// 0.0.0.0); a webhook setting given is an error naming it, as in the kubelet
-// (which with --config also fails on the file's webhook defaults). Unlike
-// the kubelet it only touches sandboxes labelled nodekit.dev/node=<node
-// name>, so agents can share a runtime.
+// accepted without effect. Serving is server/serving.Settings': defaults
+// are KubeletConfiguration v1beta1's also for flags, a deviation toward the
+// secure side; without --kubeconfig, the kubelet's standalone defaults on
+// 127.0.0.1. Unlike the kubelet it only touches sandboxes labelled
+// nodekit.dev/node=<node name>, so agents can share a runtime.
 package main
 
 import (

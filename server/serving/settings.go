@@ -36,8 +36,14 @@ type Flags struct {
 // AddFlags registers the kubelet's serving flags on fs, bound to s, with
 // its KubeletConfiguration v1beta1 defaults, not its legacy command-line
 // ones: anonymous off, webhook authentication and authorization on,
-// read-only port off. Without an API server, Finish gives those the user
-// did not set the kubelet's standalone defaults (Standalone).
+// read-only port off (the kubelet keeps anonymous on, AlwaysAllow and
+// read-only 10255 when no --config is given: a deviation, toward the
+// secure side). Without an API server there is none for webhooks: Finish
+// gives the auth settings neither flags nor --config give the kubelet's
+// legacy defaults, and the address, unless given, becomes Loopback (the
+// kubelet serves them on 0.0.0.0); a webhook setting given is an error
+// naming it, as in the kubelet (which with --config also fails on the
+// file's webhook defaults).
 func (s *Settings) AddFlags(fs *flag.FlagSet) *Flags {
 	f := &Flags{s: s, fs: fs}
 	fs.StringVar(&s.Address, "address", "0.0.0.0", "IP address the API (--port, --read-only-port) listens on")
