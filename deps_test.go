@@ -64,6 +64,11 @@ func TestPackageDependencies(t *testing.T) {
 		// k8s.io/cri-streaming serves exec, attach and port-forward as
 		// containerd does (go-restful, klog, k8s.io/streaming, spdystream).
 		{"runtime/fake", nil, []string{containerd, clientGo}, 14},
+		// A node agent's runtime connection: the CRI client, or runtime/fake
+		// served in-process (its streaming server with it); no pod-level
+		// manager, no API client.
+		{"runtime/runtimeconn", []string{"kubecontainer", "runtime", "runtime/criconv", "runtime/fake"},
+			[]string{containerd, clientGo, kuberuntimePkg}, 35},
 		// cri-streaming's option parsers, apimachinery's upgrade-aware proxy
 		// (spdystream, go-flowrate) for the streaming paths.
 		{"server", []string{"internal/fsstats", "podpath", "resources", "cgroupmgr", "kubecontainer"}, []string{clientGo}, 46},
