@@ -1,6 +1,6 @@
 //go:build integration
 
-package main
+package nodeagent_test
 
 import (
 	"context"
@@ -69,13 +69,13 @@ func TestEphemeralContainerOnContainerd(t *testing.T) {
 	assert.Zero(t, debugger.RestartCount)
 	assert.False(t, debugger.Ready)
 
-	path, err := c.a.logPath(ctx, "default", "debug-me", "debugger", false)
+	path, err := c.a.LogPath(ctx, "default", "debug-me", "debugger", false)
 	require.NoError(t, err)
 	log, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Contains(t, string(log), "debug-hello")
 
-	// A few syncs later (--sync-frequency 2s): not restarted, the target
+	// A few syncs later (SyncFrequency 2s): not restarted, the target
 	// untouched, the pod still Running and Ready.
 	time.Sleep(5 * time.Second) // real time on a real runtime: waiting for syncs that must do nothing
 	p = c.get("debug-me")

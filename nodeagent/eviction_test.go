@@ -1,6 +1,6 @@
 //go:build integration
 
-package main
+package nodeagent_test
 
 import (
 	"context"
@@ -20,12 +20,15 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
 	"github.com/nodekit-dev/nodekit/eviction"
 	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
+	"github.com/nodekit-dev/nodekit/nodeagent"
 	"github.com/nodekit-dev/nodekit/nodestatus"
 )
 
@@ -34,7 +37,7 @@ type clusterPods struct {
 	t     *testing.T
 	ctx   context.Context
 	api   *testenv.APIServer
-	a     *agent
+	a     *nodeagent.Agent
 	names []string
 }
 
@@ -90,7 +93,7 @@ func (c *clusterPods) cleanup() {
 				return false
 			}
 		}
-		pods, err := c.a.mgr.GetPods(c.ctx, true)
+		pods, err := c.a.Runtime().GetPods(c.ctx, true)
 		if err != nil {
 			return false
 		}
@@ -104,8 +107,10 @@ func (c *clusterPods) cleanup() {
 }
 
 // startClusterAgent starts the agent in cluster mode on containerd as the
-// test's node, with args added; the Node and lease go at the end.
-func startClusterAgent(t *testing.T, ctx context.Context, args ...string) (*clusterPods, func()) {
+// test's node, with the node's credentials, syncing every pod every 2s
+// and its status every 1s; edit may change the Config first. The Node and
+// lease go at the end.
+func startClusterAgent(t *testing.T, ctx context.Context, edit ...func(*nodeagent.Config)) (*clusterPods, func()) {
 	cd := testenv.NeedContainerd(t)
 	api := testenv.NeedAPIServer(t)
 	forget := func() {
@@ -114,15 +119,34 @@ func startClusterAgent(t *testing.T, ctx context.Context, args ...string) (*clus
 	}
 	forget()
 	t.Cleanup(forget)
-	cfg, err := parseFlags(append([]string{"--runtime", "remote", "--container-runtime-endpoint", cd.Endpoint,
-		"--kubeconfig", os.Getenv("NODEKIT_NODE_KUBECONFIG"), "--hostname-override", api.Node,
-		"--pod-manifest-path", t.TempDir(), "--pod-logs-dir", t.TempDir(), "--sync-frequency", "2s",
-		"--port", "0", "--healthz-port", "0", "--node-status-update-frequency", "1s"}, args...))
-	require.NoError(t, err)
-	a, stop := startAgent(t, ctx, cfg)
+	cfg := containerdConfig(t, cd, api.Node)
+	cfg.Client = apiClient(t, api.NodeConfig)
+	cfg.ManifestPath, cfg.SyncFrequency, cfg.NodeStatusUpdateFrequency = t.TempDir(), 2*time.Second, time.Second
+	for _, e := range edit {
+		e(&cfg)
+	}
+	a, stop := startContainerdAgent(t, ctx, cfg)
 	c := &clusterPods{t: t, ctx: ctx, api: api, a: a}
 	poll.Eventually(t, func() bool { return c.nodeCondition(v1.NodeReady) == v1.ConditionTrue }, 30*time.Second, 100*time.Millisecond, "node registered")
 	return c, func() { c.cleanup(); stop() }
+}
+
+// apiClient is the agent's API client over connections of its own, with
+// the kubelet's rate limits, closed when the test ends (after the agent).
+func apiClient(t *testing.T, rc *rest.Config) kubernetes.Interface {
+	t.Helper()
+	c, err := nodeagent.NewAPIClient(nodeagent.APIClientConfig{Rest: rc})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	return c.Client
+}
+
+// hardEviction sets the eviction manager's hard thresholds (as
+// --eviction-hard) and its pressure transition period.
+func hardEviction(hard string, transition time.Duration) func(*nodeagent.Config) {
+	return func(c *nodeagent.Config) {
+		c.Eviction = &nodeagent.EvictionConfig{Flags: eviction.Flags{Hard: &hard}, PressureTransitionPeriod: transition}
+	}
 }
 
 // mountTmpfs mounts a tmpfs of size at a new directory until the test ends.
@@ -145,8 +169,9 @@ func TestDiskPressureEvictsThePodFillingIt(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	rootDir := mountTmpfs(t, "64m")
-	c, stop := startClusterAgent(t, ctx, "--root-dir", rootDir, "--cgroups-per-qos=false",
-		"--eviction-hard=nodefs.available<24Mi", "--eviction-pressure-transition-period=20s")
+	c, stop := startClusterAgent(t, ctx, hardEviction("nodefs.available<24Mi", 20*time.Second), func(c *nodeagent.Config) {
+		c.RootDir, c.CgroupsPerQOS = rootDir, ptr.To(false)
+	})
 	defer stop()
 	assert.Equal(t, v1.ConditionFalse, c.nodeCondition(v1.NodeDiskPressure))
 
@@ -246,8 +271,8 @@ func TestMemoryPressureEvictsTheHog(t *testing.T) {
 	free := obs[eviction.SignalMemoryAvailable].Available
 	require.Greater(t, free, int64(4<<30), "the test needs 4 GiB free")
 	threshold := (free - 3<<29) >> 20 // MiB
-	c, stop := startClusterAgent(t, ctx, "--root-dir", t.TempDir(), "--cgroup-root", cgroupRoot,
-		fmt.Sprintf("--eviction-hard=memory.available<%dMi", threshold), "--eviction-pressure-transition-period=10s")
+	c, stop := startClusterAgent(t, ctx, hardEviction(fmt.Sprintf("memory.available<%dMi", threshold), 10*time.Second),
+		func(c *nodeagent.Config) { c.CgroupRoot = cgroupRoot })
 	defer stop()
 	assert.Equal(t, v1.ConditionFalse, c.nodeCondition(v1.NodeMemoryPressure))
 

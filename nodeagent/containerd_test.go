@@ -1,6 +1,6 @@
 //go:build integration
 
-package main
+package nodeagent_test
 
 import (
 	"context"
@@ -10,20 +10,67 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
-
 	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/utils/ptr"
 
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
 	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
+	"github.com/nodekit-dev/nodekit/nodeagent"
 )
+
+// containerdConfig is the Config of an agent on containerd cd as node:
+// its runtime client (closed when the test ends, after the agent), on
+// this host, fresh root and log directories, the kubelet's default
+// eviction thresholds and its metrics in a registry of its own; the
+// other fields are the kubelet's defaults.
+func containerdConfig(t *testing.T, cd testenv.Containerd, node string) nodeagent.Config {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	return nodeagent.Config{NodeName: node, NodeIP: "127.0.0.1", RootDir: t.TempDir(), PodLogsDir: t.TempDir(),
+		Runtime: cd.Dial(t), RuntimeOnHost: ptr.To(true), Eviction: &nodeagent.EvictionConfig{},
+		Registerer: reg, Gatherer: reg}
+}
+
+// startContainerdAgent runs the agent cfg makes until stop or the test's
+// end, whichever comes first.
+func startContainerdAgent(t *testing.T, ctx context.Context, cfg nodeagent.Config) (a *nodeagent.Agent, stop func()) {
+	t.Helper()
+	a, err := nodeagent.New(ctx, cfg)
+	require.NoError(t, err)
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- a.Run(runCtx) }()
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); assert.NoError(t, <-done) }) }
+	t.Cleanup(stop)
+	return a, stop
+}
+
+// freePorts returns n loopback ports free a moment ago.
+func freePorts(t *testing.T, n int) []int {
+	var ls []net.Listener
+	var ports []int
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	for _, l := range ls {
+		l.Close()
+	}
+	return ports
+}
 
 // TestAgentOnContainerd drives the agent only through manifests on disk:
 // a host-network pod serving HTTP with an HTTP readiness probe becomes
@@ -31,10 +78,7 @@ import (
 // restarted; removing the manifests removes the pods from the runtime.
 func TestAgentOnContainerd(t *testing.T) {
 	cd := testenv.NeedContainerd(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
+	port := freePorts(t, 1)[0]
 
 	dir, rootDir, hostDir := t.TempDir(), t.TempDir(), filepath.Join(t.TempDir(), "host")
 	write := func(name, body string) {
@@ -64,10 +108,8 @@ spec:
 	write("fail.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: fail}\nspec:\n  containers:\n  - {name: c, image: nodekit.local/testbin:1, imagePullPolicy: Never, args: [exit, \"1\"]}\n")
 
 	cgroupRoot := testenv.CgroupRoot + "/agent-" + rand.String(6)
-	cfg, err := parseFlags([]string{"--runtime", "remote", "--container-runtime-endpoint", cd.Endpoint, "--pod-manifest-path", dir,
-		"--hostname-override", "e2e", "--pod-logs-dir", t.TempDir(), "--root-dir", rootDir, "--file-check-frequency", "200ms", "--port", "0", "--healthz-port", "0",
-		"--cgroup-root", cgroupRoot})
-	require.NoError(t, err)
+	cfg := containerdConfig(t, cd, "e2e")
+	cfg.ManifestPath, cfg.RootDir, cfg.FileCheckFrequency, cfg.CgroupRoot = dir, rootDir, 200*time.Millisecond, cgroupRoot
 	t.Cleanup(func() {
 		cg, err := cgroupmgr.New(cgroupmgr.Config{CgroupRoot: cgroupRoot})
 		require.NoError(t, err)
@@ -78,7 +120,7 @@ spec:
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	a, stop := startAgent(t, ctx, cfg)
+	a, stop := startContainerdAgent(t, ctx, cfg)
 	defer stop()
 
 	pod := func(name string) *v1.Pod { return podNamed(a, name) }
@@ -124,7 +166,7 @@ spec:
 	require.NoError(t, os.Remove(filepath.Join(dir, "web.yaml")))
 	require.NoError(t, os.Remove(filepath.Join(dir, "fail.yaml")))
 	poll.Eventually(t, func() bool {
-		pods, err := a.mgr.GetPods(ctx, true)
+		pods, err := a.Runtime().GetPods(ctx, true)
 		require.NoError(t, err)
 		for _, p := range pods {
 			if p.Name == "web-e2e" || p.Name == "fail-e2e" {
@@ -151,16 +193,15 @@ func TestAgentSurvivesContainerdRestart(t *testing.T) {
 			"apiVersion: v1\nkind: Pod\nmetadata: {name: "+name+"}\nspec:\n  containers:\n  - {name: c, image: nodekit.local/testbin:1, imagePullPolicy: Never, args: [sleep]}\n"), 0o644))
 	}
 	cgroupRoot := testenv.CgroupRoot + "/agent-" + rand.String(6)
-	cfg, err := parseFlags([]string{"--runtime", "remote", "--container-runtime-endpoint", cd.Endpoint, "--pod-manifest-path", dir,
-		"--hostname-override", "rs", "--pod-logs-dir", t.TempDir(), "--root-dir", t.TempDir(), "--port", "0", "--healthz-port", "0", "--cgroup-root", cgroupRoot})
-	require.NoError(t, err)
+	cfg := containerdConfig(t, cd, "rs")
+	cfg.ManifestPath, cfg.CgroupRoot = dir, cgroupRoot
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	a, stop := startAgent(t, ctx, cfg)
+	a, stop := startContainerdAgent(t, ctx, cfg)
 	defer func() {
 		stop()
 		for _, p := range a.Pods() {
-			assert.NoError(t, a.mgr.RemovePod(context.Background(), p.UID))
+			assert.NoError(t, a.Runtime().RemovePod(context.Background(), p.UID))
 			assert.NoError(t, a.Cgroups().DestroyPodCgroup(&p))
 		}
 		cg, err := cgroupmgr.New(cgroupmgr.Config{CgroupRoot: cgroupRoot})
@@ -191,7 +232,7 @@ func TestAgentSurvivesContainerdRestart(t *testing.T) {
 
 	poll.Eventually(t, func() bool { return healthz(a) == nil }, 20*time.Second, 20*time.Millisecond, "healthy again")
 	poll.Eventually(t, running, 20*time.Second, 20*time.Millisecond, "pods reconciled")
-	pods, err := a.mgr.GetPods(ctx, true)
+	pods, err := a.Runtime().GetPods(ctx, true)
 	require.NoError(t, err)
 	require.Len(t, pods, 2)
 	for _, p := range pods {
@@ -210,9 +251,9 @@ func isTmpfsMount(dir string) bool {
 }
 
 // healthz is the agent's /healthz answer: nil when it says ok.
-func healthz(a *agent) error {
+func healthz(a *nodeagent.Agent) error {
 	rec := httptest.NewRecorder()
-	a.api.ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+	a.APIHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
 	if rec.Code != http.StatusOK {
 		return fmt.Errorf("healthz %d: %s", rec.Code, rec.Body)
 	}

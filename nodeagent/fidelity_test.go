@@ -1,6 +1,6 @@
 //go:build integration
 
-package main
+package nodeagent_test
 
 import (
 	"context"
@@ -214,7 +214,7 @@ func TestTerminationMessagesOnContainerd(t *testing.T) {
 		assert.Equal(t, want.code, term.ExitCode, name)
 		assert.Equal(t, want.message, term.Message, name)
 	}
-	path, err := c.a.logPath(ctx, "default", "falls-back", "c", false)
+	path, err := c.a.LogPath(ctx, "default", "falls-back", "c", false)
 	require.NoError(t, err, "a finished pod's logs are served")
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)

@@ -1,6 +1,6 @@
 //go:build integration
 
-package main
+package nodeagent_test
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	"github.com/nodekit-dev/nodekit/internal/poll"
@@ -130,13 +130,8 @@ func TestClusterModeOnContainerd(t *testing.T) {
 	server, err := url.Parse(api.NodeConfig.Host)
 	require.NoError(t, err)
 	proxy := newTCPProxy(t, server.Host)
-	kc, err := clientcmd.LoadFromFile(os.Getenv("NODEKIT_NODE_KUBECONFIG"))
-	require.NoError(t, err)
-	for _, c := range kc.Clusters {
-		c.Server = "https://" + proxy.addr
-	}
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	require.NoError(t, clientcmd.WriteToFile(*kc, kubeconfig))
+	viaProxy := rest.CopyConfig(api.NodeConfig)
+	viaProxy.Host = "https://" + proxy.addr
 
 	port := freePorts(t, 1)[0]
 	manifests := t.TempDir()
@@ -149,13 +144,12 @@ spec:
   - {name: srv, image: nodekit.local/testbin:1, imagePullPolicy: Never, args: [serve], env: [{name: PORT, value: "%d"}]}
 `, port)), 0o644))
 	rootDir := t.TempDir()
-	cfg, err := parseFlags([]string{"--runtime", "remote", "--container-runtime-endpoint", cd.Endpoint, "--kubeconfig", kubeconfig,
-		"--hostname-override", api.Node, "--pod-manifest-path", manifests, "--pod-logs-dir", t.TempDir(), "--root-dir", rootDir,
-		"--sync-frequency", "2s",
-		"--port", "0", "--healthz-port", "0", "--cgroups-per-qos=false", "--file-check-frequency", "200ms",
-		"--node-status-update-frequency", "1s", "--node-lease-duration-seconds", "4", "--node-labels", "nodekit.dev/e2e=yes"})
-	require.NoError(t, err)
-	a, stop := startAgent(t, ctx, cfg)
+	cfg := containerdConfig(t, cd, api.Node)
+	cfg.Client = apiClient(t, viaProxy)
+	cfg.ManifestPath, cfg.RootDir, cfg.SyncFrequency, cfg.CgroupsPerQOS = manifests, rootDir, 2*time.Second, ptr.To(false)
+	cfg.FileCheckFrequency, cfg.NodeStatusUpdateFrequency, cfg.LeaseDurationSeconds = 200*time.Millisecond, time.Second, 4
+	cfg.Labels = map[string]string{"nodekit.dev/e2e": "yes"}
+	a, stop := startContainerdAgent(t, ctx, cfg)
 	defer stop()
 
 	node := func() *v1.Node {
@@ -288,7 +282,7 @@ spec:
 		return apierrors.IsNotFound(err)
 	}, 30*time.Second, 100*time.Millisecond, "deleted pod gone from the API")
 	poll.Eventually(t, func() bool {
-		pods, err := a.mgr.GetPods(ctx, true)
+		pods, err := a.Runtime().GetPods(ctx, true)
 		require.NoError(t, err)
 		for _, p := range pods {
 			if p.Name == apiName {
