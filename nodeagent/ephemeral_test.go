@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
@@ -25,6 +26,23 @@ func ephemeralStatus(p *v1.Pod, name string) v1.ContainerStatus {
 		}
 	}
 	return v1.ContainerStatus{}
+}
+
+// podSyncs is how many times the agent's pod workers have synced a pod,
+// of any operation type (kubelet_pod_worker_duration_seconds' count).
+func podSyncs(t *testing.T, g prometheus.Gatherer) uint64 {
+	t.Helper()
+	mfs, err := g.Gather()
+	require.NoError(t, err)
+	var n uint64
+	for _, mf := range mfs {
+		if mf.GetName() == "kubelet_pod_worker_duration_seconds" {
+			for _, m := range mf.GetMetric() {
+				n += m.GetHistogram().GetSampleCount()
+			}
+		}
+	}
+	return n
 }
 
 // TestEphemeralContainerOnContainerd is kubectl debug against the agent on
@@ -60,6 +78,7 @@ func TestEphemeralContainerOnContainerd(t *testing.T) {
 	poll.Eventually(t, func() bool {
 		return ephemeralStatus(c.get("debug-me"), "debugger").State.Terminated != nil
 	}, 60*time.Second, 100*time.Millisecond, "the ephemeral container terminated in the pod's status")
+	synced := podSyncs(t, c.metrics)
 	p = c.get("debug-me")
 	debugger := ephemeralStatus(p, "debugger")
 	assert.Equal(t, int32(0), debugger.State.Terminated.ExitCode)
@@ -75,9 +94,10 @@ func TestEphemeralContainerOnContainerd(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(log), "debug-hello")
 
-	// A few syncs later (SyncFrequency 2s): not restarted, the target
-	// untouched, the pod still Running and Ready.
-	time.Sleep(5 * time.Second) // real time on a real runtime: waiting for syncs that must do nothing
+	// A few syncs later (SyncFrequency 2s; the node has no other pod): not
+	// restarted, the target untouched, the pod still Running and Ready.
+	poll.Eventually(t, func() bool { return podSyncs(t, c.metrics) >= synced+3 }, 30*time.Second, 100*time.Millisecond,
+		"three more syncs of the pod")
 	p = c.get("debug-me")
 	again := ephemeralStatus(p, "debugger")
 	assert.Equal(t, debugger.ContainerID, again.ContainerID, "ephemeral containers are never restarted")

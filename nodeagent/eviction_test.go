@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
@@ -34,11 +35,13 @@ import (
 
 // clusterPods drives API pods on the test's node and cleans them up.
 type clusterPods struct {
-	t     *testing.T
-	ctx   context.Context
-	api   *testenv.APIServer
-	a     *nodeagent.Agent
-	names []string
+	t   *testing.T
+	ctx context.Context
+	api *testenv.APIServer
+	a   *nodeagent.Agent
+	// metrics are the agent's (Config.Gatherer).
+	metrics prometheus.Gatherer
+	names   []string
 }
 
 func (c *clusterPods) create(name string, spec v1.PodSpec) {
@@ -126,7 +129,7 @@ func startClusterAgent(t *testing.T, ctx context.Context, edit ...func(*nodeagen
 		e(&cfg)
 	}
 	a, stop := startContainerdAgent(t, ctx, cfg)
-	c := &clusterPods{t: t, ctx: ctx, api: api, a: a}
+	c := &clusterPods{t: t, ctx: ctx, api: api, a: a, metrics: cfg.Gatherer}
 	poll.Eventually(t, func() bool { return c.nodeCondition(v1.NodeReady) == v1.ConditionTrue }, 30*time.Second, 100*time.Millisecond, "node registered")
 	return c, func() { c.cleanup(); stop() }
 }
