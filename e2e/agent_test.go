@@ -21,7 +21,8 @@ import (
 )
 
 // agentProcess runs examples/kubelet as a process of its own, so that the
-// test can kill it as a crash would, and start it again on the same state.
+// test can kill it as a crash would, start it again on the same state, and
+// measure its process alone.
 type agentProcess struct {
 	t       *testing.T
 	bin     string
@@ -53,14 +54,21 @@ func buildAgent(t *testing.T, dir string) string {
 }
 
 // freePort is a port on 127.0.0.1 nothing listens on now.
-func freePort(t *testing.T) int {
+func freePort(t *testing.T) int { return freePorts(t, 1)[0] }
+
+// freePorts returns n distinct ports on 127.0.0.1 nothing listens on now.
+func freePorts(t *testing.T, n int) []int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	var ports []int
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return ports
 }
 
 // start runs the agent with the node IP given, appending to its log, and
@@ -137,6 +145,22 @@ func (a *agentProcess) alive() bool {
 	default:
 		return true
 	}
+}
+
+// pid is the running agent's process ID.
+func (a *agentProcess) pid() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.cmd == nil {
+		a.t.Fatalf("agent not started")
+	}
+	return a.cmd.Process.Pid
+}
+
+// logText is the agent's whole log, every start's.
+func (a *agentProcess) logText() string {
+	b, _ := os.ReadFile(a.logPath)
+	return string(b)
 }
 
 func (a *agentProcess) logTail(lines int) string {

@@ -4,6 +4,10 @@
 // has no code of its own; its tests run with the build tag integration
 // (hack/test.sh).
 //
+// TestAgentLifecycleOnContainerd drives the agent through manifests and
+// its read-only API across a SIGKILL and a restart; TestMeasureAgent
+// reports its start latency, CPU and RSS (README, Measuring).
+//
 // TestSoak churns API pods for a while (NODEKIT_SOAK, default 150s) while
 // it kills the agent, restarts containerd, stops the apiserver, deletes the
 // Node and changes the node's IP, then checks that nothing stayed stuck:

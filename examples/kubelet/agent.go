@@ -11,33 +11,27 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
-	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/nodeagent"
 	"github.com/nodekit-dev/nodekit/resources"
 	"github.com/nodekit-dev/nodekit/runtime"
 	"github.com/nodekit-dev/nodekit/runtime/runtimeconn"
-	"github.com/nodekit-dev/nodekit/server"
 )
 
 // agent is the reference agent: a nodeagent.Agent with what this process
-// adds around it, its flags, its metrics registry, its runtime connection
-// and API client (closed when it stops). mgr and api are the Agent's,
-// kept as fields for brevity.
+// adds around it, its flags, its metrics registry and API client (closed
+// when it stops).
 type agent struct {
 	*nodeagent.Agent
-	cfg       config
-	log       logr.Logger
-	criClient *runtime.Client
-	registry  *prometheus.Registry
-	mgr       *kuberuntime.Manager
-	api       *server.Handler
-	cluster   *nodeagent.APIClient // --kubeconfig's; nil: standalone
+	cfg      config
+	log      logr.Logger
+	registry *prometheus.Registry
+	cluster  *nodeagent.APIClient // --kubeconfig's; nil: standalone
 }
 
 // newAgent composes a nodeagent.Agent from the flags over a connected
 // runtime client; the registry it returns serves /metrics.
 func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.Client) (*agent, *prometheus.Registry, error) {
-	a := &agent{cfg: cfg, log: log, criClient: client, registry: prometheus.NewRegistry()}
+	a := &agent{cfg: cfg, log: log, registry: prometheus.NewRegistry()}
 	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	probeRegistry := prometheus.NewRegistry() // /metrics/probes, as the kubelet's
 	nc, err := cfg.nodeAgentConfig()
@@ -60,7 +54,6 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 		a.close()
 		return nil, nil, err
 	}
-	a.mgr, a.api = a.Runtime(), a.APIHandler()
 	return a, a.registry, nil
 }
 
@@ -105,11 +98,3 @@ func (a *agent) close() {
 		a.cluster.Close() // once everything using it has returned
 	}
 }
-
-// logPath finds a container's log file for /containerLogs.
-func (a *agent) logPath(ctx context.Context, ns, name, container string, previous bool) (string, error) {
-	return a.LogPath(ctx, ns, name, container, previous)
-}
-
-// nodeLabel marks the agent's sandboxes with its node name.
-const nodeLabel = nodeagent.NodeLabel

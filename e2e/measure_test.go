@@ -1,6 +1,6 @@
 //go:build integration
 
-package main
+package e2e
 
 import (
 	"bufio"
@@ -30,20 +30,9 @@ import (
 	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
 	"github.com/nodekit-dev/nodekit/kuberuntime"
+	"github.com/nodekit-dev/nodekit/nodeagent"
 	"github.com/nodekit-dev/nodekit/runtime"
 )
-
-// runAgentEnv makes the test binary run the agent itself (main), so the
-// measurement sees only the agent's process.
-const runAgentEnv = "NODEKIT_RUN_AGENT"
-
-func init() {
-	if os.Getenv(runAgentEnv) == "1" {
-		os.Args = append(os.Args[:1], strings.Fields(os.Getenv("NODEKIT_AGENT_ARGS"))...)
-		main()
-		os.Exit(0)
-	}
-}
 
 // TestMeasureAgent runs N static pods (hostNetwork testbin servers with an
 // HTTP readiness probe every second) on the real containerd and reports, as
@@ -71,22 +60,30 @@ func TestMeasureAgent(t *testing.T) {
 	bare, bareBusy := bareRuntimeStarts(t, cd.Endpoint, freePorts(t, pods))
 	t.Logf("MEASURE pods=%d no agent (SyncPod each, all at once): start p50=%v p99=%v all=%v; machine busy %.2f of %d cores",
 		pods, pct(bare, 0.5), pct(bare, 0.99), pct(bare, 1), bareBusy, goruntime.NumCPU())
-	dir := t.TempDir()
-	apiPort := freePorts(t, 1)[0]
+	dir, podLogsDir, rootDir := t.TempDir(), t.TempDir(), t.TempDir()
+	agentPorts := freePorts(t, 2)
+	apiPort, healthzPort := agentPorts[0], agentPorts[1]
 	cgroupRoot := testenv.CgroupRoot + "/measure-" + rand.String(6)
-	args := fmt.Sprintf("--runtime remote --container-runtime-endpoint %s --pod-manifest-path %s --hostname-override m "+
-		"--pod-logs-dir %s --root-dir %s --port 0 --address 127.0.0.1 --read-only-port %d --healthz-port 0 --cgroup-root %s",
-		cd.Endpoint, dir, t.TempDir(), t.TempDir(), apiPort, cgroupRoot)
-	// NODEKIT_AGENT_BIN measures a built agent binary instead of this test
-	// binary running main (whose RSS includes the test's own packages).
-	agent := startAgentProcess(t, args, filepath.Join(t.TempDir(), "agent.log"))
-	cmd := agent.cmd
+	// NODEKIT_AGENT_BIN measures an agent binary built beforehand (say,
+	// without -race) instead of the one built here.
+	bin := os.Getenv("NODEKIT_AGENT_BIN")
+	if bin == "" {
+		bin = buildAgent(t, t.TempDir())
+	}
+	agent := &agentProcess{t: t, bin: bin, logPath: filepath.Join(t.TempDir(), "agent.log"), healthz: healthzPort,
+		args: func(nodeIP string) []string {
+			return strings.Fields(fmt.Sprintf("--runtime remote --container-runtime-endpoint %s --pod-manifest-path %s --hostname-override m "+
+				"--node-ip %s --pod-logs-dir %s --root-dir %s --port 0 --address 127.0.0.1 --read-only-port %d --healthz-port %d --cgroup-root %s",
+				cd.Endpoint, dir, nodeIP, podLogsDir, rootDir, apiPort, healthzPort, cgroupRoot))
+		}}
 	defer func() {
 		agent.stop(syscall.SIGTERM)
 		cg, err := cgroupmgr.New(cgroupmgr.Config{CgroupRoot: cgroupRoot})
 		require.NoError(t, err)
-		require.NoError(t, cg.Destroy(cg.KubepodsCgroupName()), "agent log: %s", agent.log)
+		require.NoError(t, cg.Destroy(cg.KubepodsCgroupName()), "agent log: %s", agent.logPath)
 	}()
+	agent.start("127.0.0.1")
+	pid := agent.pid()
 	apiURL := fmt.Sprintf("http://127.0.0.1:%d/pods", apiPort)
 	poll.Eventually(t, func() bool { _, err := listPods(apiURL); return err == nil }, 30*time.Second, 100*time.Millisecond)
 
@@ -128,19 +125,19 @@ spec:
 		write(i)
 		written[fmt.Sprintf("p%03d-m", i)] = time.Now() // static pods are named <name>-<node>
 	}
-	burstCPU0, burstBusy0, burstT0 := procCPU(t, cmd.Process.Pid), machineBusy(t), time.Now()
+	burstCPU0, burstBusy0, burstT0 := procCPU(t, pid), machineBusy(t), time.Now()
 	burst := startLatencies(t, agent, logFrom, apiURL, written, nil)
 	burstElapsed := time.Since(burstT0)
-	burstCPU, burstBusy := procCPU(t, cmd.Process.Pid)-burstCPU0, machineBusy(t)-burstBusy0
+	burstCPU, burstBusy := procCPU(t, pid)-burstCPU0, machineBusy(t)-burstBusy0
 	t.Logf("MEASURE pods=%d burst: runtime calls so far: %s", pods, runtimeCalls(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", apiPort)))
 	t.Logf("MEASURE pods=%d burst: machine busy %.2f of %d cores for %v, the agent %.2f of them (%v CPU per pod)",
 		pods, burstBusy.Seconds()/burstElapsed.Seconds(), goruntime.NumCPU(), burstElapsed.Round(time.Millisecond),
 		burstCPU.Seconds()/burstElapsed.Seconds(), (burstCPU / time.Duration(pods)).Round(time.Millisecond))
 
-	cpu0 := procCPU(t, cmd.Process.Pid)
+	cpu0 := procCPU(t, pid)
 	time.Sleep(window) // the steady window being measured
-	cpu := procCPU(t, cmd.Process.Pid) - cpu0
-	rss, anon := procRSS(t, cmd.Process.Pid)
+	cpu := procCPU(t, pid) - cpu0
+	rss, anon := procRSS(t, pid)
 	t.Logf("MEASURE pods=%d burst start p50=%v p99=%v all=%v; steady window=%v cpu=%.3f core rss=%.1f MiB (anon %.1f MiB)",
 		pods, pct(burst, 0.5), pct(burst, 0.99), pct(burst, 1),
 		window, cpu.Seconds()/window.Seconds(), float64(rss)/(1<<20), float64(anon)/(1<<20))
@@ -188,7 +185,7 @@ spec:
 // is read from offset from: its size before the first manifest was written.
 func startLatencies(t *testing.T, agent *agentProcess, from int64, apiURL string, written map[string]time.Time, writeMore func() bool) []time.Duration {
 	t.Helper()
-	log, err := os.Open(agent.log)
+	log, err := os.Open(agent.logPath)
 	require.NoError(t, err)
 	defer log.Close()
 	_, err = log.Seek(from, io.SeekStart)
@@ -264,7 +261,7 @@ func runtimeCalls(t *testing.T, metricsURL string) string {
 }
 
 func logSize(t *testing.T, agent *agentProcess) int64 {
-	fi, err := os.Stat(agent.log)
+	fi, err := os.Stat(agent.logPath)
 	require.NoError(t, err)
 	return fi.Size()
 }
@@ -331,7 +328,7 @@ func bareRuntimeStarts(t *testing.T, endpoint string, ports []int) ([]time.Durat
 	require.NoError(t, err)
 	defer func() { _ = client.Close(ctx) }()
 	mgr, err := kuberuntime.NewManager(kuberuntime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: t.TempDir(),
-		SandboxLabels: map[string]string{nodeLabel: "bare-" + rand.String(6)}})
+		SandboxLabels: map[string]string{nodeagent.NodeLabel: "bare-" + rand.String(6)}})
 	require.NoError(t, err)
 	grace := int64(1)
 	podsToStart := make([]*v1.Pod, len(ports))

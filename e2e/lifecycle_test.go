@@ -1,6 +1,6 @@
 //go:build integration
 
-package main
+package e2e
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -28,42 +27,9 @@ import (
 	"github.com/nodekit-dev/nodekit/internal/testenv"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/kuberuntime"
+	"github.com/nodekit-dev/nodekit/nodeagent"
 	"github.com/nodekit-dev/nodekit/runtime"
 )
-
-// agentProcess is the agent running as its own process (this test binary
-// re-executed into main, or $NODEKIT_AGENT_BIN), writing to one log file.
-type agentProcess struct {
-	cmd  *exec.Cmd
-	args string
-	log  string
-}
-
-func startAgentProcess(t *testing.T, args, logPath string) *agentProcess {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), runAgentEnv+"=1", "NODEKIT_AGENT_ARGS="+args)
-	if bin := os.Getenv("NODEKIT_AGENT_BIN"); bin != "" {
-		cmd = exec.Command(bin, strings.Fields(args)...)
-	}
-	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	require.NoError(t, err)
-	defer f.Close()
-	cmd.Stdout, cmd.Stderr = f, f
-	require.NoError(t, cmd.Start())
-	return &agentProcess{cmd: cmd, args: args, log: logPath}
-}
-
-// stop ends the agent with sig and waits for it.
-func (p *agentProcess) stop(sig syscall.Signal) {
-	_ = p.cmd.Process.Signal(sig)
-	_ = p.cmd.Wait()
-}
-
-func (p *agentProcess) logText() string {
-	b, _ := os.ReadFile(p.log)
-	return string(b)
-}
 
 // TestAgentLifecycleOnContainerd drives a separately running agent on the
 // real containerd only through manifests on disk and its HTTP API: a pod
@@ -76,8 +42,8 @@ func (p *agentProcess) logText() string {
 // their cgroups, their volumes and their log directories.
 func TestAgentLifecycleOnContainerd(t *testing.T) {
 	cd := testenv.NeedContainerd(t)
-	ports := freePorts(t, 2)
-	webPort, apiPort := ports[0], ports[1]
+	ports := freePorts(t, 3)
+	webPort, apiPort, healthzPort := ports[0], ports[1], ports[2]
 	dir, rootDir := t.TempDir(), t.TempDir()
 	write := func(name, body string) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
@@ -112,11 +78,12 @@ spec:
 
 	cgroupRoot := testenv.CgroupRoot + "/lifecycle-" + rand.String(6)
 	podLogsDir := t.TempDir()
-	args := fmt.Sprintf("--runtime remote --container-runtime-endpoint %s --pod-manifest-path %s --hostname-override lc "+
-		"--pod-logs-dir %s --root-dir %s --port 0 --address 127.0.0.1 --read-only-port %d --healthz-port 0 --cgroup-root %s --file-check-frequency 1s",
-		cd.Endpoint, dir, podLogsDir, rootDir, apiPort, cgroupRoot)
-	logPath := filepath.Join(t.TempDir(), "agent.log")
-	agent := startAgentProcess(t, args, logPath)
+	agent := &agentProcess{t: t, bin: buildAgent(t, t.TempDir()), logPath: filepath.Join(t.TempDir(), "agent.log"), healthz: healthzPort,
+		args: func(nodeIP string) []string {
+			return strings.Fields(fmt.Sprintf("--runtime remote --container-runtime-endpoint %s --pod-manifest-path %s --hostname-override lc "+
+				"--node-ip %s --pod-logs-dir %s --root-dir %s --port 0 --address 127.0.0.1 --read-only-port %d --healthz-port %d "+
+				"--cgroup-root %s --file-check-frequency 1s", cd.Endpoint, dir, nodeIP, podLogsDir, rootDir, apiPort, healthzPort, cgroupRoot))
+		}}
 	cri := cd.Dial(t)
 	t.Cleanup(func() {
 		agent.stop(syscall.SIGTERM)
@@ -125,7 +92,7 @@ spec:
 		}
 		// Whatever a failed run left: remove this agent's pods, then the cgroups.
 		ctx := context.Background()
-		sbs, _ := cri.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{nodeLabel: "lc"}})
+		sbs, _ := cri.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{nodeagent.NodeLabel: "lc"}})
 		for _, s := range sbs {
 			_ = cri.StopPodSandbox(ctx, s.Id)
 			_ = cri.RemovePodSandbox(ctx, s.Id)
@@ -134,6 +101,7 @@ spec:
 		require.NoError(t, err)
 		assert.NoError(t, cg.Destroy(cg.KubepodsCgroupName()), "QoS cgroups removable: no pod left in them")
 	})
+	agent.start("127.0.0.1")
 
 	apiURL := fmt.Sprintf("http://127.0.0.1:%d/pods", apiPort)
 	pod := func(name string) *v1.Pod {
@@ -198,7 +166,7 @@ spec:
 	keepUID := pod("keep-lc").UID
 	agent.stop(syscall.SIGKILL)
 	require.NoError(t, os.Remove(filepath.Join(dir, "keep.yaml")))
-	agent = startAgentProcess(t, args, logPath)
+	agent.start("127.0.0.1")
 	poll.Eventually(t, ready("web-lc"), 30*time.Second, 100*time.Millisecond)
 	after := container(pod("web-lc"))
 	assert.Equal(t, before.ContainerID, after.ContainerID, "web's container adopted, not restarted")
@@ -245,7 +213,7 @@ spec:
 	require.NoError(t, os.Remove(filepath.Join(dir, "crash.yaml")))
 	poll.Eventually(t, func() bool { list, err := listPods(apiURL); return err == nil && len(list.Items) == 0 }, time.Minute, 100*time.Millisecond)
 	poll.Eventually(t, func() bool {
-		sbs, err := cri.ListPodSandbox(context.Background(), &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{nodeLabel: "lc"}})
+		sbs, err := cri.ListPodSandbox(context.Background(), &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{nodeagent.NodeLabel: "lc"}})
 		require.NoError(t, err)
 		return len(sbs) == 0
 	}, 30*time.Second, 100*time.Millisecond)
