@@ -112,7 +112,9 @@ func TestClusterModeOnContainerd(t *testing.T) {
 	admin := api.Admin
 	const ns = "default"
 	staticName, apiName := "static-"+api.Node, "api-web"
-	cleanup := func() {
+	cleanup := func() { // also when the test ends, after ctx: a context of its own
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
 		grace := int64(0)
 		for _, n := range []string{staticName, apiName, "after-outage"} {
 			_ = admin.CoreV1().Pods(ns).Delete(ctx, n, metav1.DeleteOptions{GracePeriodSeconds: &grace})

@@ -116,7 +116,9 @@ func (c *clusterPods) cleanup() {
 func startClusterAgent(t *testing.T, ctx context.Context, edit ...func(*nodeagent.Config)) (*clusterPods, func()) {
 	cd := testenv.NeedContainerd(t)
 	api := testenv.NeedAPIServer(t)
-	forget := func() {
+	forget := func() { // also when the test ends, after ctx: a context of its own
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
 		_ = api.Admin.CoreV1().Nodes().Delete(ctx, api.Node, metav1.DeleteOptions{})
 		_ = api.Admin.CoordinationV1().Leases(nodestatus.LeaseNamespace).Delete(ctx, api.Node, metav1.DeleteOptions{})
 	}
