@@ -9,11 +9,14 @@
 //	mkimage -o OUT.tar -ref NAME:TAG \
 //	    -file SRC:DST[:MODE] [-file ...] \
 //	    [-entrypoint "ARG ..."] [-cmd "ARG ..."] \
+//	    [-symlink DST=TARGET ...] [-dir DST[:MODE] ...] \
 //	    [-env K=V ...] [-label K=V ...] [-workdir DIR] [-user USER]
 //
 // The layer contains a minimal skeleton (/dev /proc /sys /etc /tmp (mode 1777),
 // /etc/passwd, /etc/group) plus the given files. MODE is octal; without it the
 // host file's permission bits are used (so `go build` output stays 0755).
+// -symlink adds a symbolic link DST pointing at TARGET (a busybox applet, or
+// /usr/bin=/bin); -dir adds an empty directory (mode 0755 unless given).
 // Every entry is owned by 0:0 and stamped with the Unix epoch, and the config
 // has created=epoch, so the same inputs always give a byte-identical archive
 // and therefore the same image ID (the config digest). The layer is stored
@@ -108,10 +111,43 @@ type layerEntry struct {
 	typ  byte
 	mode int64
 	data []byte
+	link string // a symlink's target
+}
+
+// linkSpec is one parsed -symlink flag; dirSpec one -dir flag.
+type linkSpec struct{ dst, target string }
+type dirSpec struct {
+	dst  string
+	mode int64
+}
+
+func parseLinkSpec(s string) (linkSpec, error) {
+	dst, target, ok := strings.Cut(s, "=")
+	dst = strings.Trim(path.Clean("/"+dst), "/")
+	if !ok || dst == "" || target == "" {
+		return linkSpec{}, fmt.Errorf("bad -symlink %q, want DST=TARGET", s)
+	}
+	return linkSpec{dst: dst, target: target}, nil
+}
+
+func parseDirSpec(s string) (dirSpec, error) {
+	p, m, hasMode := strings.Cut(s, ":")
+	d := dirSpec{dst: strings.Trim(path.Clean("/"+p), "/"), mode: 0o755}
+	if d.dst == "" {
+		return dirSpec{}, fmt.Errorf("bad -dir %q: want DST[:MODE] below /", s)
+	}
+	if hasMode {
+		v, err := strconv.ParseUint(m, 8, 32)
+		if err != nil || v > 0o7777 {
+			return dirSpec{}, fmt.Errorf("bad -dir %q: MODE must be octal permission bits like 0755", s)
+		}
+		d.mode = int64(v)
+	}
+	return d, nil
 }
 
 // buildLayer returns an uncompressed, deterministic tar of the skeleton plus files.
-func buildLayer(files []fileSpec) ([]byte, error) {
+func buildLayer(files []fileSpec, links []linkSpec, extraDirs []dirSpec) ([]byte, error) {
 	var ents []layerEntry
 	dirs := map[string]bool{}
 	addDir := func(p string, mode int64) {
@@ -189,6 +225,21 @@ func buildLayer(files []fileSpec) ([]byte, error) {
 		}
 	}
 
+	for _, d := range extraDirs {
+		if seenFiles[d.dst] {
+			return nil, fmt.Errorf("-dir %s: a file of the same name is already in the image", d.dst)
+		}
+		addDir(d.dst, d.mode)
+	}
+	for _, l := range links {
+		if dirs[l.dst] || seenFiles[l.dst] {
+			return nil, fmt.Errorf("-symlink %s: already in the image", l.dst)
+		}
+		addDir(path.Dir(l.dst), 0o755)
+		seenFiles[l.dst] = true
+		ents = append(ents, layerEntry{name: l.dst, typ: tar.TypeSymlink, mode: 0o777, link: l.target})
+	}
+
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	for _, e := range ents {
@@ -196,6 +247,7 @@ func buildLayer(files []fileSpec) ([]byte, error) {
 			Name:     e.name,
 			Typeflag: e.typ,
 			Mode:     e.mode,
+			Linkname: e.link,
 			ModTime:  epoch,
 			Format:   tar.FormatPAX, // long names; no extra records for these fields
 		}
@@ -219,7 +271,7 @@ func buildLayer(files []fileSpec) ([]byte, error) {
 
 type options struct {
 	out, ref, entrypoint, cmd, workdir, user, arch string
-	files, envs, labels                            []string
+	files, links, dirs, envs, labels               []string
 }
 
 func buildImage(o options) (v1.Image, name.Tag, error) {
@@ -235,6 +287,22 @@ func buildImage(o options) (v1.Image, name.Tag, error) {
 		}
 		specs = append(specs, s)
 	}
+	var links []linkSpec
+	for _, l := range o.links {
+		s, err := parseLinkSpec(l)
+		if err != nil {
+			return nil, name.Tag{}, err
+		}
+		links = append(links, s)
+	}
+	var dirs []dirSpec
+	for _, d := range o.dirs {
+		s, err := parseDirSpec(d)
+		if err != nil {
+			return nil, name.Tag{}, err
+		}
+		dirs = append(dirs, s)
+	}
 	envMap, envOrder, err := parseKV("env", o.envs)
 	if err != nil {
 		return nil, name.Tag{}, err
@@ -243,7 +311,7 @@ func buildImage(o options) (v1.Image, name.Tag, error) {
 	if err != nil {
 		return nil, name.Tag{}, err
 	}
-	layerBytes, err := buildLayer(specs)
+	layerBytes, err := buildLayer(specs, links, dirs)
 	if err != nil {
 		return nil, name.Tag{}, err
 	}
@@ -290,7 +358,7 @@ func buildImage(o options) (v1.Image, name.Tag, error) {
 func run(args []string) error {
 	fset := flag.NewFlagSet("mkimage", flag.ContinueOnError)
 	var o options
-	var files, envs, labels multiFlag
+	var files, links, dirs, envs, labels multiFlag
 	fset.StringVar(&o.out, "o", "", "output archive path (required)")
 	fset.StringVar(&o.ref, "ref", "", "image reference NAME:TAG, e.g. nodekit.local/testbin:1 (required)")
 	fset.StringVar(&o.entrypoint, "entrypoint", "", "entrypoint, split on whitespace")
@@ -299,6 +367,8 @@ func run(args []string) error {
 	fset.StringVar(&o.user, "user", "", "user (e.g. 0 or 65534); empty means root")
 	fset.StringVar(&o.arch, "arch", runtime.GOARCH, "image architecture")
 	fset.Var(&files, "file", "SRC:DST[:MODE] host file to copy into the image (repeatable)")
+	fset.Var(&links, "symlink", "DST=TARGET symbolic link in the image (repeatable)")
+	fset.Var(&dirs, "dir", "DST[:MODE] empty directory in the image (repeatable)")
 	fset.Var(&envs, "env", "K=V image environment variable (repeatable)")
 	fset.Var(&labels, "label", "K=V image label (repeatable)")
 	if err := fset.Parse(args); err != nil {
@@ -310,7 +380,7 @@ func run(args []string) error {
 	if o.out == "" || o.ref == "" {
 		return errors.New("-o and -ref are required")
 	}
-	o.files, o.envs, o.labels = files, envs, labels
+	o.files, o.links, o.dirs, o.envs, o.labels = files, links, dirs, envs, labels
 
 	img, tag, err := buildImage(o)
 	if err != nil {
