@@ -26,6 +26,8 @@
 #   NODEKIT_NODE_NAME       node identity of the node kubeconfig (default nodekit-node)
 #   NODEKIT_APISERVER_TIMEOUT  seconds to wait for /readyz (default 90)
 #   NODEKIT_APISERVER_EXTRA_ARGS  extra kube-apiserver flags (word-split)
+#   NODEKIT_APISERVER_ADMISSION   admission plugins to enable (default NodeRestriction); ServiceAccount stays
+#                                 disabled unless listed (it needs kube-controller-manager's service accounts)
 #
 # Outputs in the state dir: kubeconfig (admin, group system:masters), kubeconfig-node
 # (system:node:<node>, group system:nodes: Node authorizer + NodeRestriction apply),
@@ -45,6 +47,9 @@ ETCD_PORT=${NODEKIT_ETCD_PORT:-23790}
 ETCD_PEER_PORT=${NODEKIT_ETCD_PEER_PORT:-23800}
 NODE_NAME=${NODEKIT_NODE_NAME:-nodekit-node}
 TIMEOUT=${NODEKIT_APISERVER_TIMEOUT:-90}
+ADMISSION=${NODEKIT_APISERVER_ADMISSION:-NodeRestriction}
+DISABLED_ADMISSION=ServiceAccount
+[[ ,$ADMISSION, == *,ServiceAccount,* ]] && DISABLED_ADMISSION=
 CACHE_ROOT=${NODEKIT_BIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodekit-bins}
 CACHE=$CACHE_ROOT/k8s-v$K8S_VERSION
 export PATH=/usr/local/go/bin:$PATH:/usr/local/sbin:/usr/sbin:/sbin
@@ -138,7 +143,7 @@ stop_all() { NODEKIT_APISERVER_DIR=$DIR bash "$HACK/apiserver-down.sh" 9>&- >&2 
 # kubelet-client=2: the apiserver calls kubelets with a client certificate, at
 # their InternalIP first, as kubeadm sets it (a running apiserver without it is
 # restarted).
-SETTINGS="kubelet-client=2 version=$K8S_VERSION api=$KUBE_APISERVER_BIN etcd=$ETCD_BIN ports=$API_PORT,$ETCD_PORT,$ETCD_PEER_PORT node=$NODE_NAME extra=${NODEKIT_APISERVER_EXTRA_ARGS:-}"
+SETTINGS="kubelet-client=2 version=$K8S_VERSION api=$KUBE_APISERVER_BIN etcd=$ETCD_BIN ports=$API_PORT,$ETCD_PORT,$ETCD_PEER_PORT node=$NODE_NAME admission=$ADMISSION extra=${NODEKIT_APISERVER_EXTRA_ARGS:-}"
 
 write_outputs() {
   local f user token
@@ -261,7 +266,7 @@ start kube-apiserver "$KUBE_APISERVER_BIN" \
   --kubelet-client-certificate="$DIR/certs/kubelet-client.crt" --kubelet-client-key="$DIR/certs/kubelet-client.key" \
   --kubelet-preferred-address-types=InternalIP,ExternalIP,Hostname \
   --authorization-mode=Node,RBAC \
-  --enable-admission-plugins=NodeRestriction --disable-admission-plugins=ServiceAccount \
+  --enable-admission-plugins="$ADMISSION" ${DISABLED_ADMISSION:+--disable-admission-plugins=$DISABLED_ADMISSION} \
   --service-account-issuer=https://kubernetes.default.svc.cluster.local \
   --service-account-key-file="$DIR/sa.pub" --service-account-signing-key-file="$DIR/sa.key" \
   --service-cluster-ip-range=10.0.0.0/24 \
