@@ -3,7 +3,8 @@
 # (drift fails the run), unit tests,
 # the real-part tests (build tag "integration": containerd, cgroups, a real
 # kube-apiserver + etcd, loopback servers), the kubectl-driven black-box run
-# (hack/e2e-kubectl.sh), and every benchmark once with a short -benchtime;
+# (hack/e2e-kubectl.sh), the upstream e2e suite's fast [NodeConformance]
+# specs (hack/conformance.sh subset), and every benchmark once with a short -benchtime;
 # Go tests and benchmarks with -race.
 #
 # Needs root and Debian (apt) for containerd; installs what is missing.
@@ -69,6 +70,14 @@ go test -race -count=1 -tags integration -timeout 20m ./...
 # configMap and secret volumes, delete, a 30 s apiserver outage, recovery (1-2 min).
 log "black-box cluster run with kubectl (hack/e2e-kubectl.sh)"
 bash hack/e2e-kubectl.sh
+
+# Kubernetes' own e2e specs against the agent on a control plane of its own
+# (apiserver, controller-manager, scheduler, containerd): the fast
+# [NodeConformance] specs of hack/conformance/subset.txt, every one of which
+# must pass (3-5 min; the first run builds the e2e suite, 10-15 min cold).
+# hack/conformance.sh all runs all 167 (35 min).
+log "Kubernetes e2e [NodeConformance] subset (hack/conformance.sh subset)"
+bash hack/conformance.sh subset
 
 # The manifest parser against arbitrary bytes (podsource's FuzzParse; its
 # seeds in podsource/testdata/seeds also run as a plain test above, with
