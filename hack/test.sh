@@ -75,7 +75,7 @@ bash hack/e2e-kubectl.sh
 # (apiserver, controller-manager, scheduler, containerd): the fast
 # [NodeConformance] specs of hack/conformance/subset.txt, every one of which
 # must pass (3-5 min; the first run builds the e2e suite, 10-15 min cold).
-# hack/conformance.sh all runs all 167 (35 min).
+# hack/conformance.sh all runs all 167 (about 45 min).
 log "Kubernetes e2e [NodeConformance] subset (hack/conformance.sh subset)"
 bash hack/conformance.sh subset
 
