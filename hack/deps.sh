@@ -38,10 +38,18 @@ declare -A call=(
   [kubeletflags]='kubeletflags.AcceptRest'
   [gc]='gc.NewContainerGC'
   [eviction]='eviction.New'
+  [admission]='admission.New'
+  [kuberuntime]='kuberuntime.NewManager'
+  [runtime/criconv]='criconv.ContainerStateFromCRI'
+  [runtime/runtimeconn]='runtimeconn.Connect'
+  [server/serving]='serving.Listen'
+  [nodeagent]='nodeagent.New'
+  [hollow]='hollow.New'
 )
 order=(statuscache resources kubecontainer pleg pleg/plegmetrics prober prober/probe podsource podsource/apiserver cgroupmgr
-  runtime runtime/fake runtime/runtimetest podstatus podstatus/apiclient podworkers podsync server volume volume/apiclient nodestatus mirrorpod podpath
-  fieldpath server/serverauth kubeletflags gc eviction)
+  runtime runtime/criconv runtime/fake runtime/runtimetest runtime/runtimeconn kuberuntime podstatus podstatus/apiclient podworkers
+  podsync server volume volume/apiclient nodestatus mirrorpod podpath fieldpath server/serverauth server/serving kubeletflags
+  gc eviction admission nodeagent hollow)
 [ $# -gt 0 ] && order=("$@")
 
 tmp=$(mktemp -d "$PWD/hack/_deps.XXXX")
