@@ -64,11 +64,11 @@ func TestPackageDependencies(t *testing.T) {
 		// k8s.io/cri-streaming serves exec, attach and port-forward as
 		// containerd does (go-restful, klog, k8s.io/streaming, spdystream).
 		{"runtime/fake", nil, []string{containerd, clientGo}, 14},
-		// A node agent's runtime connection: the CRI client, or runtime/fake
-		// served in-process (its streaming server with it); no pod-level
-		// manager, no API client.
-		{"runtime/runtimeconn", []string{"kubecontainer", "runtime", "runtime/criconv", "runtime/fake"},
-			[]string{containerd, clientGo, kuberuntimePkg}, 35},
+		// A node agent's runtime connection: the CRI client; runtime/fake
+		// served in-process only with -tags fakeruntime (not here); no
+		// pod-level manager, no API client.
+		{"runtime/runtimeconn", []string{"kubecontainer", "runtime", "runtime/criconv"},
+			[]string{containerd, clientGo, kuberuntimePkg}, 32},
 		// cri-streaming's option parsers, apimachinery's upgrade-aware proxy
 		// (spdystream, go-flowrate) for the streaming paths.
 		{"server", []string{"internal/fsstats", "podpath", "resources", "cgroupmgr", "kubecontainer"}, []string{clientGo}, 46},
@@ -144,11 +144,11 @@ func TestPackageDependencies(t *testing.T) {
 
 // TestAgentsDoNotLinkTheFakeRuntime: a production node agent does not
 // compile runtime/fake, its CRI server and streaming. hollow links it on
-// purpose (each hollow node runs on one), and so does examples/kubelet,
-// which serves one in-process for --runtime=fake (or auto, without
-// containerd): a choice of the process, not of nodeagent.
+// purpose (each hollow node runs on one); examples/kubelet and
+// runtime/runtimeconn serve one in-process for --runtime=fake (or auto,
+// without containerd) only when built with -tags fakeruntime (#30).
 func TestAgentsDoNotLinkTheFakeRuntime(t *testing.T) {
-	for _, pkg := range []string{"nodeagent"} {
+	for _, pkg := range []string{"nodeagent", "examples/kubelet", "runtime/runtimeconn"} {
 		out, err := exec.Command("go", "list", "-deps", module+"/"+pkg).CombinedOutput()
 		require.NoError(t, err, "go list: %s", out)
 		assert.NotContains(t, strings.Fields(string(out)), module+"/runtime/fake", "%s links runtime/fake", pkg)

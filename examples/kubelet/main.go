@@ -2,8 +2,14 @@
 // KubeletConfiguration file, the runtime connection and serving around
 // package nodeagent's composition of nodekit's packages, nothing else.
 // It runs static pods (--pod-manifest-path, --manifest-url) and, with
-// --kubeconfig, the API server's pods, on containerd or on an in-process
-// fake runtime: pod workers (podworkers) sync each pod through podsync and
+// --kubeconfig, the API server's pods, on containerd or, built with
+// -tags fakeruntime, on an in-process fake runtime (--runtime=fake, or
+// --runtime=auto when containerd does not answer; without the tag these
+// fail with an error naming it, so a production build carries no fake):
+//
+//	go run -tags fakeruntime ./examples/kubelet --config examples/kubelet/standalone.yaml
+//
+// Pod workers (podworkers) sync each pod through podsync and
 // the runtime manager, the PLEG and the prober wake them, podstatus makes
 // their statuses, and package server serves the kubelet's API: on
 // --address:--port over TLS behind server/serverauth (client certificates,
@@ -42,7 +48,6 @@ import (
 	"github.com/nodekit-dev/nodekit/pleg"
 	"github.com/nodekit-dev/nodekit/resources"
 	"github.com/nodekit-dev/nodekit/runtime"
-	"github.com/nodekit-dev/nodekit/runtime/fake"
 	"github.com/nodekit-dev/nodekit/runtime/runtimeconn"
 	nodeserving "github.com/nodekit-dev/nodekit/server/serving"
 )
@@ -144,7 +149,7 @@ func parseFlags(args []string) (config, error) {
 func newFlagSet(cfg *config, raw *rawFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("kubelet", flag.ContinueOnError)
 	host, _ := os.Hostname()
-	fs.StringVar(&cfg.runtimeKind, "runtime", "auto", "container runtime: auto (containerd if it answers, else fake), remote, or fake")
+	fs.StringVar(&cfg.runtimeKind, "runtime", "auto", "container runtime: auto (containerd if it answers, else fake), remote, or fake (the fake needs -tags fakeruntime)")
 	fs.StringVar(&cfg.endpoint, "container-runtime-endpoint", runtime.DefaultRuntimeEndpoint, "CRI endpoint of the remote runtime")
 	fs.StringVar(&cfg.imageEndpoint, "image-service-endpoint", "", "CRI image service endpoint (default: the runtime endpoint)")
 	fs.StringVar(&cfg.manifestPath, "pod-manifest-path", "/etc/kubernetes/manifests", "directory of static pod manifests")
@@ -268,12 +273,15 @@ func run(ctx context.Context, cfg config, slogger *slog.Logger) error {
 	return ctx.Err()
 }
 
+// fakeImages are the images the in-process fake holds from the start.
+var fakeImages = []string{"nodekit.local/pause:1", "nodekit.local/testbin:1"}
+
 // connect dials the remote runtime, or serves a fake one in-process
-// (runtimeconn, as --runtime says).
+// (runtimeconn, as --runtime says; the fake only with -tags fakeruntime).
 func connect(ctx context.Context, cfg config, log *slog.Logger, opts ...runtime.Option) (*runtime.Client, func(), error) {
 	conn, err := runtimeconn.Connect(ctx, runtimeconn.Config{Kind: runtimeconn.Kind(cfg.runtimeKind), Endpoint: cfg.endpoint,
-		ImageEndpoint: cfg.imageEndpoint, Options: opts, Log: logr.FromSlogHandler(log.Handler()), FakeOptions: []fake.Option{
-			fake.WithImages("nodekit.local/pause:1", "nodekit.local/testbin:1"), fake.WithHostPorts(cfg.fakeServesPorts)}})
+		ImageEndpoint: cfg.imageEndpoint, Options: opts, Log: logr.FromSlogHandler(log.Handler()),
+		FakeImages: fakeImages, FakeHostPorts: cfg.fakeServesPorts})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/internal/streamtest"
+	"github.com/nodekit-dev/nodekit/runtime/fake"
 	"github.com/nodekit-dev/nodekit/server/serverauth/serverauthtest"
 )
 
@@ -35,9 +36,13 @@ func servedAgent(t *testing.T, ctx context.Context, args ...string) (*agent, err
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "web.yaml"), []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: web}\n"+
 		"spec:\n  containers:\n  - {name: c, image: nodekit.local/testbin:1}\n"), 0o644))
-	cfg, err := parseFlags(append([]string{"--runtime", "fake", "--pod-manifest-path", dir, "--hostname-override", "n1",
-		"--pod-logs-dir", t.TempDir(), "--file-check-frequency", "100ms", "--root-dir", t.TempDir(),
-		"--fake-host-ports=false"}, args...))
+	// The test serves the fake itself: the default build has none in-process.
+	endpoint, stopFake, err := fake.StartTemp(fake.WithImages(fakeImages...))
+	require.NoError(t, err)
+	t.Cleanup(stopFake)
+	cfg, err := parseFlags(append([]string{"--runtime", "remote", "--container-runtime-endpoint", endpoint,
+		"--pod-manifest-path", dir, "--hostname-override", "n1",
+		"--pod-logs-dir", t.TempDir(), "--file-check-frequency", "100ms", "--root-dir", t.TempDir()}, args...))
 	require.NoError(t, err)
 	require.True(t, net.ParseIP(cfg.serving.Address).IsLoopback(), "tests listen on loopback only, not %s", cfg.serving.Address)
 	a, stop := startAgent(t, ctx, cfg)

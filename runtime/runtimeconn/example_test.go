@@ -3,8 +3,6 @@ package runtimeconn_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/nodekit-dev/nodekit/runtime"
@@ -12,18 +10,19 @@ import (
 	"github.com/nodekit-dev/nodekit/runtime/runtimeconn"
 )
 
-// In auto mode, with no runtime answering at the endpoint, Connect serves
-// runtime/fake in-process; OnHost says its containers are not this host's.
+// Connect dials the runtime at the endpoint: here runtime/fake, served by
+// the example over a socket as a test would (built with -tags fakeruntime,
+// Connect can also serve one in-process, for KindFake or when KindAuto
+// finds no runtime). OnHost says its containers are not this host's.
 func Example() {
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "runtimeconn-example-")
+	endpoint, stop, err := fake.StartTemp()
 	if err != nil {
 		panic(err)
 	}
-	defer os.RemoveAll(dir)
+	defer stop()
 	conn, err := runtimeconn.Connect(ctx, runtimeconn.Config{Kind: runtimeconn.KindAuto,
-		Endpoint: "unix://" + filepath.Join(dir, "containerd.sock"), DialTimeout: 200 * time.Millisecond,
-		FakeOptions: []fake.Option{fake.WithHostPorts(false)}})
+		Endpoint: endpoint, DialTimeout: 2 * time.Second})
 	if err != nil {
 		panic(err)
 	}
@@ -32,11 +31,11 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println("fake:", conn.Fake)
+	fmt.Println("in-process fake:", conn.Fake)
 	fmt.Println("runtime:", v.RuntimeName)
 	fmt.Println("on this host:", runtimeconn.OnHost(ctx, conn.Client))
 	// Output:
-	// fake: true
+	// in-process fake: false
 	// runtime: nodekit-fake
 	// on this host: false
 }

@@ -2,8 +2,11 @@
 // way examples/kubelet's --runtime chooses it: a remote CRI runtime
 // (containerd) at an endpoint, runtime/fake served in-process, or, in auto
 // mode, the remote one when it answers and the fake otherwise. It links
-// runtime/fake; package nodeagent does not, and takes the connection's
-// client (Config.Runtime) and whether its containers are this host's
+// runtime/fake only when built with -tags fakeruntime; without the tag,
+// KindFake, and KindAuto when the remote runtime does not answer, fail
+// with a *NoFakeError, so that a production agent does not carry the fake.
+// Package nodeagent never links it, and takes the connection's client
+// (Config.Runtime) and whether its containers are this host's
 // (Config.RuntimeOnHost, see OnHost).
 package runtimeconn
 
@@ -15,14 +18,13 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/nodekit-dev/nodekit/runtime"
-	"github.com/nodekit-dev/nodekit/runtime/fake"
 )
 
 // Kind is how Connect finds the runtime.
 type Kind string
 
 // The kinds: auto (the remote runtime if it answers, else the fake),
-// remote only, fake only.
+// remote only, fake only. The fake needs -tags fakeruntime (FakeBuilt).
 const (
 	KindAuto   Kind = "auto"
 	KindRemote Kind = "remote"
@@ -61,9 +63,12 @@ type Config struct {
 	DialTimeout time.Duration
 	// Options are the CRI client's (metrics, image endpoint, ...).
 	Options []runtime.Option
-	// FakeOptions configure the in-process fake (its images, host ports).
-	FakeOptions []fake.Option
-	Log         logr.Logger
+	// FakeImages are the images the in-process fake holds from the start.
+	FakeImages []string
+	// FakeHostPorts makes the in-process fake really serve its test
+	// image's HTTP on host-network ports (fake.WithHostPorts).
+	FakeHostPorts bool
+	Log           logr.Logger
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -122,25 +127,38 @@ func Connect(ctx context.Context, cfg Config) (*Conn, error) {
 		if cfg.Kind == KindRemote {
 			return nil, err
 		}
+		if !FakeBuilt {
+			return nil, &NoFakeError{Kind: cfg.Kind, Endpoint: cfg.Endpoint, Err: err}
+		}
 		cfg.Log.Info("remote runtime not available, using the in-process fake runtime", "endpoint", cfg.Endpoint, "reason", err.Error())
+	} else if !FakeBuilt {
+		return nil, &NoFakeError{Kind: cfg.Kind}
 	}
 	return connectFake(ctx, cfg)
 }
 
-func connectFake(ctx context.Context, cfg Config) (*Conn, error) {
-	endpoint, stopFake, err := fake.StartTemp(cfg.FakeOptions...)
-	if err != nil {
-		return nil, err
-	}
-	client, err := runtime.Dial(ctx, endpoint, cfg.Options...)
-	if err != nil {
-		stopFake()
-		return nil, err
-	}
-	cfg.Log.Info("using fake runtime", "endpoint", endpoint)
-	return &Conn{Client: client, Endpoint: endpoint, Fake: true,
-		close: func() { client.Close(context.Background()); stopFake() }}, nil
+// NoFakeError is Connect's error when it would serve the in-process fake
+// but the binary was built without it (no -tags fakeruntime): for KindFake,
+// or for KindAuto when no runtime answers at Endpoint (Err says why).
+type NoFakeError struct {
+	Kind     Kind
+	Endpoint string
+	Err      error
 }
+
+func (e *NoFakeError) Error() string {
+	const noFake = "this binary was built without the fake runtime (build with -tags fakeruntime)"
+	if e.Kind == KindFake {
+		return "runtimeconn: --runtime=fake: " + noFake
+	}
+	return fmt.Sprintf("runtimeconn: --runtime=%s: no runtime answers at %s (%v), and %s", e.Kind, e.Endpoint, e.Err, noFake)
+}
+
+func (e *NoFakeError) Unwrap() error { return e.Err }
+
+// fakeRuntimeName is runtime/fake's RuntimeName, named here so that OnHost
+// needs no fake (runtimeconn's tests check they agree).
+const fakeRuntimeName = "nodekit-fake"
 
 // OnHost says whether client's runtime runs its containers on this host,
 // for nodeagent.Config.RuntimeOnHost: not when it is runtime/fake (served
@@ -149,5 +167,5 @@ func connectFake(ctx context.Context, cfg Config) (*Conn, error) {
 // Version is taken to be on the host, as the kubelet's.
 func OnHost(ctx context.Context, client *runtime.Client) bool {
 	v, err := client.Version(ctx, runtime.CRIVersion)
-	return err != nil || v.RuntimeName != fake.RuntimeName
+	return err != nil || v.RuntimeName != fakeRuntimeName
 }

@@ -35,27 +35,27 @@ func TestParseKind(t *testing.T) {
 	assert.ErrorContains(t, err, "runtimeconn: Config.DialTimeout: invalid value -1s")
 }
 
-// Auto falls back to the in-process fake when the remote runtime does not
-// answer; remote fails instead; OnHost tells the fake from a host runtime.
-func TestConnectFallsBackToTheFake(t *testing.T) {
+// Remote fails when no runtime answers; a fake served over a socket is
+// dialled as a remote runtime, and OnHost tells it from a host runtime by
+// its name.
+func TestConnectRemoteAndOnHost(t *testing.T) {
 	ctx := context.Background()
 	missing := "unix://" + filepath.Join(t.TempDir(), "none.sock")
 	_, err := runtimeconn.Connect(ctx, runtimeconn.Config{Kind: runtimeconn.KindRemote, Endpoint: missing,
 		DialTimeout: 200 * time.Millisecond})
 	require.Error(t, err)
+	var noFake *runtimeconn.NoFakeError
+	assert.False(t, errors.As(err, &noFake), "remote never wants the fake")
 
-	conn, err := runtimeconn.Connect(ctx, runtimeconn.Config{Endpoint: missing, DialTimeout: 200 * time.Millisecond,
-		FakeOptions: []fake.Option{fake.WithHostPorts(false)}})
-	require.NoError(t, err)
-	defer conn.Close()
-	assert.True(t, conn.Fake)
-	assert.NotEqual(t, missing, conn.Endpoint)
-	assert.False(t, runtimeconn.OnHost(ctx, conn.Client), "the fake's containers are not this host's")
-
-	// A fake served over a socket is dialled as a remote runtime.
-	remote, err := runtimeconn.Connect(ctx, runtimeconn.Config{Kind: runtimeconn.KindRemote, Endpoint: conn.Endpoint})
-	require.NoError(t, err)
-	defer remote.Close()
-	assert.False(t, remote.Fake)
-	assert.False(t, runtimeconn.OnHost(ctx, remote.Client))
+	for name, onHost := range map[string]bool{fake.RuntimeName: false, "containerd": true} {
+		endpoint, stop, err := fake.StartTemp(fake.WithRuntimeName(name))
+		require.NoError(t, err)
+		remote, err := runtimeconn.Connect(ctx, runtimeconn.Config{Kind: runtimeconn.KindRemote, Endpoint: endpoint})
+		require.NoError(t, err)
+		assert.False(t, remote.Fake)
+		assert.Equal(t, endpoint, remote.Endpoint)
+		assert.Equal(t, onHost, runtimeconn.OnHost(ctx, remote.Client), "runtime %q", name)
+		remote.Close()
+		stop()
+	}
 }
