@@ -64,6 +64,9 @@ go vet -tags integration ./...
 log "tests (unit + integration, -race)"
 go test -race -count=1 -tags integration -timeout 20m ./...
 (cd hack/tools && go test -race -count=1 ./...)
+# The in-process fake runtime is linked only with -tags fakeruntime (the
+# README's first command); its fallback and the reference agent on it.
+go test -race -count=1 -tags fakeruntime ./runtime/runtimeconn ./examples/kubelet
 
 # The reference agent as its own process on the same containerd and apiserver,
 # checked only with kubectl: register, Ready, lease, mirror pod, an API pod with
