@@ -244,7 +244,9 @@ func TestSourceLifecycle(t *testing.T) {
 	defer cancel()
 
 	got, i := rec.wait(t, 0, podsource.ADD, a.Name)
-	assert.True(t, mux.SourcesReady(src.Name()), "ready after the first list")
+	// The mux marks a source ready once its first set is on the channel,
+	// which is after the send that the recorder may see first.
+	poll.Eventually(t, func() bool { return mux.SourcesReady(src.Name()) }, 5*time.Second, time.Millisecond, "ready after the first list")
 	assert.True(t, src.HasSynced())
 	assert.Equal(t, a.UID, got.UID, "API pods keep their UID")
 	assert.Equal(t, "default", got.Namespace)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/podsource"
 
 	"github.com/stretchr/testify/assert"
@@ -100,7 +101,8 @@ func TestSourceFake(t *testing.T) {
 	assert.Empty(t, p.ManagedFields, "nothing on a node reads managedFields: not kept")
 	seen := p.Annotations[podsource.ConfigSeenAnnotation]
 	assert.NotEmpty(t, seen, "the source stamps config.seen, so the mux needs no copy")
-	assert.True(t, mux.SourcesReady("api"))
+	// Ready once the first set is on the channel: after the send seen here.
+	poll.Eventually(t, func() bool { return mux.SourcesReady("api") }, 5*time.Second, time.Millisecond, "ready after the first list")
 	assert.True(t, src.HasSynced())
 	// The object in the "API" is untouched.
 	stored, err := client.CoreV1().Pods("ns1").Get(ctx, "a", metav1.GetOptions{})
