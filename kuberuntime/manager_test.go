@@ -3,11 +3,8 @@ package kuberuntime_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
-
-	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/nodekit-dev/nodekit/internal/testenv"
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/runtime"
 	"github.com/nodekit-dev/nodekit/runtime/fake"
@@ -26,21 +25,9 @@ const (
 	pauseImage = "nodekit.local/pause:1"
 )
 
-// startFake serves a fresh fake runtime on a unix socket and dials it.
+// startFake serves a fresh fake runtime with the test images and dials it.
 func startFake(t testing.TB, opts ...fake.Option) (*fake.Runtime, *runtime.Client) {
-	t.Helper()
-	f := fake.New(append([]fake.Option{fake.WithImages(testImage, pauseImage)}, opts...)...)
-	endpoint := "unix://" + filepath.Join(t.TempDir(), "cri.sock")
-	stop, err := f.Start(endpoint)
-	require.NoError(t, err)
-	client, err := runtime.Dial(context.Background(), endpoint)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		client.Close(context.Background())
-		stop()
-		f.Close()
-	})
-	return f, client
+	return testenv.StartFake(t, opts...)
 }
 
 type managerEnv struct {

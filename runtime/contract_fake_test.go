@@ -1,12 +1,11 @@
 package runtime_test
 
 import (
-	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/nodekit-dev/nodekit/internal/testenv"
 	"github.com/nodekit-dev/nodekit/runtime"
 	"github.com/nodekit-dev/nodekit/runtime/fake"
 	"github.com/nodekit-dev/nodekit/runtime/runtimetest"
@@ -18,21 +17,9 @@ const (
 	removableImage = "nodekit.local/removable:1"
 )
 
-// startFake serves a fresh fake runtime on a unix socket and dials it.
+// startFake serves a fresh fake runtime with the test images and dials it.
 func startFake(t testing.TB, opts ...fake.Option) (*fake.Runtime, *runtime.Client) {
-	t.Helper()
-	f := fake.New(append([]fake.Option{fake.WithImages(testImage, pauseImage)}, opts...)...)
-	endpoint := "unix://" + filepath.Join(t.TempDir(), "cri.sock")
-	stop, err := f.Start(endpoint)
-	require.NoError(t, err)
-	client, err := runtime.Dial(context.Background(), endpoint)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		client.Close(context.Background())
-		stop()
-		f.Close()
-	})
-	return f, client
+	return testenv.StartFake(t, opts...)
 }
 
 // TestContractFake runs the CRI contract suite against the fake runtime over
