@@ -1,6 +1,6 @@
 // Package kubeletflags lets an agent built on a standard library
 // *flag.FlagSet take the kubelet's command line unchanged: the command line
-// of the kubelet v1.34 (Kubelet, Lookup), every flag of it the agent does not
+// of the kubelet v1.37 (Kubelet, Lookup), every flag of it the agent does not
 // implement registered as accepted-without-effect (AcceptRest), the
 // agent's own additions listed (Extra), and the KubeletConfiguration fields a
 // --config file sets that the agent does not use (IgnoredConfigFields).

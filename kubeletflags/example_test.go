@@ -15,7 +15,7 @@ func Example() {
 	fs := flag.NewFlagSet("kubelet", flag.ContinueOnError)
 	kubeconfig := fs.String("kubeconfig", "", "the agent implements this one")
 	fs.String("runtime", "auto", "an agent's own flag")
-	accepted := kubeletflags.AcceptRest(fs) // every other kubelet v1.34 flag
+	accepted := kubeletflags.AcceptRest(fs) // every other kubelet v1.37 flag
 
 	args := []string{"--kubeconfig=/etc/kubernetes/kubelet.conf", "--rotate-certificates", "-v=2",
 		"--feature-gates=KubeletInUserNamespace=true", "--housekeeping_interval=5s"}

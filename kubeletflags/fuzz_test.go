@@ -13,7 +13,7 @@ import (
 // copes with it as an argument too.
 func FuzzAcceptedValue(f *testing.F) {
 	for _, s := range []string{"", " ", "true", "0x10", "-1", "1h30m", "a=b,c", "a<b", "a:b", `"a,b",c`, `a"b`, "10.0.0.1",
-		"k=v:NoSchedule,k-", "0:memory=1Gi,hugepages-2Mi=1Gi;1:memory=2Gi", "0:a:b", "64Ki", "foo*=2,", "v1.34.0", "raw",
+		"k=v:NoSchedule,k-", "0:memory=1Gi,hugepages-2Mi=1Gi;1:memory=2Gi", "0:a:b", "64Ki", "foo*=2,", "v1.37.2", "raw",
 		"cpu=200m,pid=-1", "kubernetes.io/hostname=x,bad key", "\x00", "=", ",,,", ";", "--x_y=z", "-"} {
 		f.Add(s)
 	}

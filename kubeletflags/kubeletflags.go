@@ -8,7 +8,7 @@ import (
 )
 
 // Version is the kubelet release whose command line Kubelet lists.
-const Version = "v1.34.0"
+const Version = "v1.37.2"
 
 // Flag is one flag of the kubelet's command line.
 type Flag struct {
@@ -30,7 +30,7 @@ type Flag struct {
 const (
 	KindBool     = "bool"     // strconv.ParseBool; the flag alone means true
 	KindString   = "string"   // any value
-	KindInt      = "int"      // strconv.ParseInt(s, 0, strconv.IntSize) (cadvisor's Go flags)
+	KindInt      = "int"      // strconv.ParseInt(s, 0, strconv.IntSize) (cadvisor's Go flags; none is left in v1.37)
 	KindInt32    = "int32"    // strconv.ParseInt(s, 0, 32)
 	KindInt64    = "int64"    // strconv.ParseInt(s, 0, 64)
 	KindDuration = "duration" // time.ParseDuration
@@ -76,17 +76,17 @@ const (
 )
 
 var byName = func() map[string]Flag {
-	m := make(map[string]Flag, len(kubeletV134))
-	for _, f := range kubeletV134 {
+	m := make(map[string]Flag, len(kubeletV137))
+	for _, f := range kubeletV137 {
 		m[f.Name] = f
 	}
 	return m
 }()
 
-// Kubelet returns every flag of the kubelet v1.34 command line (Linux),
+// Kubelet returns every flag of the kubelet v1.37 command line (Linux),
 // sorted by name, deprecated ones included.
 func Kubelet() []Flag {
-	out := append([]Flag(nil), kubeletV134...)
+	out := append([]Flag(nil), kubeletV137...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
@@ -189,7 +189,7 @@ func AcceptRest(fs *flag.FlagSet) *Accepted {
 }
 
 // Extra returns the sorted names of the flags defined on fs that the
-// kubelet v1.34 does not have: the agent's own additions.
+// kubelet v1.37 does not have: the agent's own additions.
 func Extra(fs *flag.FlagSet) []string {
 	var out []string
 	fs.VisitAll(func(f *flag.Flag) {

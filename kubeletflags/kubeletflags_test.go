@@ -24,8 +24,8 @@ func newFlagSet(t testing.TB) *flag.FlagSet {
 
 func TestKubeletList(t *testing.T) {
 	all := kubeletflags.Kubelet()
-	// 150 on Linux: 149 flags and help (`kubelet --help | grep -c '^ *-'`).
-	assert.Len(t, all, 150)
+	// 131 on Linux: 130 flags and help (`kubelet --help | grep -c '^ *-'` of v1.37.2).
+	assert.Len(t, all, 131)
 	names := make([]string, len(all))
 	seen := map[string]bool{}
 	for i, f := range all {
@@ -41,14 +41,16 @@ func TestKubeletList(t *testing.T) {
 	assert.True(t, sort.StringsAreSorted(names))
 	for _, name := range []string{"rotate-certificates", "eviction-soft", "address", "read-only-port", "tls-cert-file",
 		"authorization-mode", "v", "vmodule", "kubeconfig", "bootstrap-kubeconfig", "config", "config-dir", "feature-gates",
-		"node-labels", "register-with-taints", "pod-infra-container-image", "log-flush-frequency", "logging-format",
+		"node-labels", "register-with-taints", "log-flush-frequency", "logging-format",
 		"log-json-split-stream", "log-text-info-buffer-size", "housekeeping-interval", "version", "help", "cloud-provider",
-		"provider-id", "fail-cgroupv1", "seccomp-default", "image-credential-provider-config", "containerd-namespace"} {
+		"provider-id", "fail-cgroupv1", "seccomp-default", "image-credential-provider-config"} {
 		assert.True(t, seen[name], "missing %s", name)
 	}
 	for _, name := range []string{"windows-service", "pod-max-in-unexpected-admission-error-state", "network-plugin",
-		"docker-endpoint", "container-runtime", "dynamic-config-dir", "log-dir", "logtostderr", "cni-bin-dir", "h"} {
-		assert.False(t, seen[name], "%s is not a flag of the kubelet v1.34", name)
+		"docker-endpoint", "container-runtime", "dynamic-config-dir", "log-dir", "logtostderr", "cni-bin-dir", "h",
+		// dropped in v1.35-v1.37
+		"pod-infra-container-image", "containerd-namespace", "storage-driver-db", "boot-id-file", "global-housekeeping-interval"} {
+		assert.False(t, seen[name], "%s is not a flag of the kubelet v1.37", name)
 	}
 	_, ok := kubeletflags.Lookup("foo")
 	assert.False(t, ok)
@@ -67,10 +69,9 @@ func TestKubeletList(t *testing.T) {
 		{Name: "kube-reserved", Kind: kubeletflags.KindQuantityMap, Deprecated: true},
 		{Name: "eviction-hard", Kind: kubeletflags.KindLangleSeparatedMap, Deprecated: true},
 		{Name: "enforce-node-allocatable", Kind: kubeletflags.KindStringSlice, Default: "[pods]", Deprecated: true},
-		{Name: "pod-infra-container-image", Kind: kubeletflags.KindString, Deprecated: true},
 		{Name: "pod-max-pids", Kind: kubeletflags.KindInt64, Default: "-1", Deprecated: true},
-		{Name: "application-metrics-count-limit", Kind: kubeletflags.KindInt, Default: "100", Deprecated: true},
-		{Name: "housekeeping-interval", Kind: kubeletflags.KindDuration, Default: "1s"},
+		{Name: "housekeeping-interval", Kind: kubeletflags.KindDuration, Default: "10s"},
+		{Name: "fail-cgroupv1", Kind: kubeletflags.KindBool, Default: "true"},
 		{Name: "provider-id", Kind: kubeletflags.KindString},
 		{Name: "container-runtime-endpoint", Kind: kubeletflags.KindString, Default: "unix:///run/containerd/containerd.sock", Deprecated: true},
 	} {
@@ -86,7 +87,6 @@ func TestKinds(t *testing.T) {
 	}{
 		{kubeletflags.KindBool, "rotate-certificates", []string{"true", "false", "1", "0", "T", "FALSE"}, []string{"yes", "", "2"}},
 		{kubeletflags.KindString, "authorization-mode", []string{"", "Webhook", "anything at all"}, nil},
-		{kubeletflags.KindInt, "application-metrics-count-limit", []string{"0", "-5", "0x10", "9223372036854775807"}, []string{"", "1.5", "x", "9223372036854775808"}},
 		{kubeletflags.KindInt32, "read-only-port", []string{"0", "10255", "-1", "0x10", "2147483647"}, []string{"", "1.5", "ten", "2147483648", "-2147483649"}},
 		{kubeletflags.KindInt64, "pod-max-pids", []string{"-1", "4096", "9223372036854775807"}, []string{"", "4k", "9223372036854775808"}},
 		{kubeletflags.KindDuration, "streaming-connection-idle-timeout", []string{"0", "5m", "1h30m", "-1s", "300ms"}, []string{"", "5", "1d", "m"}},
@@ -174,7 +174,7 @@ func TestKubeadmCommandLine(t *testing.T) {
 	// kubeadm-flags.env), with --node-ip, labels and taints added.
 	args := strings.Fields(`--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf --kubeconfig=/etc/kubernetes/kubelet.conf
 		--config=/var/lib/kubelet/config.yaml --container-runtime-endpoint=unix:///var/run/containerd/containerd.sock
-		--pod-infra-container-image=registry.k8s.io/pause:3.10 --node-ip=10.0.0.5 -v=2
+		--node-ip=10.0.0.5 -v=2
 		--feature-gates=KubeletInUserNamespace=true --node-labels=a=b --register-with-taints=k=v:NoSchedule`)
 	fs := newFlagSet(t)
 	kubeconfig := fs.String("kubeconfig", "", "the agent's own")
@@ -185,7 +185,7 @@ func TestKubeadmCommandLine(t *testing.T) {
 	taints := fs.String("register-with-taints", "", "the agent's own")
 	accepted := kubeletflags.AcceptRest(fs)
 	require.NoError(t, fs.Parse(args))
-	assert.Equal(t, []string{"bootstrap-kubeconfig", "feature-gates", "pod-infra-container-image", "v"}, accepted.Set())
+	assert.Equal(t, []string{"bootstrap-kubeconfig", "feature-gates", "v"}, accepted.Set())
 	assert.Equal(t, "/etc/kubernetes/kubelet.conf", *kubeconfig)
 	assert.Equal(t, "/var/lib/kubelet/config.yaml", *config)
 	assert.Equal(t, "unix:///var/run/containerd/containerd.sock", *endpoint)
@@ -210,8 +210,9 @@ func TestUnknownFlag(t *testing.T) {
 	require.EqualError(t, err, "flag provided but not defined: -foo")
 	assert.Equal(t, []string{"kubeconfig"}, accepted.Set())
 
-	// Flags the kubelet dropped before v1.34 are unknown too.
-	for _, gone := range []string{"--network-plugin=cni", "--container-runtime=remote", "--logtostderr"} {
+	// Flags the kubelet dropped before v1.37 are unknown too.
+	for _, gone := range []string{"--network-plugin=cni", "--container-runtime=remote", "--logtostderr",
+		"--pod-infra-container-image=pause", "--machine-id-file=/etc/machine-id"} {
 		fs := newFlagSet(t)
 		kubeletflags.AcceptRest(fs)
 		assert.ErrorContains(t, fs.Parse([]string{gone}), "flag provided but not defined", gone)
@@ -227,7 +228,7 @@ func TestHelp(t *testing.T) {
 		kubeletflags.AcceptRest(fs)
 		assert.ErrorIs(t, fs.Parse([]string{arg}), flag.ErrHelp)
 		assert.Contains(t, out.String(), "-rotate-certificates\n")
-		assert.Contains(t, out.String(), "accepted for compatibility with the kubelet v1.34.0, without effect (bool); deprecated in the kubelet")
+		assert.Contains(t, out.String(), "accepted for compatibility with the kubelet v1.37.2, without effect (bool); deprecated in the kubelet")
 		assert.Contains(t, out.String(), "  -read-only-port int32\n")
 		assert.Contains(t, out.String(), "  -vmodule pattern=N,...\n")
 		assert.Contains(t, out.String(), "(default /var/lib/kubelet/pki)")
@@ -250,7 +251,7 @@ func TestAcceptRestKeepsDefinedFlags(t *testing.T) {
 
 	n := 0
 	fs.VisitAll(func(*flag.Flag) { n++ })
-	assert.Equal(t, 150, n, "148 accepted (not help, not port), port and runtime")
+	assert.Equal(t, 131, n, "129 accepted (not help, not port), port and runtime")
 }
 
 func TestExtra(t *testing.T) {
@@ -271,13 +272,13 @@ func TestNormalizeArgs(t *testing.T) {
 	fs := newFlagSet(t)
 	fs.String("node-labels", "", "")
 	accepted := kubeletflags.AcceptRest(fs)
-	args := []string{"--housekeeping_interval=5s", "--node_labels", "a_b=c_d", "-log_cadvisor_usage", "--cert_dir", "--x_y", "--", "--foo_bar"}
+	args := []string{"--housekeeping_interval=5s", "--node_labels", "a_b=c_d", "-rotate_certificates", "--cert_dir", "--x_y", "--", "--foo_bar"}
 	got := kubeletflags.NormalizeArgs(fs, args)
-	assert.Equal(t, []string{"--housekeeping-interval=5s", "--node-labels", "a_b=c_d", "-log-cadvisor-usage", "--cert-dir", "--x_y", "--", "--foo_bar"}, got)
+	assert.Equal(t, []string{"--housekeeping-interval=5s", "--node-labels", "a_b=c_d", "-rotate-certificates", "--cert-dir", "--x_y", "--", "--foo_bar"}, got)
 	assert.Equal(t, "--housekeeping_interval=5s", args[0], "args are not changed")
 	require.NoError(t, fs.Parse(got))
 	assert.Equal(t, "a_b=c_d", fs.Lookup("node-labels").Value.String())
-	assert.Equal(t, []string{"cert-dir", "housekeeping-interval", "log-cadvisor-usage"}, accepted.Set())
+	assert.Equal(t, []string{"cert-dir", "housekeeping-interval", "rotate-certificates"}, accepted.Set())
 	assert.Equal(t, []string{"--foo_bar"}, fs.Args())
 
 	assert.Equal(t, []string{"run", "--a_b"}, kubeletflags.NormalizeArgs(fs, []string{"run", "--a_b"}), "stops at the first argument")

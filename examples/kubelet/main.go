@@ -16,7 +16,7 @@
 // TokenReview, SubjectAccessReview), its read-only subset on
 // --read-only-port, /healthz on --healthz-bind-address:--healthz-port.
 //
-// It takes the kubelet v1.34's command line (kubeletflags): the flags it
+// It takes the kubelet v1.37's command line (kubeletflags): the flags it
 // implements behave as the kubelet's, the others are logged once as
 // accepted without effect. Serving is server/serving.Settings': defaults
 // are KubeletConfiguration v1beta1's also for flags, a deviation toward the
@@ -124,7 +124,7 @@ type rawFlags struct {
 }
 
 // agentExtras are the agent's flags that the kubelet does not have.
-var agentExtras = []string{"fake-host-ports", "node-lease-duration-seconds", "pod-logs-dir", "relist-period", "runtime"}
+var agentExtras = []string{"fake-host-ports", "node-lease-duration-seconds", "pod-infra-container-image", "pod-logs-dir", "relist-period", "runtime"}
 
 func parseFlags(args []string) (config, error) {
 	cfg := config{}

@@ -45,5 +45,5 @@ func addGCFlags(fs *flag.FlagSet, g *gcSettings) {
 	g.containers, g.images = gc.DefaultContainerPolicy(), gc.DefaultImagePolicy()
 	g.containers.AddFlags(fs)
 	g.images.AddFlags(fs)
-	fs.StringVar(&g.sandboxImage, "pod-infra-container-image", "", "sandbox image image GC keeps (default: the runtime's, when it says)")
+	fs.StringVar(&g.sandboxImage, "pod-infra-container-image", "", "sandbox image image GC keeps (default: the runtime's, when it says); the kubelet dropped this flag in v1.35, the agent keeps it")
 }

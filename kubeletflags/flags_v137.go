@@ -1,9 +1,8 @@
 package kubeletflags
 
-// The command line of the Linux kubelet v1.34.0. Source: kubernetes/kubernetes
-// tag v1.34.0, commit f28b4c9efbca5c5c0af716d9f2d5702667ee8a45 (the Go module
-// k8s.io/kubernetes v1.34.0), with k8s.io/component-base v0.34.0 and
-// github.com/google/cadvisor v0.52.1 as its go.mod pins them:
+// The command line of the Linux kubelet v1.37.2 (the Go module
+// k8s.io/kubernetes v1.37.2, with k8s.io/component-base v0.37.2 and
+// github.com/google/cadvisor/lib v0.60.5 as its go.mod pins them):
 //
 //   - cmd/kubelet/app/server.go NewKubeletCommand: the flag set (pflag, with
 //     cliflag.WordSepNormalizeFunc) and --help/-h;
@@ -11,32 +10,34 @@ package kubeletflags
 //     AddKubeletConfigFlags, which calls component-base's logsapi.AddFlags
 //     (-v, --vmodule, --log-flush-frequency, --logging-format, --log-text-*,
 //     and --log-json-* as cmd/kubelet/kubelet.go imports logs/json/register);
-//   - pkg/kubelet/config/flags.go ContainerRuntimeOptions.AddFlags;
 //   - cmd/kubelet/app/options/globalflags.go and globalflags_linux.go
-//     AddGlobalFlags: the cadvisor Go flags it re-registers (underscores
-//     turned into hyphens), verflag's --version, logs.AddFlags.
+//     AddGlobalFlags: of cadvisor's Go flags only housekeeping-interval is
+//     left, then verflag's --version and logs.AddFlags.
 //
-// The entries were written out from the kubelet's own pflag.FlagSet, built
-// as NewKubeletCommand builds it by a throwaway program against those
-// modules (each flag's Value type, DefValue and Deprecated), and read
-// against the files above. Default is the command-line default as
-// `kubelet --help` prints it (options.NewKubeletConfiguration with its
+// The entries were read from `kubelet --help` of v1.37.2 built from the
+// module proxy (each flag's type, default and deprecation notice; 131
+// flags, none hidden) and checked against the files above. Since v1.34 the
+// kubelet dropped --pod-infra-container-image and every cadvisor flag but
+// housekeeping-interval (application-metrics-count-limit, boot-id-file,
+// container-hints, containerd, containerd-namespace, enable-load-reader,
+// event-storage-*, global-housekeeping-interval, log-cadvisor-usage,
+// machine-id-file, storage-driver-*); --fail-cgroupv1 now defaults to true
+// and --housekeeping-interval to 10s. Default is the command-line default
+// as `kubelet --help` prints it (options.NewKubeletConfiguration with its
 // legacy defaults --anonymous-auth=true, --authorization-mode=AlwaysAllow,
 // --read-only-port=10255), not the config file's.
 //
 // Not included: --windows-service and --windows-priorityclass, registered
 // only on Windows. -h is the shorthand of help, -v of v (the same name).
-var kubeletV134 = []Flag{
+var kubeletV137 = []Flag{
 	{Name: "address", Kind: KindIP, Default: "0.0.0.0", Deprecated: true},
 	{Name: "allowed-unsafe-sysctls", Kind: KindStringSlice, Default: "[]", Deprecated: true},
 	{Name: "anonymous-auth", Kind: KindBool, Default: "true", Deprecated: true},
-	{Name: "application-metrics-count-limit", Kind: KindInt, Default: "100", Deprecated: true},
 	{Name: "authentication-token-webhook", Kind: KindBool, Default: "false", Deprecated: true},
 	{Name: "authentication-token-webhook-cache-ttl", Kind: KindDuration, Default: "2m0s", Deprecated: true},
 	{Name: "authorization-mode", Kind: KindString, Default: "AlwaysAllow", Deprecated: true},
 	{Name: "authorization-webhook-cache-authorized-ttl", Kind: KindDuration, Default: "5m0s", Deprecated: true},
 	{Name: "authorization-webhook-cache-unauthorized-ttl", Kind: KindDuration, Default: "30s", Deprecated: true},
-	{Name: "boot-id-file", Kind: KindString, Default: "/proc/sys/kernel/random/boot_id", Deprecated: true},
 	{Name: "bootstrap-kubeconfig", Kind: KindString, Default: ""},
 	{Name: "cert-dir", Kind: KindString, Default: "/var/lib/kubelet/pki"},
 	{Name: "cgroup-driver", Kind: KindString, Default: "cgroupfs", Deprecated: true},
@@ -48,12 +49,9 @@ var kubeletV134 = []Flag{
 	{Name: "cluster-domain", Kind: KindString, Default: "", Deprecated: true},
 	{Name: "config", Kind: KindString, Default: ""},
 	{Name: "config-dir", Kind: KindString, Default: ""},
-	{Name: "container-hints", Kind: KindString, Default: "/etc/cadvisor/container_hints.json", Deprecated: true},
 	{Name: "container-log-max-files", Kind: KindInt32, Default: "5", Deprecated: true},
 	{Name: "container-log-max-size", Kind: KindString, Default: "10Mi", Deprecated: true},
 	{Name: "container-runtime-endpoint", Kind: KindString, Default: "unix:///run/containerd/containerd.sock", Deprecated: true},
-	{Name: "containerd", Kind: KindString, Default: "/run/containerd/containerd.sock", Deprecated: true},
-	{Name: "containerd-namespace", Kind: KindString, Default: "k8s.io", Deprecated: true},
 	{Name: "contention-profiling", Kind: KindBool, Default: "false", Deprecated: true},
 	{Name: "cpu-cfs-quota", Kind: KindBool, Default: "true", Deprecated: true},
 	{Name: "cpu-cfs-quota-period", Kind: KindDuration, Default: "100ms", Deprecated: true},
@@ -62,13 +60,10 @@ var kubeletV134 = []Flag{
 	{Name: "cpu-manager-reconcile-period", Kind: KindDuration, Default: "10s", Deprecated: true},
 	{Name: "enable-controller-attach-detach", Kind: KindBool, Default: "true", Deprecated: true},
 	{Name: "enable-debugging-handlers", Kind: KindBool, Default: "true", Deprecated: true},
-	{Name: "enable-load-reader", Kind: KindBool, Default: "false", Deprecated: true},
 	{Name: "enable-server", Kind: KindBool, Default: "true", Deprecated: true},
 	{Name: "enforce-node-allocatable", Kind: KindStringSlice, Default: "[pods]", Deprecated: true},
 	{Name: "event-burst", Kind: KindInt32, Default: "100", Deprecated: true},
 	{Name: "event-qps", Kind: KindInt32, Default: "50", Deprecated: true},
-	{Name: "event-storage-age-limit", Kind: KindString, Default: "default=24h", Deprecated: true},
-	{Name: "event-storage-event-limit", Kind: KindString, Default: "default=100000", Deprecated: true},
 	{Name: "eviction-hard", Kind: KindLangleSeparatedMap, Default: "", Deprecated: true},
 	{Name: "eviction-max-pod-grace-period", Kind: KindInt32, Default: "0", Deprecated: true},
 	{Name: "eviction-minimum-reclaim", Kind: KindMapStringString, Default: "", Deprecated: true},
@@ -78,17 +73,16 @@ var kubeletV134 = []Flag{
 	{Name: "exit-on-lock-contention", Kind: KindBool, Default: "false"},
 	{Name: "experimental-allocatable-ignore-eviction", Kind: KindBool, Default: "false", Deprecated: true},
 	{Name: "experimental-mounter-path", Kind: KindString, Default: "", Deprecated: true},
-	{Name: "fail-cgroupv1", Kind: KindBool, Default: "false"},
+	{Name: "fail-cgroupv1", Kind: KindBool, Default: "true"},
 	{Name: "fail-swap-on", Kind: KindBool, Default: "true", Deprecated: true},
 	{Name: "feature-gates", Kind: KindMapStringBool, Default: "", Deprecated: true},
 	{Name: "file-check-frequency", Kind: KindDuration, Default: "20s", Deprecated: true},
-	{Name: "global-housekeeping-interval", Kind: KindDuration, Default: "1m0s", Deprecated: true},
 	{Name: "hairpin-mode", Kind: KindString, Default: "promiscuous-bridge", Deprecated: true},
 	{Name: "healthz-bind-address", Kind: KindIP, Default: "127.0.0.1", Deprecated: true},
 	{Name: "healthz-port", Kind: KindInt32, Default: "10248", Deprecated: true},
 	{Name: "help", Kind: KindBool, Default: "false"},
 	{Name: "hostname-override", Kind: KindString, Default: ""},
-	{Name: "housekeeping-interval", Kind: KindDuration, Default: "1s"},
+	{Name: "housekeeping-interval", Kind: KindDuration, Default: "10s"},
 	{Name: "http-check-frequency", Kind: KindDuration, Default: "20s", Deprecated: true},
 	{Name: "image-credential-provider-bin-dir", Kind: KindString, Default: ""},
 	{Name: "image-credential-provider-config", Kind: KindString, Default: ""},
@@ -105,14 +99,12 @@ var kubeletV134 = []Flag{
 	{Name: "kubelet-cgroups", Kind: KindString, Default: "", Deprecated: true},
 	{Name: "local-storage-capacity-isolation", Kind: KindBool, Default: "true", Deprecated: true},
 	{Name: "lock-file", Kind: KindString, Default: ""},
-	{Name: "log-cadvisor-usage", Kind: KindBool, Default: "false", Deprecated: true},
 	{Name: "log-flush-frequency", Kind: KindDuration, Default: "5s"},
 	{Name: "log-json-info-buffer-size", Kind: KindQuantity, Default: "0", Deprecated: true},
 	{Name: "log-json-split-stream", Kind: KindBool, Default: "false", Deprecated: true},
 	{Name: "log-text-info-buffer-size", Kind: KindQuantity, Default: "0", Deprecated: true},
 	{Name: "log-text-split-stream", Kind: KindBool, Default: "false", Deprecated: true},
 	{Name: "logging-format", Kind: KindString, Default: "text", Deprecated: true},
-	{Name: "machine-id-file", Kind: KindString, Default: "/etc/machine-id,/var/lib/dbus/machine-id", Deprecated: true},
 	{Name: "make-iptables-util-chains", Kind: KindBool, Default: "true", Deprecated: true},
 	{Name: "manifest-url", Kind: KindString, Default: "", Deprecated: true},
 	{Name: "manifest-url-header", Kind: KindColonSeparatedMultimap, Default: "", Deprecated: true},
@@ -129,7 +121,6 @@ var kubeletV134 = []Flag{
 	{Name: "node-status-update-frequency", Kind: KindDuration, Default: "10s", Deprecated: true},
 	{Name: "oom-score-adj", Kind: KindInt32, Default: "-999", Deprecated: true},
 	{Name: "pod-cidr", Kind: KindString, Default: "", Deprecated: true},
-	{Name: "pod-infra-container-image", Kind: KindString, Default: "", Deprecated: true},
 	{Name: "pod-manifest-path", Kind: KindString, Default: "", Deprecated: true},
 	{Name: "pod-max-pids", Kind: KindInt64, Default: "-1", Deprecated: true},
 	{Name: "pods-per-core", Kind: KindInt32, Default: "0", Deprecated: true},
@@ -153,13 +144,6 @@ var kubeletV134 = []Flag{
 	{Name: "runtime-request-timeout", Kind: KindDuration, Default: "2m0s", Deprecated: true},
 	{Name: "seccomp-default", Kind: KindBool, Default: "false"},
 	{Name: "serialize-image-pulls", Kind: KindBool, Default: "true", Deprecated: true},
-	{Name: "storage-driver-buffer-duration", Kind: KindDuration, Default: "1m0s", Deprecated: true},
-	{Name: "storage-driver-db", Kind: KindString, Default: "cadvisor", Deprecated: true},
-	{Name: "storage-driver-host", Kind: KindString, Default: "localhost:8086", Deprecated: true},
-	{Name: "storage-driver-password", Kind: KindString, Default: "root", Deprecated: true},
-	{Name: "storage-driver-secure", Kind: KindBool, Default: "false", Deprecated: true},
-	{Name: "storage-driver-table", Kind: KindString, Default: "stats", Deprecated: true},
-	{Name: "storage-driver-user", Kind: KindString, Default: "root", Deprecated: true},
 	{Name: "streaming-connection-idle-timeout", Kind: KindDuration, Default: "4h0m0s", Deprecated: true},
 	{Name: "sync-frequency", Kind: KindDuration, Default: "1m0s", Deprecated: true},
 	{Name: "system-cgroups", Kind: KindString, Default: "", Deprecated: true},
