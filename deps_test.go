@@ -92,8 +92,9 @@ func TestPackageDependencies(t *testing.T) {
 		// runtime, not pods.
 		{"gc", []string{"internal/fsstats", "kubecontainer", "podpath", "runtime/criconv"}, []string{prometheus, containerd, clientGo, kuberuntimePkg}, 24},
 		// k8s.io/kubelet's config/v1beta1 for IgnoredConfigFields: its component-base
-		// logging and tracing types bring pflag, klog, otel and client_golang (36).
-		{"kubeletflags", nil, []string{grpc, criAPI, containerd, clientGo}, 36},
+		// logging and tracing types bring pflag, klog, otel and client_golang (36);
+		// evanphx/json-patch.v4 merges the --config-dir drop-ins as the kubelet does.
+		{"kubeletflags", nil, []string{grpc, criAPI, containerd, clientGo}, 38},
 		// k8s.io/kubelet for the Summary API's types, golang.org/x/sys for statfs;
 		// internal/fsstats, nodekit's one statfs reader; admission for the
 		// admit handlers' Result (with it k8s.io/component-helpers).

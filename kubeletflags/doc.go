@@ -26,7 +26,10 @@
 //	if names := accepted.Set(); len(names) > 0 {
 //		log.Info("kubelet flags accepted without effect", "flags", names)
 //	}
-//	// after reading --config into kc (before defaulting):
+//	// --config and --config-dir, read as the kubelet reads them (lenient
+//	// decoding, drop-ins merged in lexical order), before defaulting:
+//	loaded, err := kubeletflags.LoadConfig(configFile, configDir)
+//	kc := loaded.Config // flags win: Take, ApplyConfigFlags
 //	if fields := kubeletflags.IgnoredConfigFields(kc, implementedFields); len(fields) > 0 {
 //		log.Info("KubeletConfiguration fields without effect", "fields", fields)
 //	}

@@ -3,42 +3,26 @@ package main
 import (
 	"cmp"
 	"flag"
-	"fmt"
-	"os"
-	"path/filepath"
+	"log/slog"
 
-	kubeletconfig "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
 
 	"github.com/nodekit-dev/nodekit/kubeletflags"
 	nodeserving "github.com/nodekit-dev/nodekit/server/serving"
 )
 
-// applyConfigFile reads a KubeletConfiguration (kubelet.config.k8s.io/v1beta1)
-// and takes from it every setting whose flag was not given on the command
-// line: flags win, as in the kubelet. As the kubelet's
-// DecodeKubeletConfiguration, a file with unknown or duplicate fields is
-// decoded leniently, with the strict error logged (cfg.lenientConfig).
-func applyConfigFile(fs *flag.FlagSet, cfg *config, sf *nodeserving.Flags, path string) error {
-	data, err := os.ReadFile(path)
+// applyConfigFile reads --config and --config-dir (kubeletflags.LoadConfig:
+// lenient decoding of the file, drop-ins merged over it) and takes from
+// them every setting whose flag was not given on the command line: flags
+// win, as in the kubelet.
+func applyConfigFile(fs *flag.FlagSet, cfg *config, sf *nodeserving.Flags, path, dropInDir string) error {
+	loaded, err := kubeletflags.LoadConfig(path, dropInDir)
 	if err != nil {
-		return fmt.Errorf("--config: %w", err)
+		return err
 	}
-	var kc kubeletconfig.KubeletConfiguration
-	if strictErr := yaml.UnmarshalStrict(data, &kc); strictErr != nil {
-		kc = kubeletconfig.KubeletConfiguration{}
-		if err := yaml.Unmarshal(data, &kc); err != nil {
-			return fmt.Errorf("--config %s: %w", path, strictErr)
-		}
-		cfg.lenientConfig = strictErr
-	}
-	if kc.Kind != "KubeletConfiguration" || kc.APIVersion != kubeletconfig.SchemeGroupVersion.String() {
-		return fmt.Errorf("--config %s: apiVersion/kind: Unsupported value: %q/%q: want %s/KubeletConfiguration",
-			path, kc.APIVersion, kc.Kind, kubeletconfig.SchemeGroupVersion)
-	}
+	cfg.loaded = loaded
+	kc := *loaded.Config
 	cfg.ignoredFields = kubeletflags.IgnoredConfigFields(&kc, implementedFields)
-	kubeletflags.ResolveRelativePaths(&kc, filepath.Dir(path))
 	set := kubeletflags.Given(fs)
 	if err := kubeletflags.ApplyConfigFlags(fs, kubeletflags.ConfigFlagValues(&kc), set); err != nil {
 		return err
@@ -69,3 +53,19 @@ var implementedFields = []string{"staticPodPath", "staticPodURL", "containerRunt
 	"imageMaximumGCAge", "evictionSoft", "evictionSoftGracePeriod", "evictionMinimumReclaim", "evictionMaxPodGracePeriod",
 	"evictionPressureTransitionPeriod", "mergeDefaultEvictionSettings", "localStorageCapacityIsolation", "singleProcessOOMKill",
 	"allowedUnsafeSysctls", "clusterDomain"}
+
+// logLoadedConfig logs what the kubelet logs of its config files.
+func logLoadedConfig(log *slog.Logger, loaded *kubeletflags.LoadedConfig) {
+	if loaded == nil {
+		return
+	}
+	if loaded.Lenient != nil {
+		log.Info("Using lenient decoding as strict decoding failed", "err", loaded.Lenient.Error())
+	}
+	for _, err := range loaded.UnknownDropInFields {
+		log.Info("KubeletConfiguration drop-in field unknown, ignored", "err", err.Error())
+	}
+	for _, f := range loaded.SkippedDropIns {
+		log.Debug("Skipped file in drop-in directory (does not have .conf extension)", "file", f)
+	}
+}

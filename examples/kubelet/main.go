@@ -72,9 +72,9 @@ type config struct {
 	// ignored are the kubelet flags and config fields given that the agent
 	// accepts without effect, logged once at start.
 	ignoredFlags, ignoredFields []string
-	// lenientConfig is why --config was decoded leniently (an unknown or
-	// duplicate field), logged at start as the kubelet does.
-	lenientConfig error
+	// loaded is what --config and --config-dir held, for the warnings
+	// logged at start as the kubelet logs them.
+	loaded *kubeletflags.LoadedConfig
 }
 
 // gcPercent is the agent's GOGC unless the environment sets one: its live
@@ -96,9 +96,7 @@ func main() {
 	}
 	// logr's V(n) is slog's level -n: -v=4 shows V(4) and below.
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.Level(-cfg.verbosity)}))
-	if cfg.lenientConfig != nil {
-		log.Info("Using lenient decoding as strict decoding failed", "err", cfg.lenientConfig.Error())
-	}
+	logLoadedConfig(log, cfg.loaded)
 	if len(cfg.ignoredFlags) > 0 {
 		log.Info("kubelet flags accepted without effect in this agent", "flags", cfg.ignoredFlags)
 	}
@@ -119,8 +117,8 @@ func main() {
 
 // rawFlags are flag values that parseFlags turns into config fields.
 type rawFlags struct {
-	serving                        *nodeserving.Flags
-	configFile, nodeLabels, taints string
+	serving                                   *nodeserving.Flags
+	configFile, configDir, nodeLabels, taints string
 }
 
 // agentExtras are the agent's flags that the kubelet does not have.
@@ -170,6 +168,7 @@ func newFlagSet(cfg *config, raw *rawFlags) *flag.FlagSet {
 	fs.StringVar(&cfg.rootDir, "root-dir", "/var/lib/kubelet", "directory for pod volumes")
 	fs.BoolVar(&cfg.debugHandlers, "enable-debugging-handlers", true, "serve /debug/pprof/ on --port")
 	fs.StringVar(&raw.configFile, "config", "", "a KubeletConfiguration file (kubelet.config.k8s.io/v1beta1); flags override it")
+	fs.StringVar(&raw.configDir, "config-dir", "", "a directory of KubeletConfiguration drop-ins (*.conf, in lexical order) merged over --config; flags override them")
 	fs.StringVar(&cfg.podLogsDir, "pod-logs-dir", kuberuntime.DefaultPodLogsDir, "container log root")
 	fs.BoolVar(&cfg.fakeServesPorts, "fake-host-ports", true, "with the fake runtime, really serve the test image's HTTP on host-network ports")
 	fs.StringVar(&cfg.kubeconfig, "kubeconfig", "", "kubeconfig of the API server: joins the cluster (node, lease, API pods, mirror pods, events)")
@@ -201,8 +200,8 @@ func (cfg *config) finish(fs *flag.FlagSet, raw rawFlags) error {
 	if cfg.taints, err = nodestatus.ParseTaints(raw.taints); err != nil {
 		return err
 	}
-	if raw.configFile != "" {
-		if err := applyConfigFile(fs, cfg, raw.serving, raw.configFile); err != nil {
+	if raw.configFile != "" || raw.configDir != "" {
+		if err := applyConfigFile(fs, cfg, raw.serving, raw.configFile, raw.configDir); err != nil {
 			return err
 		}
 	}
