@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nodekit-dev/nodekit/cgroupmgr"
 	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
 )
@@ -86,7 +87,11 @@ func (a *agentProcess) start(nodeIP string) {
 	}
 	a.starts++
 	fmt.Fprintf(log, "==== start %d, --node-ip %s, %s\n", a.starts, nodeIP, time.Now().Format(time.RFC3339Nano))
-	cmd := exec.Command(a.bin, a.args(nodeIP)...)
+	args := a.args(nodeIP)
+	if cgroupmgr.HostMode() != cgroupmgr.ModeV2 {
+		args = append(args, "--fail-cgroupv1=false") // the kubelet's default refuses cgroup v1 hosts
+	}
+	cmd := exec.Command(a.bin, args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

@@ -209,7 +209,8 @@ if [[ $MODE == hollow ]]; then
   POD_SPEC=$'    terminationGracePeriodSeconds: 0\n    containers: [{name: c, image: registry.k8s.io/pause:3.10}]\n'
 else
   port() { local p; while p=$((24000 + RANDOM % 8000)); ss -Hltn "sport = :$p" | grep -q .; do :; done; echo "$p"; }
-  HEALTHZ_PORT=$(port); start agent "$DIR/kubelet" --runtime remote --container-runtime-endpoint "$NODEKIT_CRI_ENDPOINT" \
+  CGROUPV1=(); [[ $(stat -fc %T /sys/fs/cgroup) == cgroup2fs ]] || CGROUPV1=(--fail-cgroupv1=false) # refused by default
+  HEALTHZ_PORT=$(port); start agent "$DIR/kubelet" "${CGROUPV1[@]}" --runtime remote --container-runtime-endpoint "$NODEKIT_CRI_ENDPOINT" \
     --kubeconfig "$NODEKIT_NODE_KUBECONFIG" --hostname-override "$NODE" --node-ip 127.0.0.1 \
     --node-labels "$LABEL=kubelet" \
     --pod-manifest-path "$DIR/manifests" --file-check-frequency 1s --sync-frequency 3s \

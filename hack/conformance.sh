@@ -193,6 +193,8 @@ agent() {
   mkdir -p "$DIR/kubelet" "$DIR/pod-logs"
   printf 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: %s\n' "$DIR/pod-logs" \
     > "$DIR/kubelet-config.yaml"
+  # The kubelet (and the agent) refuse a cgroup v1 host unless told otherwise.
+  [[ $(stat -fc %T /sys/fs/cgroup) == cgroup2fs ]] || echo 'failCgroupV1: false' >> "$DIR/kubelet-config.yaml"
   log "examples/kubelet as $NODE_NAME"
   start agent "$BIN/nodekit-kubelet" --config="$DIR/kubelet-config.yaml" --kubeconfig="$KAPI/kubeconfig-node" \
     --container-runtime-endpoint="unix://$DIR/containerd/containerd.sock" --cgroup-driver=cgroupfs \

@@ -323,6 +323,8 @@ AGENT_ARGS=(--runtime remote --container-runtime-endpoint "$NODEKIT_CRI_ENDPOINT
   --address 127.0.0.1 --port "$API_PORT" --read-only-port "$RO_PORT" --healthz-port "$HEALTHZ_PORT"
   --client-ca-file "$NODEKIT_CLIENT_CA"
   --node-status-update-frequency 2s --node-lease-duration-seconds 8)
+# The kubelet (and the agent) refuse a cgroup v1 host unless told otherwise.
+[[ $(stat -fc %T /sys/fs/cgroup) == cgroup2fs ]] || AGENT_ARGS+=(--fail-cgroupv1=false)
 # Its own session (a ^C of this script reaches only the script, whose cleanup stops it);
 # the pid file is written by the shell that then execs the agent.
 # shellcheck disable=SC2016  # $$ and $@ are the inner shell's

@@ -75,7 +75,8 @@ func configPointers(kc *kubeletconfigv1beta1.KubeletConfiguration, v map[string]
 			v[name] = strconv.Itoa(int(*p))
 		}
 	}
-	for name, p := range map[string]*bool{"cgroups-per-qos": kc.CgroupsPerQOS, "enable-debugging-handlers": kc.EnableDebuggingHandlers} {
+	for name, p := range map[string]*bool{"cgroups-per-qos": kc.CgroupsPerQOS, "enable-debugging-handlers": kc.EnableDebuggingHandlers,
+		"fail-cgroupv1": kc.FailCgroupV1} {
 		if p != nil {
 			v[name] = strconv.FormatBool(*p)
 		}

@@ -19,10 +19,10 @@ func TestConfigFlagValues(t *testing.T) {
 	kc := &kubeletconfigv1beta1.KubeletConfiguration{StaticPodPath: "/m", MaxPods: 20, KubeAPIQPS: ptr.To[int32](5),
 		SyncFrequency: metav1.Duration{Duration: 30 * time.Second}, KubeReserved: map[string]string{"memory": "1Gi", "cpu": "1"},
 		EvictionHard: map[string]string{}, ImageGCLowThresholdPercent: ptr.To[int32](0), CgroupsPerQOS: ptr.To(false),
-		AllowedUnsafeSysctls: []string{"a", "b*"}}
+		AllowedUnsafeSysctls: []string{"a", "b*"}, FailCgroupV1: ptr.To(false)}
 	assert.Equal(t, map[string]string{"pod-manifest-path": "/m", "max-pods": "20", "kube-api-qps": "5", "sync-frequency": "30s",
 		"kube-reserved": "cpu=1,memory=1Gi", "eviction-hard": "", "image-gc-low-threshold": "0", "cgroups-per-qos": "false",
-		"allowed-unsafe-sysctls": "a,b*"}, kubeletflags.ConfigFlagValues(kc))
+		"allowed-unsafe-sysctls": "a,b*", "fail-cgroupv1": "false"}, kubeletflags.ConfigFlagValues(kc))
 }
 
 func TestApplyConfigFlags(t *testing.T) {

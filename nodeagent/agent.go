@@ -57,6 +57,7 @@ type Agent struct {
 	readOnly    *server.Handler       // its read-only subset
 	summary     *server.SummaryProvider
 	runtimeName string              // "containerd"
+	cgroupV1    bool                // the runtime's containers are in this host's cgroup v1
 	node        *nodestatus.Builder // the Node's description, registered in cluster mode
 	cluster     *cluster            // nil: standalone
 	dispatcher  *podsync.Dispatcher
@@ -77,7 +78,11 @@ func New(ctx context.Context, cfg Config) (_ *Agent, err error) {
 	if cfg, err = cfg.withDefaults(); err != nil {
 		return nil, err
 	}
-	a := &Agent{cfg: cfg, log: cfg.Log, cache: statuscache.New(), statuses: podstatus.NewManager(cfg.Clock), runtimeName: "cri"}
+	cgroupV1 := *cfg.RuntimeOnHost && cgroupmgr.HostMode() != cgroupmgr.ModeV2
+	if cgroupV1 && *cfg.FailCgroupV1 {
+		return nil, fmt.Errorf("nodeagent: Config.FailCgroupV1 (failCgroupV1, --fail-cgroupv1) is true: %w", ErrCgroupV1)
+	}
+	a := &Agent{cfg: cfg, cgroupV1: cgroupV1, log: cfg.Log, cache: statuscache.New(), statuses: podstatus.NewManager(cfg.Clock), runtimeName: "cri"}
 	defer func() {
 		if err != nil && a.cluster != nil {
 			a.cluster.close() // its event broadcaster's goroutines

@@ -96,6 +96,9 @@ func nodeRef(name string) *v1.ObjectReference {
 func (c *cluster) run(ctx context.Context, a *Agent, wg *sync.WaitGroup) {
 	c.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
 	c.recorder.Eventf(nodeRef(a.cfg.NodeName), v1.EventTypeNormal, "Starting", "Starting kubelet.")
+	if a.cgroupV1 { // the kubelet's cgroupVersionCheck
+		c.recorder.Event(nodeRef(a.cfg.NodeName), v1.EventTypeWarning, "CgroupV1", CgroupV1Warning)
+	}
 	lease := nodestatus.NewLease(c.client, a.cfg.NodeName, a.cfg.LeaseDurationSeconds, a.cfg.Clock, nil)
 	if c.own != nil {
 		wg.Add(1)

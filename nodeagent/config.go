@@ -1,6 +1,7 @@
 package nodeagent
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -89,6 +90,13 @@ type Config struct {
 	CgroupsPerQOS *bool
 	CgroupRoot    string
 	CgroupDriver  cgroupmgr.Driver
+	// FailCgroupV1 refuses to start on a cgroup v1 host (default true, as
+	// the kubelet's failCgroupV1 since v1.35); New then fails with
+	// ErrCgroupV1. Set false, the agent runs there and, in cluster mode,
+	// warns with the kubelet's CgroupV1 event on the Node. Only checked
+	// with RuntimeOnHost: another runtime's containers are not in this
+	// host's cgroups.
+	FailCgroupV1 *bool
 	// SingleProcessOOMKill: on cgroup v2, an OOM kill takes one process,
 	// not the container (the kubelet's singleProcessOOMKill).
 	SingleProcessOOMKill bool
@@ -138,6 +146,16 @@ type Config struct {
 	Clock clock.WithTicker
 	Log   logr.Logger
 }
+
+// CgroupV1Warning is the kubelet's message for a cgroup v1 host, in the
+// Warning event (reason CgroupV1) on the Node when the agent runs there.
+const CgroupV1Warning = "cgroup v1 detected. cgroup v1 support is deprecated and will be removed in a future release. " +
+	"Please migrate to cgroup v2. More information at https://git.k8s.io/enhancements/keps/sig-node/5573-remove-cgroup-v1"
+
+// ErrCgroupV1 is New's error on a cgroup v1 host unless
+// Config.FailCgroupV1 is false; its text is the kubelet's.
+var ErrCgroupV1 = errors.New("kubelet is configured to not run on a host using cgroup v1. " +
+	"cgroup v1 support is unsupported and will be removed in a future release")
 
 // EvictionConfig is the kubelet's eviction settings.
 type EvictionConfig struct {
@@ -208,6 +226,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.RuntimeOnHost == nil {
 		c.RuntimeOnHost = ptr.To(true)
+	}
+	if c.FailCgroupV1 == nil {
+		c.FailCgroupV1 = ptr.To(true)
 	}
 	if c.EnableDebuggingHandlers == nil {
 		c.EnableDebuggingHandlers = ptr.To(true)

@@ -38,7 +38,8 @@ func containerdConfig(t *testing.T, cd testenv.Containerd, node string) nodeagen
 	reg := prometheus.NewRegistry()
 	return nodeagent.Config{NodeName: node, NodeIP: "127.0.0.1", RootDir: t.TempDir(), PodLogsDir: t.TempDir(),
 		Runtime: cd.Dial(t), RuntimeOnHost: ptr.To(true), Eviction: &nodeagent.EvictionConfig{},
-		Registerer: reg, Gatherer: reg}
+		FailCgroupV1: ptr.To(cgroupmgr.HostMode() == cgroupmgr.ModeV2), // run on v1 hosts too (TestFailCgroupV1)
+		Registerer:   reg, Gatherer: reg}
 }
 
 // startContainerdAgent runs the agent cfg makes until stop or the test's

@@ -77,7 +77,7 @@ func (cfg config) nodeAgentConfig() (nodeagent.Config, error) {
 		ManifestPath: cfg.manifestPath, ManifestURL: cfg.manifestURL, SyncFrequency: cfg.syncFrequency, RelistPeriod: cfg.relistPeriod,
 		FileCheckFrequency: cfg.fileCheckFreq, NodeStatusUpdateFrequency: cfg.nodeStatusFreq, LeaseDurationSeconds: int32(cfg.leaseSeconds),
 		MaxPods: cfg.maxPods, AllowedUnsafeSysctls: cfg.allowedUnsafeSysctls, ClusterDomain: cfg.clusterDomain, Port: int32(cfg.serving.Port), Labels: cfg.nodeLabels, Taints: cfg.taints,
-		KubeReserved: kubeReserved, SystemReserved: systemReserved, CgroupsPerQOS: ptr.To(cfg.cgroupsPerQOS),
+		KubeReserved: kubeReserved, SystemReserved: systemReserved, CgroupsPerQOS: ptr.To(cfg.cgroupsPerQOS), FailCgroupV1: ptr.To(cfg.failCgroupV1),
 		CgroupRoot: cfg.cgroupRoot, CgroupDriver: driver, SingleProcessOOMKill: cfg.singleProcessOOMKill,
 		ContainerGC: &gcs.containers, ImageGC: &gcs.images, SandboxImage: gcs.sandboxImage,
 		Eviction: &nodeagent.EvictionConfig{Flags: cfg.eviction.flags, PressureTransitionPeriod: cfg.eviction.transition,

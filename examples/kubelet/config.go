@@ -52,7 +52,7 @@ var implementedFields = []string{"staticPodPath", "staticPodURL", "containerRunt
 	"authentication", "authorization", "imageGCHighThresholdPercent", "imageGCLowThresholdPercent", "imageMinimumGCAge",
 	"imageMaximumGCAge", "evictionSoft", "evictionSoftGracePeriod", "evictionMinimumReclaim", "evictionMaxPodGracePeriod",
 	"evictionPressureTransitionPeriod", "mergeDefaultEvictionSettings", "localStorageCapacityIsolation", "singleProcessOOMKill",
-	"allowedUnsafeSysctls", "clusterDomain"}
+	"allowedUnsafeSysctls", "clusterDomain", "failCgroupV1"}
 
 // logLoadedConfig logs what the kubelet logs of its config files.
 func logLoadedConfig(log *slog.Logger, loaded *kubeletflags.LoadedConfig) {
