@@ -34,6 +34,11 @@
 //		log.Info("KubeletConfiguration fields without effect", "fields", fields)
 //	}
 //
+// --version is VersionFlag, which an agent registers itself (AcceptRest
+// only checks the value): fs.Var(&v, "version", ...) with v.Default the
+// version it reports; after parsing, print v.Text() and exit when it is
+// not empty, else report v.Version().
+//
 // An agent's test pins its additions with Extra(fs), and its implemented
 // config fields against ConfigFields().
 //

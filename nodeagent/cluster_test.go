@@ -151,6 +151,7 @@ spec:
 	cfg.ManifestPath, cfg.RootDir, cfg.SyncFrequency, cfg.CgroupsPerQOS = manifests, rootDir, 2*time.Second, ptr.To(false)
 	cfg.FileCheckFrequency, cfg.NodeStatusUpdateFrequency, cfg.LeaseDurationSeconds = 200*time.Millisecond, time.Second, 4
 	cfg.Labels = map[string]string{"nodekit.dev/e2e": "yes"}
+	cfg.KubeletVersion = "v1.37.2-cluster-test"
 	a, stop := startContainerdAgent(t, ctx, cfg)
 	defer stop()
 
@@ -173,6 +174,7 @@ spec:
 	registered := node()
 	assert.Equal(t, "yes", registered.Labels["nodekit.dev/e2e"])
 	assert.Contains(t, registered.Status.NodeInfo.ContainerRuntimeVersion, "containerd://")
+	assert.Equal(t, "v1.37.2-cluster-test", registered.Status.NodeInfo.KubeletVersion)
 	assert.NotEmpty(t, registered.Status.Images, "the runtime's images")
 
 	renewed := func() time.Time {

@@ -97,6 +97,10 @@ type Config struct {
 	// with RuntimeOnHost: another runtime's containers are not in this
 	// host's cgroups.
 	FailCgroupV1 *bool
+	// KubeletVersion is the node's status.nodeInfo.kubeletVersion
+	// (default nodestatus.DefaultKubeletVersion, "v1.37.2+nodekit": the
+	// kubelet release whose behaviour the agent follows).
+	KubeletVersion string
 	// SingleProcessOOMKill: on cgroup v2, an OOM kill takes one process,
 	// not the container (the kubelet's singleProcessOOMKill).
 	SingleProcessOOMKill bool

@@ -75,6 +75,8 @@ type config struct {
 	// loaded is what --config and --config-dir held, for the warnings
 	// logged at start as the kubelet logs them.
 	loaded *kubeletflags.LoadedConfig
+	// version is --version: printed and exit, or the version reported.
+	version kubeletflags.VersionFlag
 }
 
 // gcPercent is the agent's GOGC unless the environment sets one: its live
@@ -93,6 +95,10 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kubelet:", err)
 		os.Exit(2)
+	}
+	if text := cfg.version.Text(); text != "" {
+		fmt.Print(text)
+		os.Exit(0)
 	}
 	// logr's V(n) is slog's level -n: -v=4 shows V(4) and below.
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.Level(-cfg.verbosity)}))
@@ -125,7 +131,7 @@ type rawFlags struct {
 var agentExtras = []string{"fake-host-ports", "node-lease-duration-seconds", "pod-infra-container-image", "pod-logs-dir", "relist-period", "runtime"}
 
 func parseFlags(args []string) (config, error) {
-	cfg := config{}
+	cfg := config{version: kubeletflags.VersionFlag{Default: nodestatus.DefaultKubeletVersion}}
 	var raw rawFlags
 	fs := newFlagSet(&cfg, &raw)
 	// Every other kubelet flag is accepted, checked, and reported unused.
@@ -137,6 +143,9 @@ func parseFlags(args []string) (config, error) {
 			fs.PrintDefaults()
 		}
 		return cfg, err
+	}
+	if cfg.version.Print != "" {
+		return cfg, nil // printed before the rest is read, as the kubelet does
 	}
 	cfg.ignoredFlags = accepted.Set()
 	return cfg, cfg.finish(fs, raw)
@@ -168,6 +177,7 @@ func newFlagSet(cfg *config, raw *rawFlags) *flag.FlagSet {
 	fs.IntVar(&cfg.maxPods, "max-pods", 110, "pods this node runs at most; more are rejected")
 	fs.StringVar(&cfg.rootDir, "root-dir", "/var/lib/kubelet", "directory for pod volumes")
 	fs.BoolVar(&cfg.debugHandlers, "enable-debugging-handlers", true, "serve /debug/pprof/ on --port")
+	fs.Var(&cfg.version, "version", "--version, --version=raw prints version information and quits; --version=vX.Y.Z... sets the reported version")
 	fs.StringVar(&raw.configFile, "config", "", "a KubeletConfiguration file (kubelet.config.k8s.io/v1beta1); flags override it")
 	fs.StringVar(&raw.configDir, "config-dir", "", "a directory of KubeletConfiguration drop-ins (*.conf, in lexical order) merged over --config; flags override them")
 	fs.StringVar(&cfg.podLogsDir, "pod-logs-dir", kuberuntime.DefaultPodLogsDir, "container log root")

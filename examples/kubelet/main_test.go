@@ -33,6 +33,23 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/moby/spdystream.(*Connection).shutdown"))
 }
 
+// TestVersionFlag: --version prints before the rest is read (a broken
+// config file does not stop it), --version=vX.Y.Z is the node's
+// kubeletVersion.
+func TestVersionFlag(t *testing.T) {
+	cfg, err := parseFlags([]string{"--config", filepath.Join(t.TempDir(), "missing.yaml"), "--version"})
+	require.NoError(t, err)
+	assert.Equal(t, "Kubernetes v1.37.2+nodekit\n", cfg.version.Text())
+
+	cfg, err = parseFlags([]string{"--version=v1.37.2-custom.1"})
+	require.NoError(t, err)
+	assert.Empty(t, cfg.version.Text())
+	nc, err := cfg.nodeAgentConfig()
+	require.NoError(t, err)
+	assert.Equal(t, "v1.37.2-custom.1", nc.KubeletVersion)
+	assert.Empty(t, cfg.ignoredFlags, "--version is the agent's own, not accepted without effect")
+}
+
 func TestParseFlagsRejectsBadInput(t *testing.T) {
 	for args, want := range map[string][]string{
 		"--runtime: invalid value \"docker\"":                                   {"--runtime", "docker"},
@@ -50,6 +67,7 @@ func TestParseFlagsRejectsBadInput(t *testing.T) {
 		"--eviction-soft-grace-period: Required value":                          {"--eviction-soft", "memory.available<1Gi"},
 		`--eviction-minimum-reclaim: Invalid value: "memory.available"`:         {"--eviction-minimum-reclaim", "memory.available"},
 		"--eviction-pressure-transition-period: invalid value -1s":              {"--eviction-pressure-transition-period", "-1s"},
+		`must match major/minor/patch of default version "v1.37.2+nodekit"`:     {"--version=v1.38.0"},
 	} {
 		_, err := parseFlags(want)
 		require.Error(t, err, want)

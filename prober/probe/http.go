@@ -119,7 +119,7 @@ func (p *HTTPProber) getBuf() *httpBuf {
 // reset) is Failure with the error as message and a nil error; the error is
 // non-nil only when the request cannot be built or its body cannot be read.
 //
-// The request carries the probe's headers plus User-Agent: kube-probe/1.34
+// The request carries the probe's headers plus User-Agent: kube-probe/1.37
 // and Accept: */* unless overridden (an empty Accept is dropped; a Host
 // header sets the Host). A redirect to another host is not followed and ends
 // in Warning ("Probe terminated redirects, Response body: ..."); same-host

@@ -20,8 +20,8 @@ const (
 )
 
 const (
-	// DefaultUserAgent is what the kubelet 1.34 sends as "kube-probe/<major>.<minor>".
-	DefaultUserAgent = "kube-probe/1.34"
+	// DefaultUserAgent is what the kubelet 1.37 sends as "kube-probe/<major>.<minor>".
+	DefaultUserAgent = "kube-probe/1.37"
 
 	// DefaultTimeout replaces a zero or negative timeout: the API server's
 	// default for timeoutSeconds, so a probe can never wait forever.
