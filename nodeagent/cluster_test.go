@@ -259,6 +259,26 @@ spec:
 	poll.Eventually(t, func() bool {
 		return volFile("kubernetes.io~downward-api", "info", "labels") == "app=\"web\"\ntier=\"front\""
 	}, 30*time.Second, 100*time.Millisecond, "new labels in the downwardAPI volume")
+	// 500 spec updates (activeDeadlineSeconds set, then lowered: each
+	// bumps the generation) converge: the status and every condition the
+	// kubelet owns observe the last generation.
+	for i := range 499 {
+		_, err = admin.CoreV1().Pods(ns).Patch(ctx, apiName, types.MergePatchType,
+			fmt.Appendf(nil, `{"spec":{"activeDeadlineSeconds":%d}}`, 100000-i), metav1.PatchOptions{})
+		require.NoError(t, err)
+	}
+	poll.Eventually(t, func() bool {
+		p := apiPod(apiName)
+		if p == nil || p.Generation != 500 || p.Status.ObservedGeneration != 500 || len(p.Status.Conditions) < 5 {
+			return false
+		}
+		for _, c := range p.Status.Conditions {
+			if c.ObservedGeneration != 500 {
+				return false
+			}
+		}
+		return runningReady(p)
+	}, 30*time.Second, 100*time.Millisecond, "observedGeneration 500 after 500 spec updates, in the status and its conditions")
 	cm, err := admin.CoreV1().ConfigMaps(ns).Get(ctx, "e2e-cfg", metav1.GetOptions{})
 	require.NoError(t, err)
 	cm.Data["greeting"] = "hi"

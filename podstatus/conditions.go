@@ -21,14 +21,20 @@ const (
 // PodReadyToStartContainers (the newest sandbox is ready), Initialized,
 // Ready, ContainersReady, PodScheduled (a pod on a node was scheduled).
 // s holds the container statuses with Ready and Started set and the phase.
+// Each observes pod.Generation, as with the kubelet's
+// PodObservedGenerationTracking (GA in v1.35).
 func Conditions(pod *v1.Pod, s *v1.PodStatus, sandboxReady, initializedBefore bool) []v1.PodCondition {
 	out := make([]v1.PodCondition, 2, 5)
 	out[0] = condition(v1.PodReadyToStartContainers, sandboxReady, "", "")
 	out[1] = Initialized(pod, s, initializedBefore)
 	// As in the kubelet, a gate naming a condition of its own sees only
 	// those generated before Ready.
-	return append(out, ready(pod, s, out), ContainersReady(pod, s),
+	out = append(out, ready(pod, s, out), ContainersReady(pod, s),
 		v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionTrue})
+	for i := range out {
+		out[i].ObservedGeneration = pod.Generation
+	}
+	return out
 }
 
 // Initialized is the kubelet's GeneratePodInitializedCondition.

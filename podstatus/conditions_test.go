@@ -209,3 +209,16 @@ func TestReadyStale(t *testing.T) {
 		})
 	}
 }
+
+// TestConditionsObservedGeneration: each condition the kubelet owns
+// observes the pod's generation (PodObservedGenerationTracking, GA 1.35).
+func TestConditionsObservedGeneration(t *testing.T) {
+	pod := spec(v1.RestartPolicyAlways, nil, nil, "m")
+	pod.Generation = 7
+	s := &v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{running("m", true)}}
+	got := podstatus.Conditions(pod, s, true, true)
+	require.Len(t, got, 5)
+	for _, c := range got {
+		assert.Equal(t, int64(7), c.ObservedGeneration, c.Type)
+	}
+}

@@ -39,8 +39,9 @@ func NewManager(clk clock.PassiveClock) *Manager {
 // SetPodStatus publishes status as pod's, as the kubelet's status manager
 // does: StartTime is that of the first status published (now, then), each
 // condition's LastTransitionTime is kept while its status stays the same
-// and is now when it changes, and a terminal phase (Succeeded, Failed)
-// never changes back. Like the kubelet's, it keeps the status normalized
+// and is now when it changes, a terminal phase (Succeeded, Failed)
+// never changes back, and ObservedGeneration is pod.Generation but never
+// lower than before. Like the kubelet's, it keeps the status normalized
 // (normalizeStatus): times to the second, as the API server has them,
 // termination messages within MaxTerminationMessageBytes, container
 // statuses sorted. It reports whether the status differs from the last
@@ -65,6 +66,13 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) (changed bool) 
 	}
 	if old != nil && terminal(old.Phase) && status.Phase != old.Phase {
 		status.Phase = old.Phase
+	}
+	// The generation of the spec this status was made from, never going
+	// back (a sync of an older copy of the pod), as the kubelet's status
+	// manager sets it.
+	status.ObservedGeneration = pod.Generation
+	if old != nil && old.ObservedGeneration > status.ObservedGeneration {
+		status.ObservedGeneration = old.ObservedGeneration
 	}
 	for i := range status.Conditions {
 		c := &status.Conditions[i]

@@ -177,3 +177,25 @@ func TestManagerNormalizesAsTheKubelet(t *testing.T) {
 	clk.Step(time.Second)
 	assert.False(t, m.SetPodStatus(pod, *got.DeepCopy()), "unchanged once normalized")
 }
+
+// TestManagerObservedGeneration: status.observedGeneration follows the
+// pod's generation and never goes back when an older copy syncs.
+func TestManagerObservedGeneration(t *testing.T) {
+	m := podstatus.NewManager(clocktesting.NewFakeClock(t0))
+	for _, step := range []struct {
+		generation, want int64
+		changed          bool
+	}{
+		{generation: 1, want: 1, changed: true},
+		{generation: 1, want: 1, changed: false},
+		{generation: 3, want: 3, changed: true},
+		{generation: 2, want: 3, changed: false},
+		{generation: 0, want: 3, changed: false},
+	} {
+		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "u", Generation: step.generation}}
+		assert.Equal(t, step.changed, m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodRunning}), "generation %d", step.generation)
+		got, ok := m.PodStatus(pod.UID)
+		require.True(t, ok)
+		assert.Equal(t, step.want, got.ObservedGeneration, "generation %d", step.generation)
+	}
+}
