@@ -169,7 +169,9 @@ up() {
   images
   log "containerd"
   bash "$HACK/containerd-up.sh" >/dev/null
-  local f; for f in "$IMAGES"/*.tar; do ctr -a "$DIR/containerd/containerd.sock" -n k8s.io images import "$f" >/dev/null ||
+  # shellcheck disable=SC1091  # written by containerd-up.sh; NODEKIT_CTR is the ctr of that containerd
+  local f ctr; ctr=$(. "$NODEKIT_CONTAINERD_DIR/env" && echo "$NODEKIT_CTR")
+  for f in "$IMAGES"/*.tar; do "$ctr" -a "$DIR/containerd/containerd.sock" -n k8s.io images import "$f" >/dev/null ||
     die "import $f"; done
   log "etcd + kube-apiserver"
   bash "$HACK/apiserver-up.sh" --fresh >/dev/null

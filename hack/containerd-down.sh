@@ -14,6 +14,8 @@
 #  4. unmount leftover CRI pod mounts (netns, shm) and, with --purge, everything under $DIR;
 #  5. rmdir empty cgroup directories under /sys/fs/cgroup/*/nodekit-test (deepest first);
 #     non-empty ones are listed, never forced.
+# ctr and runc are the ones hack/containerd-up.sh named in $DIR/config.toml (the built
+# containerd 2 or Debian's 1.6), else whatever is on PATH.
 # Never kills anything by process name. Idempotent; exits 0 unless something is left behind.
 set -euo pipefail
 
@@ -37,6 +39,15 @@ log() { echo "[containerd-down +${SECONDS}s] $*" >&2; }
 case $DIR in /?*) ;; *) log "ERROR: NODEKIT_CONTAINERD_DIR must be an absolute path other than /: $DIR"; exit 1 ;; esac
 LEFT=0
 
+# The binaries containerd-up.sh wrote into the config (see config_bindir there).
+CTR=ctr RUNC=runc
+if [[ -s $CONFIG ]]; then
+  bindir=$(sed -n 's/^# containerd binaries: //p' "$CONFIG")
+  runc=$(sed -n 's/^ *BinaryName = "\(.*\)"$/\1/p' "$CONFIG" | head -n 1)
+  if [[ -n $bindir && -x $bindir/ctr ]]; then CTR=$bindir/ctr; fi
+  if [[ -n $runc && -x $runc ]]; then RUNC=$runc; fi
+fi
+
 # ------------------------------------------------------------------ 1. containerd
 pid=
 if [[ -s $PIDFILE ]]; then
@@ -49,7 +60,7 @@ if [[ -s $PIDFILE ]]; then
 fi
 
 if [[ -n $pid ]]; then
-  c() { timeout 60 ctr -a "$SOCK" --timeout 30s "$@"; }
+  c() { timeout 60 "$CTR" -a "$SOCK" --timeout 30s "$@"; }
   for ns in $(c namespaces ls -q 2>/dev/null); do
     tasks=$(c -n "$ns" tasks ls -q 2>/dev/null || true)
     if [[ -n $tasks ]]; then
@@ -82,9 +93,9 @@ rm -f "$PIDFILE" "$DIR/config.running.toml"
 if [[ -d $DIR/runc ]]; then
   for root in "$DIR"/runc/*/; do
     [[ -d $root ]] || continue
-    for id in $(runc --root "$root" list -q 2>/dev/null); do
+    for id in $("$RUNC" --root "$root" list -q 2>/dev/null); do
       log "force-deleting leftover container $id (runc root $root)"
-      runc --root "$root" delete --force "$id" >/dev/null 2>&1 || log "runc delete $id failed"
+      "$RUNC" --root "$root" delete --force "$id" >/dev/null 2>&1 || log "runc delete $id failed"
     done
   done
 fi

@@ -2,31 +2,49 @@
 # containerd-up.sh - start a private containerd (CRI v1) for nodekit's integration tests.
 #
 # Usage:  hack/containerd-up.sh [--restart-only]
-#   (no flag)       install missing packages, write config, build hack/tools, build the
-#                   test images, start containerd unless it already runs with the same
-#                   config, wait for CRI, import the images, write $DIR/env.
+#   (no flag)       install missing packages, build or reuse containerd and runc, write
+#                   config, build hack/tools, build the test images, start containerd
+#                   unless it already runs with the same config, wait for CRI, import
+#                   the images, write $DIR/env.
 #   --restart-only  only start containerd again if it is not running (e.g. after a test
 #                   killed it) and wait for CRI; builds and imports nothing.
 #
 # Env:
 #   NODEKIT_CONTAINERD_DIR      state/config dir (default /tmp/nodekit-containerd)
 #   NODEKIT_CONTAINERD_TIMEOUT  seconds to wait for CRI readiness (default 60)
+#   NODEKIT_CONTAINERD          "built" (default): containerd and runc built from the Go
+#                               module proxy by hack/lib-containerd-build.sh (pinned there:
+#                               containerd 2.4.x, runc 1.5.x; cold build ~4 min, cached in
+#                               ${NODEKIT_BIN_CACHE:-$HOME/.cache/nodekit-bins}/containerd-v*
+#                               and runc-v*), config version 3.
+#                               "debian": Debian's containerd 1.6 and runc 1.1 (apt), config
+#                               version 2 - the old test bed, for checking both still work.
+#   NODEKIT_BIN_CACHE           where built binaries are cached (see above)
 #
 # Everything lives under $DIR: config.toml, containerd.sock, containerd.pid,
 # containerd.log, root/, state/, runc/, cni/, bin/ (mkimage, pause, testbin),
 # images/ (pause.tar, testbin.tar, removable.tar) and env (export lines for tests):
 #   NODEKIT_CRI_ENDPOINT NODEKIT_CONTAINERD_DIR NODEKIT_CONTAINERD_PIDFILE
 #   NODEKIT_IMAGE_DIR NODEKIT_CTR NODEKIT_CONTAINERD_SOCK NODEKIT_CONTAINERD_LOG
+#   NODEKIT_CONTAINERD_VERSION NODEKIT_RUNC_VERSION (as the binaries report them, no "v")
+# NODEKIT_CTR is the ctr matching the containerd that runs. The containerd binary's
+# directory comes first on containerd's PATH (it finds containerd-shim-runc-v2 there;
+# the config also names the shim by runtime_path), runc is named by the runtime's
+# BinaryName option.
 # Images (namespace k8s.io): nodekit.local/pause:1 (sandbox image),
 # nodekit.local/testbin:1 (entrypoint /testbin, cmd serve, PORT=8080) and
 # nodekit.local/removable:1 (same binary, label nodekit.removable=1, so a distinct
 # image ID; tests remove it and re-import $NODEKIT_IMAGE_DIR/removable.tar).
+# containerd 2 needs nothing enabled for image volumes (>= 2.1) or user namespaces
+# (idmapped overlayfs mounts, kernel >= 5.19, runc >= 1.2); NRI is disabled (its
+# socket is host-global, so two test containerds would collide on it).
 #
 # Progress goes to stderr; the last stdout line is NODEKIT_CRI_ENDPOINT=unix://$DIR/containerd.sock.
-# Idempotent: packages, tool builds and image archives are only redone when missing or
-# stale; a running containerd with the same config is kept. Two machine-specific
-# settings are explained in section 2 below. Stop with hack/containerd-down.sh
-# [--purge]; nothing is ever killed by process name.
+# Idempotent: packages, binary and tool builds and image archives are only redone when
+# missing or stale; a running containerd with the same config (which names the binaries)
+# is kept, a different one is restarted. Two machine-specific settings are explained in
+# section 2 below. Stop with hack/containerd-down.sh [--purge]; nothing is ever killed
+# by process name.
 set -euo pipefail
 
 HACK=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -42,7 +60,10 @@ IMAGES=$DIR/images
 PAUSE_IMAGE=nodekit.local/pause:1
 TESTBIN_IMAGE=nodekit.local/testbin:1
 REMOVABLE_IMAGE=nodekit.local/removable:1
+MODE=${NODEKIT_CONTAINERD:-built}
 export PATH=/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH
+# shellcheck source=hack/lib-containerd-build.sh disable=SC1091  # checked on its own
+. "$HACK/lib-containerd-build.sh"
 
 RESTART_ONLY=0
 for a in "$@"; do
@@ -56,6 +77,7 @@ done
 log() { echo "[containerd-up +${SECONDS}s] $*" >&2; }
 die() { echo "[containerd-up +${SECONDS}s] ERROR: $*" >&2; exit 1; }
 [[ $(id -u) == 0 ]] || die "must run as root"
+case $MODE in built|debian) ;; *) die "NODEKIT_CONTAINERD must be built or debian: $MODE" ;; esac
 case $DIR in /*) ;; *) die "NODEKIT_CONTAINERD_DIR must be absolute: $DIR" ;; esac
 # Unix socket paths are limited to 107 bytes.
 (( ${#SOCK} + 6 < 108 )) || die "NODEKIT_CONTAINERD_DIR too long for a unix socket path: $SOCK"
@@ -74,15 +96,27 @@ running() {
   [[ $(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline") == "containerd --config $CONFIG " ]]
 }
 
+# The binaries are named in the config (so a change of binaries is a change of config):
+# config_bindir is the directory of containerd, ctr and the shim, config_runc runc.
+config_bindir() { sed -n 's/^# containerd binaries: //p' "$CONFIG"; }
+config_runc() { sed -n 's/^ *BinaryName = "\(.*\)"$/\1/p' "$CONFIG" | head -n 1; }
+ctr() { command "$(config_bindir)/ctr" "$@"; }
+runc_bin() { command "$(config_runc)" "$@"; }
+containerd() { command "$(config_bindir)/containerd" "$@"; }
+
 # start_containerd: start in its own session; the pid is written by the process that
-# execs containerd, so it is right even when setsid has to fork.
+# execs containerd, so it is right even when setsid has to fork. The binaries'
+# directory comes first on its PATH: containerd looks the shim up there.
 start_containerd() {
   [[ -s $CONFIG ]] || die "$CONFIG missing; run $0 without --restart-only first"
+  local bindir
+  bindir=$(config_bindir)
+  [[ -x $bindir/containerd ]] || die "$bindir/containerd (named in $CONFIG) missing; run $0 without --restart-only"
   rm -f "$SOCK" "$SOCK.ttrpc" "$PIDFILE"
   LOG_OFFSET=$(stat -c %s "$LOG" 2>/dev/null || echo 0)
   echo "---- $(date -Is) containerd-up.sh starting containerd" >>"$LOG"
   # shellcheck disable=SC2016 # expanded by the inner shell
-  setsid bash -c 'echo $$ >"$1"; exec containerd --config "$2"' _ "$PIDFILE" "$CONFIG" \
+  PATH=$bindir:$PATH setsid bash -c 'echo $$ >"$1"; exec containerd --config "$2"' _ "$PIDFILE" "$CONFIG" \
     </dev/null >>"$LOG" 2>&1 9>&- &
   for _ in $(seq 50); do [[ -s $PIDFILE ]] && break; sleep 0.05; done
   sleep 0.1
@@ -136,9 +170,11 @@ write_env() {
     printf 'export NODEKIT_CONTAINERD_DIR=%q\n' "$DIR"
     printf 'export NODEKIT_CONTAINERD_PIDFILE=%q\n' "$PIDFILE"
     printf 'export NODEKIT_IMAGE_DIR=%q\n' "$IMAGES"
-    printf 'export NODEKIT_CTR=%q\n' "$(command -v ctr)"
+    printf 'export NODEKIT_CTR=%q\n' "$(config_bindir)/ctr"
     printf 'export NODEKIT_CONTAINERD_SOCK=%q\n' "$SOCK"
     printf 'export NODEKIT_CONTAINERD_LOG=%q\n' "$LOG"
+    printf 'export NODEKIT_CONTAINERD_VERSION=%q\n' "$(containerd --version | awk '{sub(/^v/, "", $3); print $3}')"
+    printf 'export NODEKIT_RUNC_VERSION=%q\n' "$(runc_bin --version | awk 'NR == 1 {print $3}')"
   } >"$tmp"
   chmod 0644 "$tmp"
   mv -f "$tmp" "$DIR/env"
@@ -149,7 +185,6 @@ LOG_OFFSET=0
 if ((RESTART_ONLY)); then log "start (DIR=$DIR, --restart-only)"; else log "start (DIR=$DIR)"; fi
 
 if ((RESTART_ONLY)); then
-  command -v containerd >/dev/null || die "containerd not installed; run $0 without --restart-only first"
   if running; then log "containerd already running, pid $(<"$PIDFILE")"; else start_containerd; fi
   wait_ready
   write_env
@@ -157,20 +192,44 @@ if ((RESTART_ONLY)); then
   exit 0
 fi
 
-# ------------------------------------------------------------------ 1. packages
-need=()
-for p in containerd runc containernetworking-plugins iproute2 util-linux; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
-done
-if ((${#need[@]})); then
-  log "installing with apt: ${need[*]}"
-  apt-get update -qq >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
-  # Without systemd as PID 1 the package starts nothing; /etc/containerd is never used.
+# ------------------------------------------------------------------ 1. packages, binaries
+# built: containerd and runc from the Go module proxy (hack/lib-containerd-build.sh);
+# runc needs cgo and libseccomp, installed only when runc must be built. The CRI
+# plugin brings lo up itself (use_internal_loopback), so no CNI plugins package.
+# debian: the packages, as before containerd 2.
+need=(iproute2 util-linux)
+if [[ $MODE == debian ]]; then
+  need+=(containerd runc containernetworking-plugins)
+else
+  ctrd_bins_dirs
+  if ! "$RUNC_BIN_DIR/runc" --version 2>/dev/null | grep -qx "runc version $RUNC_VERSION"; then
+    need+=(gcc libc6-dev pkg-config libseccomp-dev)
+  fi
 fi
-for c in containerd ctr runc nsenter ip; do command -v "$c" >/dev/null || die "$c not found after install"; done
-[[ -x /usr/lib/cni/loopback ]] || die "/usr/lib/cni/loopback missing (containernetworking-plugins)"
+missing=()
+for p in "${need[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  log "installing with apt: ${missing[*]}"
+  apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+  # Without systemd as PID 1 the packages start nothing; /etc/containerd is never used.
+fi
+for c in nsenter ip; do command -v "$c" >/dev/null || die "$c not found after install"; done
 command -v go >/dev/null || die "go not found (expected in /usr/local/go/bin)"
+if [[ $MODE == debian ]]; then
+  CONTAINERD_BIN_DIR=/usr/bin RUNC=/usr/sbin/runc
+  [[ -x /usr/lib/cni/loopback ]] || die "/usr/lib/cni/loopback missing (containernetworking-plugins)"
+else
+  ctrd_bins_ensure || die "building containerd v$CONTAINERD_VERSION / runc v$RUNC_VERSION failed"
+  RUNC=$RUNC_BIN_DIR/runc
+fi
+for c in containerd ctr containerd-shim-runc-v2; do
+  [[ -x $CONTAINERD_BIN_DIR/$c ]] || die "$CONTAINERD_BIN_DIR/$c missing"
+done
+[[ -x $RUNC ]] || die "$RUNC missing"
+log "containerd $("$CONTAINERD_BIN_DIR/containerd" --version | awk '{print $3}') from $CONTAINERD_BIN_DIR, $("$RUNC" --version | head -n 1)"
 
 mkdir -p "$BIN" "$IMAGES" "$DIR/cni/bin" "$DIR/cni/net.d" "$DIR/opt"
 
@@ -195,11 +254,12 @@ capeff=$((16#$(awk '/^CapEff:/ {print $2}' /proc/self/status)))
 if (( (capbnd >> 24) & (capeff >> 24) & 1 )); then RESTRICT_OOM=false; else RESTRICT_OOM=true; fi
 log "CAP_SYS_RESOURCE $([[ $RESTRICT_OOM == false ]] && echo present || echo absent) -> restrict_oom_score_adj=$RESTRICT_OOM"
 
-# (b) Loopback-only pod network. containerd 1.6 wants an IP on eth0 for pods without
-#     hostNetwork ("failed to find network info for sandbox"). nodekit-lo only brings
-#     lo up inside the pod's netns and reports 127.0.0.1 on $CNI_IFNAME: no veth, no
-#     bridge, no route, nothing on the host. The stock "loopback" plugin must also be
-#     in bin_dir (the CRI plugin always configures lo with it).
+# (b) Loopback-only pod network. containerd (1.6 and 2.x) wants an IP on eth0 for pods
+#     without hostNetwork ("failed to find network info for sandbox"). nodekit-lo only
+#     brings lo up inside the pod's netns and reports 127.0.0.1 on $CNI_IFNAME: no veth,
+#     no bridge, no route, nothing on the host. containerd 1.6 also needs the stock
+#     "loopback" plugin in bin_dir (it always configures lo with it); containerd 2 is
+#     told to bring lo up itself (use_internal_loopback).
 put "$DIR/cni/bin/nodekit-lo" 0755 <<'EOF'
 #!/bin/sh
 # nodekit-lo: loopback-only CNI plugin (see hack/containerd-up.sh). Never touches the host.
@@ -218,7 +278,7 @@ VERSION) echo '{"cniVersion":"0.4.0","supportedVersions":["0.3.0","0.3.1","0.4.0
 *) printf '{"cniVersion":"%s","code":4,"msg":"nodekit-lo: unknown CNI_COMMAND %s"}\n' "$ver" "$CNI_COMMAND"; exit 1 ;;
 esac
 EOF
-ln -sfn /usr/lib/cni/loopback "$DIR/cni/bin/loopback"
+if [[ $MODE == debian ]]; then ln -sfn /usr/lib/cni/loopback "$DIR/cni/bin/loopback"; else rm -f "$DIR/cni/bin/loopback"; fi
 put "$DIR/cni/net.d/10-nodekit-loopback.conflist" 0644 <<'EOF'
 {
   "cniVersion": "0.4.0",
@@ -228,9 +288,17 @@ put "$DIR/cni/net.d/10-nodekit-loopback.conflist" 0644 <<'EOF'
 EOF
 
 # (c) cgroupfs driver (no systemd), private root/state/runc root, stream server on
-#     127.0.0.1 only, pod netns mounts under the state dir.
+#     127.0.0.1 only, pod netns mounts under the state dir. containerd 2 takes config
+#     version 3, where the CRI plugin is split in three: io.containerd.cri.v1.images
+#     (snapshotter, the pause image as pinned_images.sandbox), io.containerd.cri.v1.runtime
+#     (runtimes, CNI, OOM and netns settings) and io.containerd.grpc.v1.cri (the
+#     stream server). Debian's containerd 1.6 takes version 2 (one CRI plugin).
+#     containerd >= 2.3 migrates version 3 to 4 on each start (a harmless warning in
+#     the log); 3 is kept so the config also works on 2.0-2.2.
+if [[ $MODE == debian ]]; then
 put "$CONFIG" 0644 <<EOF
 # Written by hack/containerd-up.sh; changes are overwritten.
+# containerd binaries: $CONTAINERD_BIN_DIR
 version = 2
 root = "$DIR/root"
 state = "$DIR/state"
@@ -269,13 +337,70 @@ disabled_plugins = [
       runtime_type = "io.containerd.runc.v2"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = false
-        BinaryName = "$(command -v runc)"
+        BinaryName = "$RUNC"
         Root = "$DIR/runc"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "$DIR/cni/bin"
     conf_dir = "$DIR/cni/net.d"
     max_conf_num = 1
 EOF
+else
+put "$CONFIG" 0644 <<EOF
+# Written by hack/containerd-up.sh; changes are overwritten.
+# containerd binaries: $CONTAINERD_BIN_DIR
+version = 3
+root = "$DIR/root"
+state = "$DIR/state"
+oom_score = 0
+disabled_plugins = [
+  "io.containerd.nri.v1.nri",
+  "io.containerd.snapshotter.v1.btrfs",
+  "io.containerd.snapshotter.v1.devmapper",
+  "io.containerd.snapshotter.v1.zfs",
+]
+
+[grpc]
+  address = "$SOCK"
+
+[ttrpc]
+  address = "$SOCK.ttrpc"
+
+[debug]
+  level = "info"
+
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$DIR/opt"
+
+[plugins."io.containerd.cri.v1.images"]
+  snapshotter = "overlayfs"
+  [plugins."io.containerd.cri.v1.images".pinned_images]
+    sandbox = "$PAUSE_IMAGE"
+
+[plugins."io.containerd.cri.v1.runtime"]
+  enable_selinux = false
+  disable_apparmor = true
+  restrict_oom_score_adj = $RESTRICT_OOM
+  netns_mounts_under_state_dir = true
+  [plugins."io.containerd.cri.v1.runtime".containerd]
+    default_runtime_name = "runc"
+    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      runtime_path = "$CONTAINERD_BIN_DIR/containerd-shim-runc-v2"
+      [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+        BinaryName = "$RUNC"
+        Root = "$DIR/runc"
+  [plugins."io.containerd.cri.v1.runtime".cni]
+    bin_dirs = ["$DIR/cni/bin"]
+    conf_dir = "$DIR/cni/net.d"
+    max_conf_num = 1
+    use_internal_loopback = true
+
+[plugins."io.containerd.grpc.v1.cri"]
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+EOF
+fi
 
 # ------------------------------------------------------------------ 3. tools
 # Rebuild only if a binary is missing or older than any source file of hack/tools.
@@ -326,9 +451,10 @@ fi
 wait_ready
 
 # ------------------------------------------------------------------ 6. import
+# (Output only on failure: containerd 2's ctr warns about cgroup v1 on every call.)
 for img in pause testbin removable; do
-  ctr -a "$SOCK" -n k8s.io images import "$IMAGES/$img.tar" >/dev/null ||
-    die "ctr images import $IMAGES/$img.tar failed; see $LOG"
+  out=$(ctr -a "$SOCK" -n k8s.io images import "$IMAGES/$img.tar" 2>&1) ||
+    { echo "$out" >&2; die "ctr images import $IMAGES/$img.tar failed; see $LOG"; }
 done
 log "images imported: $(ctr -a "$SOCK" -n k8s.io images ls -q | grep '^nodekit.local/' | tr '\n' ' ')"
 
