@@ -194,12 +194,45 @@ func PrivateContainerd(t testing.TB, name string) Containerd {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("containerd-up.sh (%s): %v\n%s", dir, err, out)
 	}
-	ctr, _ := exec.LookPath("ctr")
-	return Containerd{
-		Endpoint: "unix://" + filepath.Join(dir, "containerd.sock"),
-		Dir:      dir,
-		PIDFile:  filepath.Join(dir, "containerd.pid"),
-		ImageDir: filepath.Join(dir, "images"),
-		Ctr:      ctr,
+	vars, err := readEnvFile(filepath.Join(dir, "env"))
+	if err != nil {
+		t.Fatalf("containerd-up.sh (%s): %v", dir, err)
 	}
+	return Containerd{
+		Endpoint: vars["NODEKIT_CRI_ENDPOINT"],
+		Dir:      dir,
+		PIDFile:  vars["NODEKIT_CONTAINERD_PIDFILE"],
+		ImageDir: vars["NODEKIT_IMAGE_DIR"],
+		// The ctr of the containerd the script started (built containerd 2
+		// or Debian's 1.6), never whichever is first on PATH.
+		Ctr: vars["NODEKIT_CTR"],
+	}
+}
+
+// readEnvFile reads the "export KEY=VALUE" lines hack/containerd-up.sh
+// writes; values with shell quoting (printf %q of anything but plain
+// characters) are an error, as the script's paths never need it.
+func readEnvFile(path string) (map[string]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	env := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if line == "" {
+			continue
+		}
+		kv, ok := strings.CutPrefix(line, "export ")
+		k, v, ok2 := strings.Cut(kv, "=")
+		if !ok || !ok2 || strings.ContainsAny(v, "'\"\\$ ") {
+			return nil, errors.New(path + ": unexpected line " + strconv.Quote(line))
+		}
+		env[k] = v
+	}
+	for _, k := range []string{"NODEKIT_CRI_ENDPOINT", "NODEKIT_CONTAINERD_PIDFILE", "NODEKIT_IMAGE_DIR", "NODEKIT_CTR"} {
+		if env[k] == "" {
+			return nil, errors.New(path + ": no " + k)
+		}
+	}
+	return env, nil
 }
