@@ -438,8 +438,11 @@ func (c *Client) RuntimeStatus(ctx context.Context) (*kc.RuntimeStatus, error) {
 }
 
 // SandboxImage is the runtime's sandbox (pause) image as its verbose
-// status reports it (containerd: info "config" → "sandboxImage"), for
-// image GC to keep; "" when the runtime does not say.
+// status reports it (containerd 1.x: info "config" → "sandboxImage"), for
+// image GC to keep; "" when the runtime does not say. containerd 2 does
+// not: its status config is the runtime plugin's, while the image lives in
+// the images plugin's pinned_images; it marks the image Pinned instead
+// (ImageStatus, ListImages), which image GC keeps as well.
 func (c *Client) SandboxImage(ctx context.Context) (string, error) {
 	st, err := c.Status(ctx, true)
 	if err != nil {
