@@ -4,6 +4,7 @@ package pleg_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -17,26 +18,31 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/pleg"
+	"github.com/nodekit-dev/nodekit/runtime"
 	"github.com/nodekit-dev/nodekit/statuscache"
 )
 
 // TestPLEGOnContainerd: against the real containerd, a container that
 // starts, exits with a code and is removed yields ContainerStarted (within
 // two relist periods), ContainerDied (exit code in the cache) and
-// ContainerRemoved — for the relister, and for the evented PLEG, which on
-// containerd 1.6 must fall back to relisting.
+// ContainerRemoved — for the relister, and for the evented PLEG, which
+// follows containerd 2's events (its own relist is 300s, so the events
+// are what it sees in time) and on containerd 1.6, which has none, must
+// fall back to relisting.
 func TestPLEGOnContainerd(t *testing.T) {
 	cd := testenv.NeedContainerd(t)
 	client := cd.Dial(t)
 	mgr, err := kuberuntime.NewManager(kuberuntime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: t.TempDir()})
 	require.NoError(t, err)
 	const period = time.Second
+	events := hasContainerEvents(t, client)
 
 	for _, tc := range []struct {
 		name string
@@ -47,10 +53,12 @@ func TestPLEGOnContainerd(t *testing.T) {
 			require.NoError(t, err)
 			return g
 		}},
-		{"evented-fallback", func(cache *statuscache.Cache) pleg.PLEG {
+		{"evented", func(cache *statuscache.Cache) pleg.PLEG {
 			e, err := pleg.NewEvented(pleg.EventedConfig{Config: pleg.Config{Runtime: mgr, Cache: cache, RelistPeriod: period}, Events: client})
 			require.NoError(t, err)
-			t.Cleanup(func() { assert.True(t, e.FellBack(), "containerd 1.6 has no events: fell back") })
+			t.Cleanup(func() {
+				assert.Equal(t, !events, e.FellBack(), "falls back exactly when the runtime has no events (runtime has events: %v)", events)
+			})
 			return e
 		}},
 	} {
@@ -107,6 +115,21 @@ func TestPLEGOnContainerd(t *testing.T) {
 			assert.True(t, ok, "%v", err)
 		})
 	}
+}
+
+// hasContainerEvents: the runtime streams container events (containerd 2)
+// rather than answering Unimplemented on the first receive (containerd
+// 1.6), which it does at once.
+func hasContainerEvents(t *testing.T, client *runtime.Client) bool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	err := client.GetContainerEvents(ctx, make(chan *runtimeapi.ContainerEventResponse, 100), nil)
+	if errors.Is(err, runtime.ErrUnimplemented) {
+		return false
+	}
+	require.ErrorIs(t, err, runtime.ErrDeadlineExceeded, "the event stream stays open until the deadline")
+	return true
 }
 
 func waitEvent(t *testing.T, p pleg.PLEG, uid types.UID, typ pleg.EventType, id string, within time.Duration) *pleg.PodLifecycleEvent {
