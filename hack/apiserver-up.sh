@@ -11,17 +11,26 @@
 #
 # Binaries, first match wins:
 #   1. KUBE_APISERVER_BIN and ETCD_BIN (both set): used as they are.
-#   2. NODEKIT_K8S_BIN_DIR: a directory with kube-apiserver-v<ver>.gz, etcd-v<ver>.gz and
-#      SHA256SUMS (sums of the unpacked binaries); unpacked into the cache and verified.
+#   2. NODEKIT_K8S_BIN_DIR: a directory with kube-apiserver-v<ver>.gz, etcd-v<ver>.gz and the
+#      sums of the unpacked binaries: a binary's line is taken from SHA256SUMS-v$K8S_VERSION when
+#      that file exists and lists it, else from SHA256SUMS (/work/shared/k8s-bin: SHA256SUMS has
+#      etcd and kube-apiserver v1.32.13, SHA256SUMS-v1.37.2 kube-apiserver and kubelet v1.37.2);
+#      unpacked into the cache and verified.
 #   3. Built from the Go module proxy into the cache by hack/lib-k8s-build.sh (cold: 8-13 min on 2 cores, ~80 MB
 #      download, ~3 GB Go build cache): a scratch module requiring k8s.io/kubernetes
 #      v$K8S_VERSION with every staging module replaced by k8s.io/<name> v0.<minor>.<patch>;
-#      etcd is go.etcd.io/etcd/server/v3 at the version Kubernetes pins.
+#      etcd is go.etcd.io/etcd/server/v3 at the version Kubernetes pins (v1.37.2: etcd v3.7.0).
+# etcd: Kubernetes v1.37 pins etcd v3.7.0 and kubeadm asks for at least v3.5.24 for an external
+# etcd; kube-apiserver itself checks no minimum and asks only v3.5.13 or later for watch progress
+# requests (consistent reads from its cache), so the etcd v3.5.16 of NODEKIT_K8S_BIN_DIR serves it.
+# The API features a v1.37 kubelet needs (the pods/resize subresource, pod generation and
+# observedGeneration, image volumes, relaxed environment variable names) are GA and on in v1.37:
+# no feature gate is set here.
 # Cache: ${NODEKIT_BIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodekit-bins}/k8s-v$K8S_VERSION
 #
 # Env (all optional):
 #   NODEKIT_APISERVER_DIR   state dir (default /tmp/nodekit-apiserver)
-#   NODEKIT_K8S_VERSION     default 1.32.13
+#   NODEKIT_K8S_VERSION     default 1.37.2
 #   NODEKIT_APISERVER_PORT  default 16443; NODEKIT_ETCD_PORT 23790; NODEKIT_ETCD_PEER_PORT 23800
 #   NODEKIT_NODE_NAME       node identity of the node kubeconfig (default nodekit-node)
 #   NODEKIT_APISERVER_TIMEOUT  seconds to wait for /readyz (default 90)
@@ -41,7 +50,7 @@ set -euo pipefail
 
 HACK=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 DIR=${NODEKIT_APISERVER_DIR:-/tmp/nodekit-apiserver}
-K8S_VERSION=${NODEKIT_K8S_VERSION:-1.32.13}
+K8S_VERSION=${NODEKIT_K8S_VERSION:-1.37.2}
 API_PORT=${NODEKIT_APISERVER_PORT:-16443}
 ETCD_PORT=${NODEKIT_ETCD_PORT:-23790}
 ETCD_PEER_PORT=${NODEKIT_ETCD_PEER_PORT:-23800}
@@ -96,15 +105,27 @@ elif [[ -n ${NODEKIT_K8S_BIN_DIR:-} ]]; then
   api_gz=$SRC/kube-apiserver-v$K8S_VERSION.gz
   # shellcheck disable=SC2012  # one etcd-v<version>.gz, a plain name
   etcd_gz=$(ls "$SRC"/etcd-v*.gz 2>/dev/null | head -1 || true)
-  [[ -f $api_gz && -n $etcd_gz && -f $SRC/SHA256SUMS ]] ||
-    die "NODEKIT_K8S_BIN_DIR=$SRC must hold kube-apiserver-v$K8S_VERSION.gz, etcd-v*.gz and SHA256SUMS"
-  if cache_ok && (cd "$CACHE" && sha256sum -c --quiet --status "$SRC/SHA256SUMS"); then
+  [[ -f $api_gz && -n $etcd_gz ]] ||
+    die "NODEKIT_K8S_BIN_DIR=$SRC must hold kube-apiserver-v$K8S_VERSION.gz and etcd-v*.gz"
+  # The sums of the two binaries: each line from SHA256SUMS-v<ver> when it lists the binary, else SHA256SUMS.
+  sums=
+  for b in kube-apiserver etcd; do
+    line=
+    for f in "$SRC/SHA256SUMS-v$K8S_VERSION" "$SRC/SHA256SUMS"; do
+      if [[ -f $f ]]; then line=$(awk -v b="$b" '$2 == b || $2 == "*" b {print $1 "  " b; exit}' "$f"); fi
+      if [[ -n $line ]]; then break; fi
+    done
+    [[ -n $line ]] || die "no sum for $b in $SRC/SHA256SUMS-v$K8S_VERSION or $SRC/SHA256SUMS"
+    sums+=$line$'\n'
+  done
+  if cache_ok && (cd "$CACHE" && printf %s "$sums" | sha256sum -c --quiet --status); then
     log "reusing verified binaries in $CACHE"
   else
     mkdir -p "$CACHE_ROOT"; tmp=$(mktemp -d "$CACHE_ROOT/.unpack.XXXXXX")
     gunzip -c "$api_gz" > "$tmp/kube-apiserver"; gunzip -c "$etcd_gz" > "$tmp/etcd"
-    (cd "$tmp" && sha256sum -c --quiet "$SRC/SHA256SUMS") || { rm -rf "$tmp"; die "binaries in $SRC fail $SRC/SHA256SUMS"; }
-    chmod 755 "$tmp/kube-apiserver" "$tmp/etcd"; cp "$SRC/SHA256SUMS" "$tmp/"
+    (cd "$tmp" && printf %s "$sums" | sha256sum -c --quiet) ||
+      { rm -rf "$tmp"; die "binaries in $SRC fail their sums in $SRC/SHA256SUMS-v$K8S_VERSION or $SRC/SHA256SUMS"; }
+    chmod 755 "$tmp/kube-apiserver" "$tmp/etcd"; printf %s "$sums" > "$tmp/SHA256SUMS"
     # File by file: other binaries in the cache (hack/e2e-kubectl.sh's kubectl) stay.
     mkdir -p "$CACHE"; for f in kube-apiserver etcd SHA256SUMS; do mv -f "$tmp/$f" "$CACHE/$f"; done; rmdir "$tmp"
     log "unpacked and verified $(basename "$api_gz") and $(basename "$etcd_gz") into $CACHE"

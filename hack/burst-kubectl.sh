@@ -45,7 +45,7 @@ MODE=${1:-hollow}
 NODES=${NODES:-100} PODS=${PODS:-110} PARALLEL=${PARALLEL:-4} DEADLINE=${DEADLINE:-600}
 DIR=${NODEKIT_BURST_DIR:-/tmp/nodekit-burst}
 APIDIR=${NODEKIT_APISERVER_DIR:-/tmp/nodekit-apiserver}
-K8S_VERSION=${NODEKIT_K8S_VERSION:-1.32.13}
+K8S_VERSION=${NODEKIT_K8S_VERSION:-1.37.2}
 BIN_CACHE=${NODEKIT_BIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodekit-bins}/k8s-v$K8S_VERSION
 LABEL=nodekit.dev/burst      # on this script's nodes, namespaces and pods
 NS=burst-$RANDOM

@@ -55,7 +55,7 @@ export PATH=/usr/local/go/bin:$PATH:/usr/local/sbin:/usr/sbin:/sbin
 
 DIR=${NODEKIT_E2E_DIR:-/tmp/nodekit-e2e-kubectl}
 OUTAGE=${NODEKIT_E2E_OUTAGE:-30}
-K8S_VERSION=${NODEKIT_K8S_VERSION:-1.32.13}
+K8S_VERSION=${NODEKIT_K8S_VERSION:-1.37.2}
 BIN_CACHE=${NODEKIT_BIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodekit-bins}/k8s-v$K8S_VERSION
 P=e2e-kubectl                # prefix of every object this script creates
 NODE_LABEL=nodekit.dev/e2e=kubectl  # --node-labels, checked on the Node
