@@ -42,6 +42,8 @@ func TestPackageDependencies(t *testing.T) {
 		{"statuscache", []string{"kubecontainer"}, light, 19},
 		{"pleg", []string{"kubecontainer"}, light, 19},
 		{"podstatus", []string{"kubecontainer", "resources"}, light, 19},
+		// In-place resize's allocation manager: no runtime, no client-go.
+		{"allocation", []string{"resources"}, light, 22},
 		{"podworkers", []string{"kubecontainer"}, light, 19},
 		{"fieldpath", nil, light, 18},
 		// k8s.io/kubelet for the Summary API's VolumeStats (PodVolumeStats).
@@ -55,9 +57,9 @@ func TestPackageDependencies(t *testing.T) {
 		{"podstatus/apiclient", []string{"kubecontainer", "podstatus", "resources"}, []string{grpc, criAPI, prometheus, containerd}, 46},
 		{"cgroupmgr", []string{"podpath", "resources"}, []string{criAPI, prometheus, clientGo}, 30},
 		// The CRI client: prometheus for its kubelet_runtime_operations_* metrics.
-		{"runtime", []string{"kubecontainer", "runtime/criconv"}, []string{containerd, clientGo, kuberuntimePkg}, 31},
+		{"runtime", []string{"kubecontainer", "resources", "runtime/criconv"}, []string{containerd, clientGo, kuberuntimePkg}, 31},
 		// The CRI -> kubecontainer conversions, shared by runtime, kuberuntime and gc.
-		{"runtime/criconv", []string{"kubecontainer"}, []string{prometheus, containerd, clientGo}, 24},
+		{"runtime/criconv", []string{"kubecontainer", "resources"}, []string{prometheus, containerd, clientGo}, 24},
 		// The pod-level manager on the CRI client.
 		{"kuberuntime", []string{"fieldpath", "kubecontainer", "podpath", "resources", "runtime", "runtime/criconv"},
 			[]string{containerd, clientGo}, 31},
@@ -67,7 +69,7 @@ func TestPackageDependencies(t *testing.T) {
 		// A node agent's runtime connection: the CRI client; runtime/fake
 		// served in-process only with -tags fakeruntime (not here); no
 		// pod-level manager, no API client.
-		{"runtime/runtimeconn", []string{"kubecontainer", "runtime", "runtime/criconv"},
+		{"runtime/runtimeconn", []string{"kubecontainer", "resources", "runtime", "runtime/criconv"},
 			[]string{containerd, clientGo, kuberuntimePkg}, 32},
 		// cri-streaming's option parsers, apimachinery's upgrade-aware proxy
 		// (spdystream, go-flowrate) for the streaming paths.
@@ -90,7 +92,7 @@ func TestPackageDependencies(t *testing.T) {
 		// protobuf); kubecontainer's labels, podpath's log layout, criconv's
 		// container states. Not the pod-level manager: the GC reads the
 		// runtime, not pods.
-		{"gc", []string{"internal/fsstats", "kubecontainer", "podpath", "runtime/criconv"}, []string{prometheus, containerd, clientGo, kuberuntimePkg}, 24},
+		{"gc", []string{"internal/fsstats", "kubecontainer", "podpath", "resources", "runtime/criconv"}, []string{prometheus, containerd, clientGo, kuberuntimePkg}, 24},
 		// k8s.io/kubelet's config/v1beta1 for IgnoredConfigFields: its component-base
 		// logging and tracing types bring pflag, klog, otel and client_golang (36);
 		// evanphx/json-patch.v4 merges the --config-dir drop-ins as the kubelet does.
@@ -105,12 +107,12 @@ func TestPackageDependencies(t *testing.T) {
 		// The kubelet's composition: every package a node agent runs, not
 		// the process's parts (serverauth's k8s.io/apiserver, kubeletflags),
 		// nor runtime/fake (Config.RuntimeOnHost says where the runtime is).
-		{"nodeagent", []string{"admission", "cgroupmgr", "eviction", "fieldpath", "gc", "internal/fsstats", "kubecontainer",
+		{"nodeagent", []string{"admission", "allocation", "cgroupmgr", "eviction", "fieldpath", "gc", "internal/fsstats", "kubecontainer",
 			"kuberuntime", "mirrorpod", "nodestatus", "pleg", "pleg/plegmetrics", "podpath", "podsource", "podsource/apiserver", "podstatus",
 			"podstatus/apiclient", "podsync", "podworkers", "prober", "prober/probe", "resources", "runtime", "runtime/criconv",
 			"server", "statuscache", "volume", "volume/apiclient"}, nil, 74},
 		// Hollow nodes: nodeagent, each on its own runtime/fake.
-		{"hollow", []string{"admission", "cgroupmgr", "eviction", "fieldpath", "gc", "internal/fsstats", "kubecontainer",
+		{"hollow", []string{"admission", "allocation", "cgroupmgr", "eviction", "fieldpath", "gc", "internal/fsstats", "kubecontainer",
 			"kuberuntime", "mirrorpod", "nodeagent", "nodestatus", "pleg", "pleg/plegmetrics", "podpath", "podsource", "podsource/apiserver", "podstatus",
 			"podstatus/apiclient", "podsync", "podworkers", "prober", "prober/probe", "resources", "runtime", "runtime/criconv", "runtime/fake",
 			"server", "statuscache", "volume", "volume/apiclient"}, nil, 74},

@@ -107,6 +107,24 @@ func (p *Predicate) Admit(pod *v1.Pod) PodAdmitResult {
 	return PodAdmitResult{Admit: true}
 }
 
+// FitResize says whether pod, with the resources its spec asks (a resize),
+// fits the node's allocatable beside others (the other active pods, with
+// their allocated resources): the resource part of the kubelet's
+// predicate, asked again for a resize (allocation.FitFunc). Its reason and
+// message are Admit's; the kubelet's allocation manager turns them into a
+// Deferred resize.
+func (p *Predicate) FitResize(pod *v1.Pod, others []*v1.Pod) (fit bool, reason, message string) {
+	node, err := p.cfg.Node()
+	if err != nil || node == nil {
+		p.cfg.Log.Error(err, "cannot get the node for admission")
+		return false, ReasonInvalidNodeInfo, "Kubelet cannot get node info."
+	}
+	if short := fits(withoutMissingExtended(pod, node.Status.Allocatable), others, node.Status.Allocatable); len(short) > 0 {
+		return false, ReasonOutOfPrefix + string(short[0].Name), short[0].message()
+	}
+	return true, "", ""
+}
+
 // predicateMessage is the kubelet's PredicateFailureError text.
 func predicateMessage(name, desc string) string {
 	return fmt.Sprintf("Predicate %s failed: %s", name, desc)

@@ -72,6 +72,18 @@ type ContainerStatus struct {
 	Reason       string
 	Message      string
 	SandboxID    string
+	// Resources are what the runtime reports the running container has
+	// (CRI ContainerStatus.resources); nil when it reports none.
+	Resources *ContainerResources
+}
+
+// ContainerResources are a container's resources as its runtime reports
+// them (the kubelet's kubecontainer.ContainerResources), in the API's
+// units; 0 is "not reported" (no limit, or no value).
+type ContainerResources struct {
+	CPURequestMilli  int64 // from cpu.shares
+	CPULimitMilli    int64 // from the CFS quota and period
+	MemoryLimitBytes int64
 }
 
 // SandboxState is a pod sandbox's state.

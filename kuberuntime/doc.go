@@ -16,7 +16,10 @@
 // CrashLoopBackOff (10s doubling to 5m); KillPod stops everything within the
 // grace period — regular containers first, in parallel, then the sidecars in
 // reverse spec order, as the kubelet's termination ordering does — and
-// RemovePod cleans up.
+// RemovePod cleans up. With SyncOptions.Resize (in-place resize), running
+// containers whose resources differ from what they were given are resized
+// through CRI UpdateContainerResources, decreases first, or restarted when
+// their resizePolicy says RestartContainer (ComputeResizeActions).
 //
 // # Use
 //
@@ -31,7 +34,7 @@
 //
 // # Deviations from the kubelet
 //
-// In-place resize and image pull secrets are not handled yet. The
+// Image pull secrets are not handled yet. The
 // container hash covers name and image only, as the kubelet's does since
 // v1.31. Back-off has no jitter, so tests can predict it.
 package kuberuntime

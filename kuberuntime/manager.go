@@ -38,6 +38,7 @@ type RuntimeService interface {
 	RemoveContainer(ctx context.Context, id string) error
 	ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error)
 	ContainerStatus(ctx context.Context, id string, verbose bool) (*runtimeapi.ContainerStatusResponse, error)
+	UpdateContainerResources(ctx context.Context, id string, resources *runtimeapi.ContainerResources) error
 	ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) ([]byte, []byte, error)
 }
 

@@ -18,6 +18,8 @@ const (
 	ActionCreatePodSandbox SyncAction = "CreatePodSandbox"
 	ActionKillPodSandbox   SyncAction = "KillPodSandbox"
 	ActionInitContainer    SyncAction = "InitContainer"
+	// ActionResizePodInPlace resizes a running container (its Target).
+	ActionResizePodInPlace SyncAction = "ResizePodInPlace"
 )
 
 // Errors a sync step can fail with; the Reason of a SyncStep is the
@@ -36,6 +38,7 @@ var (
 	ErrCreatePodSandbox    = errors.New("CreatePodSandboxError")
 	ErrConfigPodSandbox    = errors.New("ConfigPodSandboxError")
 	ErrKillPodSandbox      = errors.New("KillPodSandboxError")
+	ErrResizePodInPlace    = errors.New("ResizePodInPlaceError")
 	ErrPodSandboxStatus    = errors.New("PodSandboxStatusError")
 	errRemovePodComponents = errors.New("RemovePodError")
 )

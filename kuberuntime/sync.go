@@ -23,6 +23,11 @@ type SyncOptions struct {
 	CgroupParent string
 	// Probes reports failed liveness/startup probes (nil: none failed).
 	Probes ProbeResults
+	// Resize, if set, records what each container is given, and running
+	// containers are resized to the pod's resources when they differ
+	// (in-place resize; pod is then the allocated pod). Nil: containers
+	// keep what they started with.
+	Resize ResizeState
 }
 
 // SyncPod brings the pod's sandbox and containers in line with its spec,
@@ -44,6 +49,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus
 	}
 	res := &SyncResult{}
 	a := ComputePodActions(pod, status, opts.Probes)
+	resize := m.addResizeActions(pod, status, opts.Resize, &a)
 
 	if a.KillPod {
 		if a.CreateSandbox && len(status.SandboxStatuses) > 0 {
@@ -64,6 +70,11 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus
 			if err != nil {
 				return res
 			}
+		}
+		// The kubelet's step 6: running containers resized before any
+		// starts; a failure leaves the rest to the next sync.
+		if len(resize.Update) > 0 && m.resizeContainers(ctx, pod, resize, opts.Resize, res) != nil {
+			return res
 		}
 	}
 	if len(a.InitContainersToStart) > 0 {
@@ -101,6 +112,11 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus
 			return err
 		}
 		err := m.startContainer(ctx, sandboxID, sandboxCfg, pod, c, ec, status, podIPs)
+		if err == nil && ec == nil && opts.Resize != nil {
+			if serr := opts.Resize.SetActuated(pod.UID, c.Name, *c.Resources.DeepCopy()); serr != nil {
+				m.log().Error(serr, "recording a container's resources", "pod", fmtPod(pod), "container", c.Name)
+			}
+		}
 		m.cfg.Metrics.containerStarted(typ, err)
 		res.add(action, c.Name, err)
 		return err

@@ -12,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/nodekit-dev/nodekit/admission"
+	"github.com/nodekit-dev/nodekit/allocation"
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
 	"github.com/nodekit-dev/nodekit/eviction"
 	"github.com/nodekit-dev/nodekit/gc"
@@ -49,6 +50,8 @@ type Agent struct {
 	cgroups     *cgroupmgr.Manager // nil: CgroupsPerQOS off or the runtime not on this host
 	workers     *podworkers.Workers
 	syncer      *podsync.Syncer
+	allocation  *allocation.Manager
+	predicate   *admission.Predicate // the resize fit of allocation
 	statuses    *podstatus.Manager
 	mux         *podsource.Mux
 	sources     []podsource.Source
@@ -144,6 +147,7 @@ func (a *Agent) newDispatcher() error {
 	if err != nil {
 		return err
 	}
+	a.predicate = predicate
 	sysctls, err := admission.NewSysctls(a.cfg.AllowedUnsafeSysctls)
 	if err != nil {
 		return fmt.Errorf("nodeagent: Config.AllowedUnsafeSysctls: %w", err)
@@ -153,7 +157,7 @@ func (a *Agent) newDispatcher() error {
 		admit = append(admit, a.eviction)
 	}
 	dispatch := podsync.DispatchConfig{Workers: a.workers, Prober: a.prober, Statuses: a.statuses,
-		Admit: append(admit, sysctls, predicate), Log: a.log.WithName("pods")}
+		Admit: append(admit, sysctls, predicate), Allocation: a.allocation, ActivePods: a.workers, Log: a.log.WithName("pods")}
 	if a.cluster != nil { // no typed nils in the interfaces
 		dispatch.Mirrors, dispatch.Recorder = a.cluster.mirrors, a.cluster.recorder
 	}

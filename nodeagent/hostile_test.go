@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nodekit-dev/nodekit/allocation"
 	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/nodeagent"
 	"github.com/nodekit-dev/nodekit/podsource"
@@ -145,8 +146,15 @@ func TestHostileManifestsStayInside(t *testing.T) {
 		filepath.Join(world, "w1", "victim", "data"), filepath.Join(world, "secrets", "token")} {
 		require.NoError(t, os.WriteFile(f, []byte("precious "+f), 0o600))
 	}
+	// The agent's own: the manifests, pod directories and the allocation
+	// checkpoints.
 	outside := func(rel string) bool {
-		return rel == filepath.Join("w1", "w2", "w3", "manifests") || rel == filepath.Join("w1", "w2", "w3", "root", "pods")
+		switch rel {
+		case filepath.Join("w1", "w2", "w3", "manifests"), filepath.Join("w1", "w2", "w3", "root", "pods"),
+			filepath.Join("w1", "w2", "w3", "root", allocation.AllocatedStateFile), filepath.Join("w1", "w2", "w3", "root", allocation.ActuatedStateFile):
+			return true
+		}
+		return false
 	}
 	before := snapshot(t, world, outside)
 

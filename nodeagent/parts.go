@@ -3,6 +3,9 @@ package nodeagent
 import (
 	"fmt"
 
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/nodekit-dev/nodekit/allocation"
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
 	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/pleg"
@@ -136,6 +139,17 @@ func (a *Agent) newPodSync(volumes *volume.Manager, m *metrics) error {
 		sc.Mirrors, sc.Recorder = a.cluster.mirrors, a.cluster.recorder
 	}
 	var err error
+	// Resizes are decided beside the active pods by the predicate, made
+	// with the dispatcher, after this.
+	fit := func(pod *v1.Pod, others []*v1.Pod) (bool, string, string) { return a.predicate.FitResize(pod, others) }
+	acfg := allocation.Config{StateDir: cfg.RootDir, Fit: fit, Clock: clk, Log: a.log.WithName("allocation")}
+	if a.cluster != nil {
+		acfg.Recorder = a.cluster.recorder
+	}
+	if a.allocation, err = allocation.New(acfg); err != nil {
+		return err
+	}
+	sc.Allocation = a.allocation
 	if a.syncer, err = podsync.New(sc); err != nil {
 		return err
 	}

@@ -45,6 +45,11 @@ type Input struct {
 	// and the pod's own Status stands in. A terminal phase, the reason of
 	// an unchanged phase and a stopped pod's IPs are kept from it.
 	Old *v1.PodStatus
+	// Actuated, if set, is what each container was last given (for
+	// in-place resize: *allocation.Manager's Actuated for the pod); it
+	// fills the status resources its runtime does not report. Pod is then
+	// the allocated pod.
+	Actuated func(container string) (v1.ResourceRequirements, bool)
 }
 
 // Generate is the kubelet's generateAPIPodStatus for what a node knows: the
@@ -121,6 +126,14 @@ func containerStatuses(in Input, specs []v1.Container, init bool) []v1.Container
 				s.LastTerminationState = apiState(prev, in.RuntimeName)
 			}
 		}
+		var act *v1.ResourceRequirements
+		if in.Actuated != nil {
+			if r, ok := in.Actuated(c.Name); ok {
+				act = &r
+			}
+		}
+		s.Resources = statusResources(c, cur, act, oldContainerStatus(in, c.Name, init))
+		s.AllocatedResources = c.Resources.Requests
 		// A container the next sync will (re)start shows why its last
 		// start failed, as the kubelet's reason cache makes it.
 		if f, ok := in.Reasons[c.Name]; ok && willStart(in.Pod, c, cur, init) {

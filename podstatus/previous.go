@@ -66,3 +66,18 @@ func keepIPs(in Input, s *v1.PodStatus) {
 	s.PodIPs = append([]v1.PodIP(nil), old.PodIPs...)
 	s.PodIP = s.PodIPs[0].IP
 }
+
+// oldContainerStatus is the previous status of the container named name,
+// nil when there is none.
+func oldContainerStatus(in Input, name string, init bool) *v1.ContainerStatus {
+	list := previous(in).ContainerStatuses
+	if init {
+		list = previous(in).InitContainerStatuses
+	}
+	for i := range list {
+		if list[i].Name == name {
+			return &list[i]
+		}
+	}
+	return nil
+}

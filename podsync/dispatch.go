@@ -63,7 +63,12 @@ type DispatchConfig struct {
 	Recorder EventRecorder
 	// Mirrors, in cluster mode; nil takes nothing out.
 	Mirrors MirrorSplitter
-	Log     logr.Logger
+	// Allocation, if set, records each admitted pod's allocation and
+	// decides about a known pod whose update asks for other resources (an
+	// in-place resize), beside ActivePods (required with it).
+	Allocation Allocation
+	ActivePods admission.ActivePods
+	Log        logr.Logger
 }
 
 // Dispatcher hands the pod sources' updates to the pod workers, as the
@@ -86,6 +91,9 @@ type Dispatcher struct{ cfg DispatchConfig }
 func NewDispatcher(cfg DispatchConfig) (*Dispatcher, error) {
 	if cfg.Workers == nil || cfg.Prober == nil || cfg.Statuses == nil {
 		return nil, errors.New("podsync: DispatchConfig: Workers, Prober and Statuses are required")
+	}
+	if cfg.Allocation != nil && cfg.ActivePods == nil {
+		return nil, errors.New("podsync: DispatchConfig: ActivePods is required with Allocation")
 	}
 	return &Dispatcher{cfg: cfg}, nil
 }
@@ -112,6 +120,9 @@ func (d *Dispatcher) Dispatch(u podsource.PodUpdate) {
 				}
 			}
 			d.cfg.Log.Info("pod added", "pod", podName(pod), "uid", pod.UID, "source", u.Source)
+			if !finished && d.cfg.Allocation != nil {
+				d.cfg.Allocation.AddPod(pod)
+			}
 			if finished {
 				// Its final status, held as the kubelet's SyncTerminatedPod
 				// sets it: once the pod is deleted, the status writer
@@ -134,6 +145,13 @@ func (d *Dispatcher) Dispatch(u podsource.PodUpdate) {
 				d.cfg.Workers.UpdatePod(podworkers.Update{Type: podworkers.SyncPodSync, Pod: pod})
 			}
 		case u.Op == podsource.UPDATE && known:
+			if d.cfg.Allocation != nil {
+				if _, differs := d.cfg.Allocation.AllocatedPod(pod); differs {
+					// The kubelet's HandlePodUpdates: a resize is decided
+					// before the sync that carries it out.
+					d.cfg.Allocation.HandleResize(pod, d.cfg.ActivePods.ActivePods())
+				}
+			}
 			d.cfg.Workers.UpdatePod(podworkers.Update{Type: podworkers.SyncPodUpdate, Pod: pod})
 		case u.Op == podsource.REMOVE && !known:
 			d.cfg.Statuses.RemovePod(pod.UID) // an API pod gone once its final status was written

@@ -87,6 +87,10 @@ type Config struct {
 	// RuntimeName prefixes container IDs in statuses ("containerd").
 	RuntimeName string
 	HostIPs     []string
+	// Allocation, if set, makes pods resizable in place: each sync runs
+	// the allocated pod and resizes its running containers to it, the
+	// pod's cgroup set around them when Cgroups is a PodCgroupResizer.
+	Allocation Allocation
 	// Metrics, if set, observes the pods' start durations.
 	Metrics *Metrics
 	Clock   clock.PassiveClock
@@ -137,7 +141,7 @@ func (s *Syncer) Sync(ctx context.Context, w podworkers.Work) error {
 	if w.Type == podworkers.TerminatePod {
 		return s.terminate(ctx, w)
 	}
-	pod := w.Pod
+	pod := s.allocated(w.Pod)
 	if phase := s.generate(pod, w.Status).Phase; phase == v1.PodSucceeded || phase == v1.PodFailed {
 		// The kubelet's SyncPod: a pod whose status is terminal is done;
 		// its status is published, the runtime is not touched, and the
@@ -156,15 +160,19 @@ func (s *Syncer) Sync(ctx context.Context, w podworkers.Work) error {
 		s.publish(pod, w.Status, nil)
 		return err
 	}
+	resized := s.resizing(pod, w.Status)
 	var parent string
 	if s.cfg.Cgroups != nil {
-		name, err := s.cfg.Cgroups.EnsurePodCgroup(pod)
-		if err != nil {
+		var err error
+		if parent, err = s.podCgroup(pod, resized); err != nil {
 			return fmt.Errorf("pod %s cgroup: %w", podName(pod), err)
 		}
-		parent = s.cfg.Cgroups.Path(name)
 	}
-	res := s.cfg.Runtime.SyncPod(ctx, pod, w.Status, kuberuntime.SyncOptions{Probes: s.cfg.Prober, CgroupParent: parent})
+	opts := kuberuntime.SyncOptions{Probes: s.cfg.Prober, CgroupParent: parent}
+	if s.cfg.Allocation != nil {
+		opts.Resize = s.cfg.Allocation
+	}
+	res := s.cfg.Runtime.SyncPod(ctx, pod, w.Status, opts)
 	for _, step := range res.Steps {
 		if step.Err != nil && !errors.Is(step.Err, kuberuntime.ErrCrashLoopBackOff) {
 			s.cfg.Log.Info("sync step failed", "pod", podName(pod), "action", step.Action, "target", step.Target,
@@ -180,6 +188,7 @@ func (s *Syncer) Sync(ctx context.Context, w podworkers.Work) error {
 			status = st
 		}
 	}
+	s.resizeDone(pod, status, res, resized)
 	s.publish(pod, status, nil)
 	return res.Err()
 }
@@ -210,7 +219,13 @@ func (s *Syncer) generate(pod *v1.Pod, st *kc.PodStatus) v1.PodStatus {
 	if old, ok := s.cfg.Statuses.PodStatus(pod.UID); ok {
 		in.Old = &old
 	}
+	if s.cfg.Allocation != nil {
+		in.Actuated = func(name string) (v1.ResourceRequirements, bool) { return s.cfg.Allocation.Actuated(pod.UID, name) }
+	}
 	status := podstatus.Generate(in)
+	if s.cfg.Allocation != nil {
+		status.Conditions = append(status.Conditions, s.cfg.Allocation.Conditions(pod.UID)...)
+	}
 	start := pod.Status.StartTime // the status manager sets it when first published
 	if in.Old != nil {
 		start = in.Old.StartTime
@@ -378,6 +393,7 @@ func (s *Syncer) Housekeeping(ctx context.Context, w Workers) error {
 		}
 		mirrorErr = s.cfg.Mirrors.DeleteOrphans(ctx, func(ns, name string) bool { return static[ns+"/"+name] })
 	}
+	s.retryResizes(w)
 	return errors.Join(err, s.CleanupCgroups(known), mirrorErr)
 }
 

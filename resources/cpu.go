@@ -14,6 +14,9 @@ const (
 	QuotaPeriod = 100000
 	// MinQuotaPeriod is the smallest CFS quota in microseconds the kernel accepts (1 ms).
 	MinQuotaPeriod = 1000
+	// MinMilliCPULimit is the smallest CPU limit a quota can express
+	// (MinQuotaPeriod over QuotaPeriod).
+	MinMilliCPULimit = 10
 )
 
 // MilliCPUToShares converts millicores to cpu.shares: 0 becomes MinShares
@@ -45,4 +48,22 @@ func MilliCPUToQuota(milliCPU, period int64) int64 {
 		return MinQuotaPeriod
 	}
 	return quota
+}
+
+// SharesToMilliCPU is the kubelet's SharesToMilliCPU, MilliCPUToShares'
+// inverse: below MinShares 0, else shares*1000/1024 rounded up.
+func SharesToMilliCPU(shares int64) int64 {
+	if shares < MinShares {
+		return 0
+	}
+	return (shares*MilliCPUToCPU + SharesPerCPU - 1) / SharesPerCPU
+}
+
+// QuotaToMilliCPU is the kubelet's QuotaToMilliCPU: -1 (no quota) is 0,
+// else quota*1000/period.
+func QuotaToMilliCPU(quota, period int64) int64 {
+	if quota == -1 || period <= 0 {
+		return 0
+	}
+	return quota * MilliCPUToCPU / period
 }

@@ -16,6 +16,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+	"github.com/nodekit-dev/nodekit/resources"
 )
 
 // ContainerStateFromCRI converts a CRI container state.
@@ -66,7 +67,31 @@ func ContainerStatusFromCRI(s *runtimeapi.ContainerStatus, sandboxID string) *kc
 	if li.ContainerName != "" {
 		cs.Name = li.ContainerName
 	}
+	cs.Resources = ContainerResourcesFromCRI(s.GetResources())
 	return cs
+}
+
+// ContainerResourcesFromCRI is the kubelet's toKubeContainerResources:
+// the requests and limits a runtime reports for a running container, or
+// nil when it reports none. Shares below MinShares (2) and a quota of -1
+// mean none.
+func ContainerResourcesFromCRI(r *runtimeapi.ContainerResources) *kc.ContainerResources {
+	l := r.GetLinux()
+	if l == nil {
+		return nil
+	}
+	var out kc.ContainerResources
+	if l.CpuPeriod > 0 {
+		out.CPULimitMilli = max(resources.QuotaToMilliCPU(l.CpuQuota, l.CpuPeriod), 0)
+	}
+	if l.CpuShares > 0 {
+		out.CPURequestMilli = resources.SharesToMilliCPU(l.CpuShares)
+	}
+	out.MemoryLimitBytes = max(l.MemoryLimitInBytes, 0)
+	if out == (kc.ContainerResources{}) {
+		return nil
+	}
+	return &out
 }
 
 func unixNano(ns int64) time.Time {

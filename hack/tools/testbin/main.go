@@ -75,6 +75,10 @@
 //	    process with stdin, it thus prints each line an attached client sends
 //	    and exits when stdin closes (stdinOnce). On a signal it exits 0.
 //
+//	read FILE...
+//	    Prints each file's content to stdout (the tests read a container's
+//	    cgroup files with it); exits 1 if one cannot be read.
+//
 //	tty
 //	    Prints the name of the terminal on stdin (such as /dev/pts/0) to
 //	    stdout and exits 0; if stdin is not a terminal, prints "not a tty" and
@@ -198,6 +202,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 0
 	case "cat":
 		return cat(stdin, stdout, stderr)
+	case "read":
+		for _, f := range args {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				fmt.Fprintf(stderr, "testbin: read: %v\n", err)
+				return 1
+			}
+			stdout.Write(b)
+		}
+		return 0
 	case "tty":
 		name, ok := terminalName(stdin)
 		if !ok {
