@@ -8,11 +8,13 @@
 // precondition) and recreates one that is stale — the static pod changed —
 // or being deleted by someone. DeleteOrphans removes those whose static pod
 // is gone. The Manager learns which mirror pods exist from the API pod
-// source: pass it every pod the source delivers (Observe, Forget); use
-// IsMirrorPod to keep mirror pods out of the pods to run.
+// source: pass it every pod the source delivers (Observe, Forget: only
+// once the pod is gone from the API, never for a deletion timestamp, which
+// leaves it there); use IsMirrorPod to keep mirror pods out of the pods to
+// run.
 //
 //	m, err := mirrorpod.New(mirrorpod.Config{Client: clientset, NodeName: "node-1"})
-//	for each API source update: m.Observe(pod) / m.Forget(pod) for mirror pods
+//	for each API source update: m.Observe(pod), or m.Forget(pod) once removed
 //	for each sync of a static pod: err = m.Sync(ctx, staticPod)
 //	in housekeeping: err = m.DeleteOrphans(ctx, isStaticPod)
 package mirrorpod

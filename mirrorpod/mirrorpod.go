@@ -194,7 +194,10 @@ func (m *Manager) delete(ctx context.Context, mirror *v1.Pod) error {
 
 // Split takes the mirror pods out of pods the API source delivered,
 // observing them (or forgetting them when removed is true), and returns
-// the others: the pods to run.
+// the others: the pods to run. removed means gone from the API (a
+// REMOVE); a mirror pod with a deletion timestamp (a DELETE) is still
+// there, to be observed: the kubelet's pod manager keeps it, and
+// DeleteOrphans or Sync deletes it.
 func (m *Manager) Split(pods []*v1.Pod, removed bool) []*v1.Pod {
 	rest := pods[:0:0]
 	for _, p := range pods {

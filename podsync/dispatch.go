@@ -26,8 +26,9 @@ type DispatchWorkers interface {
 }
 
 // MirrorSplitter takes the mirror pods out of an update (their static
-// pods are what runs), noting them for the status target;
-// *mirrorpod.Manager implements it.
+// pods are what runs), noting them for the status target and the orphans'
+// clean-up; *mirrorpod.Manager implements it. removed is true only for a
+// REMOVE (the pods are gone from the API).
 type MirrorSplitter interface {
 	Split(pods []*v1.Pod, removed bool) []*v1.Pod
 }
@@ -102,7 +103,13 @@ func NewDispatcher(cfg DispatchConfig) (*Dispatcher, error) {
 func (d *Dispatcher) Dispatch(u podsource.PodUpdate) {
 	removing := u.Op == podsource.REMOVE || u.Op == podsource.DELETE
 	if d.cfg.Mirrors != nil {
-		u.Pods = d.cfg.Mirrors.Split(u.Pods, removing)
+		// Only a REMOVE takes a mirror pod out of the API. A DELETE (a
+		// deletion timestamp, a graceful deletion) leaves it there until
+		// the agent deletes it; the kubelet treats it as an update, and its
+		// pod manager keeps the mirror pod, so that HandlePodCleanups
+		// deletes it once its static pod is gone. Forgotten here, it would
+		// stay in the API for good.
+		u.Pods = d.cfg.Mirrors.Split(u.Pods, u.Op == podsource.REMOVE)
 	}
 	for _, pod := range u.Pods {
 		state, known := d.cfg.Workers.State(pod.UID)

@@ -10,12 +10,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/nodekit-dev/nodekit/admission"
 	"github.com/nodekit-dev/nodekit/internal/poll"
+	"github.com/nodekit-dev/nodekit/mirrorpod"
 	"github.com/nodekit-dev/nodekit/podsource"
 	"github.com/nodekit-dev/nodekit/podstatus"
 	"github.com/nodekit-dev/nodekit/podsync"
@@ -169,6 +172,50 @@ func TestDispatch(t *testing.T) {
 	}
 	_, err := podsync.NewDispatcher(podsync.DispatchConfig{})
 	assert.EqualError(t, err, "podsync: DispatchConfig: Workers, Prober and Statuses are required")
+}
+
+// The kubelet treats a DELETE as an update: its pod manager keeps a mirror
+// pod that got a deletion timestamp (someone deleted it gracefully; it is
+// still in the API), and HandlePodCleanups deletes it once its static pod
+// is gone. Only a REMOVE (gone from the API) forgets it. Forgotten at the
+// DELETE, a mirror pod whose static pod was removed before its next sync
+// stayed in the API for good.
+func TestDispatchKeepsAMirrorPodBeingDeleted(t *testing.T) {
+	ctx := context.Background()
+	mirror := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "static-node-1", Namespace: "default", UID: "mirror-1",
+		Annotations: map[string]string{mirrorpod.ConfigMirrorAnnotation: "hash", mirrorpod.ConfigSourceAnnotation: "api"}},
+		Spec: v1.PodSpec{NodeName: "node-1"}}
+	deleting := mirror.DeepCopy()
+	deleting.DeletionTimestamp = &metav1.Time{Time: time.Unix(1000, 0)}
+	grace := int64(30)
+	deleting.DeletionGracePeriodSeconds = &grace
+	client := fake.NewClientset(deleting)
+	m, err := mirrorpod.New(mirrorpod.Config{Client: client, NodeName: "node-1"})
+	require.NoError(t, err)
+	w := &dispatchWorkers{states: map[types.UID]podworkers.State{}}
+	r := &recorded{}
+	d, err := podsync.NewDispatcher(podsync.DispatchConfig{Workers: w, Prober: r, Statuses: r, Mirrors: m})
+	require.NoError(t, err)
+	static := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "static-node-1", Namespace: "default", UID: "static-uid"}}
+
+	d.Dispatch(podsource.PodUpdate{Op: podsource.ADD, Pods: []*v1.Pod{mirror}, Source: podsource.SourceAPI})
+	d.Dispatch(podsource.PodUpdate{Op: podsource.DELETE, Pods: []*v1.Pod{deleting}, Source: podsource.SourceAPI})
+	assert.Empty(t, w.updates, "a mirror pod is never run")
+	if got := m.Mirror(static); assert.NotNil(t, got, "a mirror pod being deleted is still in the API: known") {
+		assert.NotNil(t, got.DeletionTimestamp, "in its latest version")
+	}
+
+	// Its static pod is gone: housekeeping deletes it.
+	require.NoError(t, m.DeleteOrphans(ctx, func(string, string) bool { return false }))
+	_, err = client.CoreV1().Pods("default").Get(ctx, "static-node-1", metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "the orphaned mirror pod is deleted, got %v", err)
+
+	// A REMOVE (gone from the API) forgets it.
+	d.Dispatch(podsource.PodUpdate{Op: podsource.ADD, Pods: []*v1.Pod{mirror}, Source: podsource.SourceAPI})
+	require.NotNil(t, m.Mirror(static))
+	d.Dispatch(podsource.PodUpdate{Op: podsource.REMOVE, Pods: []*v1.Pod{mirror}, Source: podsource.SourceAPI})
+	assert.Nil(t, m.Mirror(static), "a removed mirror pod is forgotten")
+	assert.Empty(t, w.updates)
 }
 
 // The kubelet's HandlePodReconcile: a status-only change (RECONCILE) is
