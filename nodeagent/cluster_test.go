@@ -19,6 +19,7 @@ import (
 	authv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -116,7 +117,7 @@ func TestClusterModeOnContainerd(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		grace := int64(0)
-		for _, n := range []string{staticName, apiName, "after-outage"} {
+		for _, n := range []string{staticName, apiName, "after-outage", "resized"} {
 			_ = admin.CoreV1().Pods(ns).Delete(ctx, n, metav1.DeleteOptions{GracePeriodSeconds: &grace})
 		}
 		_ = admin.CoreV1().ConfigMaps(ns).Delete(ctx, "e2e-cfg", metav1.DeleteOptions{})
@@ -279,6 +280,40 @@ spec:
 		}
 		return runningReady(p)
 	}, 30*time.Second, 100*time.Millisecond, "observedGeneration 500 after 500 spec updates, in the status and its conditions")
+	// Resized in place through pods/resize: the new limits in the
+	// container status, the same container, no resize condition left.
+	limits := func(cpu, mem string) v1.ResourceRequirements {
+		q := v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu), v1.ResourceMemory: resource.MustParse(mem)}
+		return v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("50m"),
+			v1.ResourceMemory: resource.MustParse("32Mi")}, Limits: q}
+	}
+	_, err = admin.CoreV1().Pods(ns).Create(ctx, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "resized"},
+		Spec: v1.PodSpec{NodeName: api.Node, HostNetwork: true, TerminationGracePeriodSeconds: ptr.To[int64](0),
+			Containers: []v1.Container{{Name: "c", Image: "nodekit.local/testbin:1", ImagePullPolicy: v1.PullNever,
+				Args: []string{"sleep"}, Resources: limits("200m", "128Mi")}}}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	poll.Eventually(t, func() bool { return runningReady(apiPod("resized")) }, 30*time.Second, 100*time.Millisecond, "pod to resize running")
+	before := apiPod("resized").Status.ContainerStatuses[0].ContainerID
+	_, err = admin.CoreV1().Pods(ns).Patch(ctx, "resized", types.StrategicMergePatchType,
+		[]byte(`{"spec":{"containers":[{"name":"c","resources":{"limits":{"cpu":"300m","memory":"96Mi"}}}]}}`), metav1.PatchOptions{}, "resize")
+	require.NoError(t, err)
+	poll.Eventually(t, func() bool {
+		p := apiPod("resized")
+		if p == nil || p.Status.ObservedGeneration != p.Generation || len(p.Status.ContainerStatuses) != 1 {
+			return false
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == v1.PodResizePending || c.Type == v1.PodResizeInProgress {
+				return false
+			}
+		}
+		r := p.Status.ContainerStatuses[0].Resources
+		return r != nil && r.Limits.Cpu().MilliValue() == 300 && r.Limits.Memory().Value() == 96<<20
+	}, 30*time.Second, 100*time.Millisecond, "resize actuated and reported")
+	resized := apiPod("resized").Status.ContainerStatuses[0]
+	assert.Equal(t, before, resized.ContainerID, "resized in place")
+	assert.Equal(t, int32(0), resized.RestartCount)
+	assert.Equal(t, "50m", resized.AllocatedResources.Cpu().String())
 	cm, err := admin.CoreV1().ConfigMaps(ns).Get(ctx, "e2e-cfg", metav1.GetOptions{})
 	require.NoError(t, err)
 	cm.Data["greeting"] = "hi"
