@@ -115,11 +115,23 @@ type SandboxStatus struct {
 // Ready reports whether the sandbox is ready.
 func (s *SandboxStatus) Ready() bool { return s != nil && s.State == SandboxStateReady }
 
-// Mount is a host path mounted into a container.
+// Mount is a host path, or an image, mounted into a container.
 type Mount struct {
+	// Name is the pod volume's name; "" for the mounts the runtime
+	// manager adds itself (/etc/hosts, the termination message file).
+	Name          string
 	ContainerPath string
-	HostPath      string
-	ReadOnly      bool
+	// HostPath is the node's path to mount; "" for an image volume.
+	HostPath string
+	ReadOnly bool
+	// Image is, for an image volume, the image the runtime mounts
+	// instead of a host path: the image ID (or reference) the pull
+	// resolved, as the kubelet passes it in the CRI Mount's image. The
+	// runtime manager sets it from its pull of the pod's volumes[].image.
+	Image string
+	// ImageSubPath is the path inside Image to mount (the volumeMount's
+	// subPath or expanded subPathExpr); "" for the whole image.
+	ImageSubPath string
 }
 
 // ContainerEventType is the kind of a runtime container event.

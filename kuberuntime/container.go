@@ -105,7 +105,7 @@ func (m *Manager) ContainerConfig(pod *v1.Pod, c *v1.Container, in ContainerInpu
 		Envs:        kv,
 		Labels:      containerLabels(pod, c),
 		Annotations: containerAnnotations(pod, c, in.RestartCount),
-		Mounts:      criMounts(in.Mounts),
+		Mounts:      criMounts(pod, in.Mounts, m.cfg.RuntimeHandler),
 		LogPath:     logPath,
 		Stdin:       c.Stdin,
 		StdinOnce:   c.StdinOnce,
@@ -290,10 +290,37 @@ func linuxResources(r resources.LinuxResources) *runtimeapi.LinuxContainerResour
 		MemoryLimitInBytes: r.MemoryLimitInBytes, OomScoreAdj: r.OOMScoreAdj}
 }
 
-func criMounts(ms []kc.Mount) []*runtimeapi.Mount {
+// criMounts converts the mounts as the kubelet's makeMounts: a host path,
+// or, for an image volume, the image the runtime mounts, with the image ID
+// as Image, the volume's reference as UserSpecifiedImage, the pod's
+// runtime handler and annotations (getImageVolumes), the subPath inside
+// it, read-only.
+func criMounts(pod *v1.Pod, ms []kc.Mount, runtimeHandler string) []*runtimeapi.Mount {
 	out := make([]*runtimeapi.Mount, 0, len(ms))
 	for _, m := range ms {
-		out = append(out, &runtimeapi.Mount{ContainerPath: m.ContainerPath, HostPath: m.HostPath, Readonly: m.ReadOnly})
+		cm := &runtimeapi.Mount{ContainerPath: m.ContainerPath, HostPath: m.HostPath, Readonly: m.ReadOnly}
+		if m.Image != "" {
+			spec := &runtimeapi.ImageSpec{Image: m.Image, UserSpecifiedImage: imageVolumeReference(pod, m.Name), RuntimeHandler: runtimeHandler}
+			if pod != nil {
+				spec.Annotations = pod.Annotations
+			}
+			cm.Image, cm.ImageSubPath, cm.HostPath, cm.Readonly = spec, m.ImageSubPath, "", true
+		}
+		out = append(out, cm)
 	}
 	return out
+}
+
+// imageVolumeReference is the reference of the pod's image volume name,
+// "" if there is none.
+func imageVolumeReference(pod *v1.Pod, name string) string {
+	if pod == nil || name == "" {
+		return ""
+	}
+	for i := range pod.Spec.Volumes {
+		if v := &pod.Spec.Volumes[i]; v.Name == name && v.Image != nil {
+			return v.Image.Reference
+		}
+	}
+	return ""
 }

@@ -13,9 +13,13 @@
 // running, restarted whenever they exit, whatever the pod's restartPolicy;
 // containers with their resources (package resources, shared with
 // cgroupmgr), environment, /etc/hosts, lifecycle hooks, restart policy and
-// CrashLoopBackOff (10s doubling to 5m); KillPod stops everything within the
-// grace period — regular containers first, in parallel, then the sidecars in
-// reverse spec order, as the kubelet's termination ordering does — and
+// CrashLoopBackOff (10s doubling to 5m); image volumes (volumes[].image)
+// pulled with their pullPolicy before the containers start and mounted by
+// the runtime (CRI Mount.image, read-only, with a subPath; containerd
+// 2.1+), a failed pull keeping the containers that mount it in
+// ErrImagePull or ImagePullBackOff. KillPod stops everything within the
+// grace period — regular containers first, in parallel, then the sidecars
+// in reverse spec order, as the kubelet's termination ordering does — and
 // RemovePod cleans up. With SyncOptions.Resize (in-place resize), running
 // containers whose resources differ from what they were given are resized
 // through CRI UpdateContainerResources, decreases first, or restarted when
@@ -34,7 +38,8 @@
 //
 // # Deviations from the kubelet
 //
-// Image pull secrets are not handled yet. The
-// container hash covers name and image only, as the kubelet's does since
-// v1.31. Back-off has no jitter, so tests can predict it.
+// Image pull secrets (for containers' images and
+// image volumes alike) are not handled yet. The container hash covers name
+// and image only, as the kubelet's does since v1.31. Back-off has no
+// jitter, so tests can predict it.
 package kuberuntime

@@ -162,7 +162,7 @@ func TestSyncPodBadInputOnContainerd(t *testing.T) {
 	}
 	assert.NoError(t, errs["good"].Err)
 	assert.True(t, errors.Is(errs["noimage"].Err, kuberuntime.ErrImageNeverPull), "%v", errs["noimage"].Err)
-	assert.Contains(t, errs["noimage"].Message, `pod default/bad: container noimage: image: Container image "nodekit.local/absent:1" is not present with pull policy of Never`)
+	assert.Contains(t, errs["noimage"].Message, `pod default/bad: container noimage: Container image "nodekit.local/absent:1" is not present with pull policy of Never`)
 	assert.Equal(t, "ErrImageNeverPull", errs["noimage"].Reason())
 	assert.True(t, errors.Is(errs["badport"].Err, kuberuntime.ErrCreateConfig), "%v", errs["badport"].Err)
 	assert.Contains(t, errs["badport"].Message, "pod default/bad: container badport: ports[0].containerPort: Invalid value: 70000")

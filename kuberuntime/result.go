@@ -132,3 +132,22 @@ func (r *SyncResult) String() string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// within puts a prefix before a step error's cause, keeping its kind (a
+// plain error is wrapped as it is).
+func within(err error, format string, args ...any) error {
+	var se *stepError
+	if !errors.As(err, &se) {
+		return fmt.Errorf(format+": %w", append(args, err)...)
+	}
+	return &stepError{kind: se.kind, cause: fmt.Errorf(format+": %w", append(args, se.cause)...)}
+}
+
+// kindOf is a step error's kind (nil for another error).
+func kindOf(err error) error {
+	var se *stepError
+	if errors.As(err, &se) {
+		return se.kind
+	}
+	return nil
+}

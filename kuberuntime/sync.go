@@ -105,13 +105,29 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus
 		return res // nothing to run: the pod is done
 	}
 
+	// The pod's image volumes are pulled once, before the first container
+	// to start (the kubelet's lazyStart); a container that mounts one
+	// whose pull failed waits with that failure as its reason.
+	var pulls map[string]imageVolumePull
+	pulled := false
 	// ec is the ephemeral container c is, nil for the others.
 	start := func(action SyncAction, typ string, c *v1.Container, ec *v1.EphemeralContainer) error {
+		if !pulled {
+			pulls, pulled = m.pullImageVolumes(ctx, pod, sandboxCfg), true
+		}
 		if err := m.checkBackOff(pod, c, status); err != nil {
 			res.add(action, c.Name, err)
 			return err
 		}
-		err := m.startContainer(ctx, sandboxID, sandboxCfg, pod, c, ec, status, podIPs)
+		images, err := m.imageVolumesFor(pod, c, pulls)
+		if err != nil {
+			// Counted as a start, not as a start error: the kubelet fails
+			// it before its startContainer.
+			m.cfg.Metrics.containerStarted(typ, nil)
+			res.add(action, c.Name, err)
+			return err
+		}
+		err = m.startContainer(ctx, sandboxID, sandboxCfg, pod, c, ec, status, podIPs, images)
 		if err == nil && ec == nil && opts.Resize != nil {
 			if serr := opts.Resize.SetActuated(pod.UID, c.Name, *c.Resources.DeepCopy()); serr != nil {
 				m.log().Error(serr, "recording a container's resources", "pod", fmtPod(pod), "container", c.Name)
@@ -198,9 +214,10 @@ func (m *Manager) checkBackOff(pod *v1.Pod, c *v1.Container, status *kc.PodStatu
 }
 
 // startContainer starts c; ec is the ephemeral container c is, nil for the
-// others.
+// others; images are the image IDs of the image volumes c mounts, by
+// volume name.
 func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxCfg *runtimeapi.PodSandboxConfig,
-	pod *v1.Pod, c *v1.Container, ec *v1.EphemeralContainer, status *kc.PodStatus, podIPs []string) error {
+	pod *v1.Pod, c *v1.Container, ec *v1.EphemeralContainer, status *kc.PodStatus, podIPs []string, images map[string]string) error {
 	if err := validateContainerIn(pod, c); err != nil {
 		return fail(ErrCreateConfig, "pod %s: %w", podRef(pod), err)
 	}
@@ -227,6 +244,9 @@ func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxC
 	var mounts []kc.Mount
 	if m.cfg.Mounts != nil {
 		if mounts, err = m.cfg.Mounts(pod, c, env); err != nil {
+			return fail(ErrCreateConfig, "pod %s: container %s: volumes: %w", podRef(pod), c.Name, err)
+		}
+		if mounts, err = withImages(pod, mounts, images); err != nil {
 			return fail(ErrCreateConfig, "pod %s: container %s: volumes: %w", podRef(pod), c.Name, err)
 		}
 	}
