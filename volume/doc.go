@@ -1,10 +1,11 @@
 // Package volume sets up a pod's volumes on the node and hands the runtime
 // manager their mounts, as the kubelet's volume manager does for the
 // volumes a node can serve by itself: emptyDir (disk or tmpfs), hostPath,
-// configMap, secret, downwardAPI and projected (with service account
-// tokens), each a Plugin (Manager lists what each does). API-backed volumes
-// are written atomically and again on every sync, so updated ConfigMaps,
-// Secrets, labels and tokens reach running pods; secrets live on tmpfs.
+// configMap, secret, downwardAPI, projected (with service account tokens)
+// and image (the runtime mounts the image; nothing on the node), each a
+// Plugin (Manager lists what each does). API-backed volumes are written
+// atomically and again on every sync, so updated ConfigMaps, Secrets,
+// labels and tokens reach running pods; secrets live on tmpfs.
 //
 // Every path built from pod data goes through package podpath: a UID,
 // volume name or subPath that would lead out of the pod's directory (or,
@@ -27,7 +28,7 @@
 //	tokens, _ := volume.NewTokens(objs, nil)
 //	vols, err = volume.New(volume.Config{Layout: layout, Plugins: []volume.Plugin{volume.EmptyDir{}, volume.HostPath{},
 //		volume.ConfigMap{Objects: objs}, volume.Secret{Objects: objs}, volume.DownwardAPI{},
-//		volume.Projected{Objects: objs, Tokens: tokens}}})
+//		volume.Projected{Objects: objs, Tokens: tokens}, volume.Image{}}})
 //	mgr, _ := kuberuntime.NewManager(kuberuntime.ManagerConfig{Runtime: client, Images: client, Mounts: vols.Mounts})
 //	// ... after the pod was killed and removed:
 //	if err := vols.TearDown(pod); err != nil { ... }

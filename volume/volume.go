@@ -72,7 +72,7 @@ type Config struct {
 	// Layout locates pod directories (--root-dir).
 	Layout podpath.Layout
 	// Plugins serve the volume types, first match wins. Default:
-	// EmptyDir and HostPath.
+	// EmptyDir, HostPath and Image.
 	Plugins []Plugin
 }
 
@@ -91,7 +91,10 @@ type Config struct {
 //   - projected: configMap, secret, downwardAPI and serviceAccountToken
 //     sources in one directory; tokens come from TokenRequests bound to
 //     the pod, cached and refreshed by Tokens as the kubelet's token
-//     manager does (at 80% of their lifetime, at most 24 h).
+//     manager does (at 80% of their lifetime, at most 24 h);
+//   - image: nothing on the node; the mount (no host path, read-only,
+//     the subPath inside the image) is for the runtime manager, which
+//     pulls the image and has the runtime mount it (CRI Mount.image).
 //
 // The API-backed and downward volumes are written atomically (a ..data
 // symlink swapped to a new directory, as the kubelet's AtomicWriter) and
@@ -119,7 +122,7 @@ func New(cfg Config) (*Manager, error) {
 		}
 	}
 	if len(cfg.Plugins) == 0 {
-		cfg.Plugins = []Plugin{EmptyDir{}, HostPath{}}
+		cfg.Plugins = []Plugin{EmptyDir{}, HostPath{}, Image{}}
 	}
 	return &Manager{layout: cfg.Layout, plugins: cfg.Plugins}, nil
 }
@@ -162,6 +165,12 @@ func (m *Manager) mounts(pod *v1.Pod, c *v1.Container, env map[string]string) ([
 		if err != nil {
 			return nil, fmt.Errorf("volumeMounts[%d].%s: %w", i, field, err)
 		}
+		if vol.Image != nil {
+			// The runtime mounts the image, and its subPath inside it,
+			// read-only; the runtime manager fills in Image.
+			out = append(out, kc.Mount{Name: vm.Name, ContainerPath: vm.MountPath, ReadOnly: true, ImageSubPath: sub})
+			continue
+		}
 		if sub != "" {
 			if host, err = mkdirSubPath(host, sub); err != nil {
 				return nil, fmt.Errorf("volumeMounts[%d].%s: %w", i, field, err)
@@ -169,7 +178,7 @@ func (m *Manager) mounts(pod *v1.Pod, c *v1.Container, env map[string]string) ([
 		}
 		// The kubelet mounts read-only what a container must not change.
 		ro, _ := p.(ReadOnlyPlugin)
-		out = append(out, kc.Mount{ContainerPath: vm.MountPath, HostPath: host, ReadOnly: vm.ReadOnly || ro != nil && ro.ReadOnly()})
+		out = append(out, kc.Mount{Name: vm.Name, ContainerPath: vm.MountPath, HostPath: host, ReadOnly: vm.ReadOnly || ro != nil && ro.ReadOnly()})
 	}
 	return out, nil
 }

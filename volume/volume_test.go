@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/podpath"
 )
 
@@ -85,7 +86,7 @@ func TestVolumeMountsAndTearDown(t *testing.T) {
 		mount v1.VolumeMount
 		want  string
 	}{
-		{v1.VolumeMount{Name: "cm", MountPath: "/cm"}, "volumes[cm]: unsupported volume type: this node serves empty-dir and host-path volumes"},
+		{v1.VolumeMount{Name: "cm", MountPath: "/cm"}, "volumes[cm]: unsupported volume type: this node serves empty-dir, host-path and image volumes"},
 		{v1.VolumeMount{Name: "nope", MountPath: "/x"}, `volumeMounts[0].name: Not found: "nope"`},
 		{v1.VolumeMount{Name: "scratch", MountPath: "/x", SubPath: "../../etc"}, `volumeMounts[0].subPath: Invalid value: "../../etc"`},
 		{v1.VolumeMount{Name: "scratch", MountPath: "/x", SubPath: "/etc"}, `volumeMounts[0].subPath: Invalid value: "/etc"`},
@@ -98,6 +99,58 @@ func TestVolumeMountsAndTearDown(t *testing.T) {
 	assert.NoDirExists(t, filepath.Join(root, "pods/u1"))
 	assert.Empty(t, v.PodUIDs())
 	assert.DirExists(t, host, "hostPath is left alone")
+}
+
+// TestImageVolumeMounts: an image volume is the kubelet's image plugin's,
+// nothing on the node: its mount has no host path, its volume's name (for
+// the runtime manager to fill in the pulled image), is read-only whatever
+// the volumeMount says, and carries its subPath (or expanded
+// subPathExpr) as ImageSubPath, with the same checks as other subPaths.
+func TestImageVolumeMounts(t *testing.T) {
+	image := []v1.Volume{{Name: "img", VolumeSource: v1.VolumeSource{Image: &v1.ImageVolumeSource{Reference: "example.com/data:1"}}}}
+	for _, tc := range []struct {
+		name    string
+		plugins []Plugin
+		mount   v1.VolumeMount
+		env     []v1.EnvVar
+		want    kc.Mount
+		err     string
+	}{
+		{name: "whole image", mount: v1.VolumeMount{Name: "img", MountPath: "/data"},
+			want: kc.Mount{Name: "img", ContainerPath: "/data", ReadOnly: true}},
+		{name: "readOnly false is still read-only", mount: v1.VolumeMount{Name: "img", MountPath: "/data", ReadOnly: false},
+			want: kc.Mount{Name: "img", ContainerPath: "/data", ReadOnly: true}},
+		{name: "subPath", mount: v1.VolumeMount{Name: "img", MountPath: "/bin/tool", SubPath: "usr/bin/tool"},
+			want: kc.Mount{Name: "img", ContainerPath: "/bin/tool", ReadOnly: true, ImageSubPath: "usr/bin/tool"}},
+		{name: "subPathExpr", mount: v1.VolumeMount{Name: "img", MountPath: "/d", SubPathExpr: "dir/$(WHICH)"},
+			env:  []v1.EnvVar{{Name: "WHICH", Value: "two"}},
+			want: kc.Mount{Name: "img", ContainerPath: "/d", ReadOnly: true, ImageSubPath: "dir/two"}},
+		{name: "subPath out of the image", mount: v1.VolumeMount{Name: "img", MountPath: "/d", SubPath: "../etc"},
+			err: `volumeMounts[0].subPath: Invalid value: "../etc"`},
+		{name: "a node without the plugin refuses it", plugins: []Plugin{EmptyDir{}},
+			mount: v1.VolumeMount{Name: "img", MountPath: "/d"},
+			err:   "volumes[img]: unsupported volume type: this node serves empty-dir volumes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			v, err := New(Config{Layout: podpath.Layout{RootDir: root}, Plugins: tc.plugins})
+			require.NoError(t, err)
+			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u1"}, Spec: v1.PodSpec{Volumes: image}}
+			mounts, err := v.ContainerMounts(pod, &v1.Container{Name: "c", VolumeMounts: []v1.VolumeMount{tc.mount}}, tc.env)
+			if tc.err != "" {
+				assert.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, []kc.Mount{tc.want}, mounts)
+			require.NoError(t, v.SetUpAll(pod), "the periodic sync has nothing to do for it")
+			assert.NoDirExists(t, filepath.Join(root, "pods/u1/volumes/kubernetes.io~image"), "nothing on the node")
+			stats, err := v.PodVolumeStats(pod)
+			require.NoError(t, err)
+			assert.Empty(t, stats, "not measured, as the kubelet's image plugin")
+			require.NoError(t, v.TearDown(pod))
+		})
+	}
 }
 
 // TestVolumesStayInsideTheirDirectories: a hostile UID or volume name

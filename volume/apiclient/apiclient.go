@@ -7,7 +7,7 @@
 //	tokens, err := volume.NewTokens(objs, nil)
 //	vols, err := volume.New(volume.Config{Plugins: []volume.Plugin{volume.EmptyDir{}, volume.HostPath{},
 //		volume.ConfigMap{Objects: objs}, volume.Secret{Objects: objs}, volume.DownwardAPI{},
-//		volume.Projected{Objects: objs, Tokens: tokens}}})
+//		volume.Projected{Objects: objs, Tokens: tokens}, volume.Image{}}})
 package apiclient
 
 import (
