@@ -22,7 +22,8 @@ import (
 // /dev/termination-log with policy File, port protocol TCP, probe timeouts
 // 1s, period 10s, success 1, failure 3 (HTTP probes: path "/", scheme HTTP),
 // and requests copied from limits where absent. Volumes without a source
-// become emptyDir, as in the API.
+// become emptyDir, as in the API, and an image volume's pullPolicy is
+// defaulted from its reference as a container's imagePullPolicy.
 func SetAPIDefaults(pod *v1.Pod) {
 	s := &pod.Spec
 	if s.RestartPolicy == "" {
@@ -54,6 +55,9 @@ func SetAPIDefaults(pod *v1.Pod) {
 	for i := range s.Volumes {
 		if s.Volumes[i].VolumeSource == (v1.VolumeSource{}) {
 			s.Volumes[i].EmptyDir = &v1.EmptyDirVolumeSource{}
+		}
+		if img := s.Volumes[i].Image; img != nil && img.PullPolicy == "" {
+			img.PullPolicy = pullPolicyFor(img.Reference)
 		}
 	}
 }

@@ -84,7 +84,11 @@ func TestAPIDefaults(t *testing.T) {
 kind: Pod
 metadata: {name: web}
 spec:
-  volumes: [{name: data}]
+  volumes:
+  - {name: data}
+  - {name: img, image: {reference: "data:1"}}
+  - {name: latest, image: {reference: data}}
+  - {name: never, image: {reference: "data:1", pullPolicy: Never}}
   containers:
   - name: a
     image: nginx
@@ -115,4 +119,9 @@ spec:
 		pulls = append(pulls, c.ImagePullPolicy)
 	}
 	assert.Equal(t, []v1.PullPolicy{v1.PullAlways, v1.PullAlways, v1.PullIfNotPresent, v1.PullAlways, v1.PullIfNotPresent}, pulls)
+	volPulls := []v1.PullPolicy{}
+	for _, v := range s.Volumes[1:] {
+		volPulls = append(volPulls, v.Image.PullPolicy)
+	}
+	assert.Equal(t, []v1.PullPolicy{v1.PullIfNotPresent, v1.PullAlways, v1.PullNever}, volPulls, "image volumes: as containers")
 }

@@ -23,7 +23,7 @@ import (
 // names, volumes (DNS-1123 labels, unique, exactly one source) and volume
 // mounts that name a volume, resources (non-negative, requests <= limits),
 // restartPolicy, dnsPolicy, imagePullPolicy and probe numbers, subPath
-// and hostPath without "..". It is a subset of the API server's
+// and hostPath without "..", an image volume's reference and pullPolicy. It is a subset of the API server's
 // ValidatePodCreate (k8s.io/kubernetes is not a dependency); each error
 // carries its field path and value. The sources run it after defaulting, as
 // the kubelet does, so a bad name is reported with the node suffix.
@@ -71,6 +71,18 @@ func ValidatePod(pod *v1.Pod) field.ErrorList {
 		}
 		if n := countVolumeSources(&v.VolumeSource); n != 1 {
 			errs = append(errs, field.Invalid(p, v.Name, fmt.Sprintf("must specify exactly one volume source, got %d", n)))
+		}
+		if img := v.Image; img != nil {
+			ip := p.Child("image")
+			if img.Reference == "" {
+				errs = append(errs, field.Required(ip.Child("reference"), ""))
+			}
+			switch img.PullPolicy {
+			case v1.PullAlways, v1.PullIfNotPresent, v1.PullNever:
+			default:
+				errs = append(errs, field.NotSupported(ip.Child("pullPolicy"), img.PullPolicy,
+					[]v1.PullPolicy{v1.PullAlways, v1.PullIfNotPresent, v1.PullNever}))
+			}
 		}
 		if h := v.HostPath; h != nil {
 			hp := p.Child("hostPath", "path")
