@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
 )
@@ -21,6 +23,12 @@ type ImageConfig struct {
 	// Containers lists every container of the runtime, anyone's: an image
 	// any of them uses, in whatever state, is kept.
 	Containers ContainerLister
+	// Statuses reads each listed container's status, whose mounts name the
+	// images of its image volumes (CRI Mount.image): those are kept too,
+	// as the kubelet's handleImageVolumes keeps them. Default: Containers,
+	// if it is a ContainerStatusReader (*runtime.Client is); nil then:
+	// image volumes are not looked for.
+	Statuses ContainerStatusReader
 	// Policy is the kubelet's image GC policy (nil: DefaultImagePolicy()).
 	Policy *ImagePolicy
 	// Period is how often Run collects (default 5m).
@@ -79,8 +87,8 @@ func (e *FreeSpaceError) Error() string {
 //
 // Images are tracked across passes, first detected and last used, in
 // memory. EvictionOrder keeps those that may go — not used by any container
-// of the runtime, not pinned, not the SandboxImage — least recently used
-// first. OldImages picks those unused for MaxAge (0: off); when the image
+// of the runtime (as its image or, through Statuses, an image volume it
+// mounts), not pinned, not the SandboxImage — least recently used first. OldImages picks those unused for MaxAge (0: off); when the image
 // filesystem is at 85% or more (capacity and availability from FsStats,
 // statfs(2) at the mountpoint CRI's ImageFsInfo reports), BytesToFree says
 // how much brings it to 80% and ImagesToFree which images, skipping those
@@ -130,6 +138,9 @@ func NewImageGC(cfg ImageConfig) (*ImageGC, error) {
 	}
 	if cfg.FsStats == nil {
 		cfg.FsStats = Statfs
+	}
+	if cfg.Statuses == nil {
+		cfg.Statuses, _ = cfg.Containers.(ContainerStatusReader)
 	}
 	if cfg.Recorder != nil && cfg.NodeName == "" {
 		return nil, errors.New("gc: ImageConfig.NodeName: Required value: the Recorder records events on the Node")
@@ -344,6 +355,9 @@ func (g *ImageGC) detect(ctx context.Context, now time.Time) ([]ImageRecord, err
 		if ref := c.GetImage().GetImage(); ref != "" {
 			used[ref] = true
 		}
+		if err := g.imageVolumesInUse(ctx, c.GetId(), used); err != nil {
+			return nil, err
+		}
 	}
 	current := make(map[string]bool, len(images))
 	all := make([]ImageRecord, 0, len(images))
@@ -371,6 +385,28 @@ func (g *ImageGC) detect(ctx context.Context, now time.Time) ([]ImageRecord, err
 		}
 	}
 	return EvictionOrder(all), nil
+}
+
+// imageVolumesInUse marks the images container id mounts (image volumes)
+// as used, as the kubelet's handleImageVolumes; a container gone since the
+// listing mounts nothing.
+func (g *ImageGC) imageVolumesInUse(ctx context.Context, id string, used map[string]bool) error {
+	if g.cfg.Statuses == nil {
+		return nil
+	}
+	resp, err := g.cfg.Statuses.ContainerStatus(ctx, id, false)
+	if status.Code(err) == codes.NotFound {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("container %s status: %w", id, err)
+	}
+	for _, m := range resp.GetStatus().GetMounts() {
+		if ref := m.GetImage().GetImage(); ref != "" {
+			used[ref] = true
+		}
+	}
+	return nil
 }
 
 // isUsed: a container refers to the image by ID, tag or digest.

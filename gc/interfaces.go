@@ -28,6 +28,13 @@ type ContainerLister interface {
 	ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error)
 }
 
+// ContainerStatusReader reads a container's status: the image GC spares
+// the images its mounts name (image volumes). *runtime.Client implements
+// it.
+type ContainerStatusReader interface {
+	ContainerStatus(ctx context.Context, id string, verbose bool) (*runtimeapi.ContainerStatusResponse, error)
+}
+
 // ImageService is the part of the CRI image service the image GC uses.
 // *runtime.Client implements it, as does anything that implements the
 // cri-api's internalapi.ImageManagerService.
