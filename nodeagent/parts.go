@@ -51,7 +51,7 @@ func (a *Agent) layout() podpath.Layout {
 // service account tokens need the API server (Config.Client).
 func (a *Agent) volumePlugins() []volume.Plugin {
 	plugins := []volume.Plugin{volume.EmptyDir{NodeAllocatable: a.allocatable, PodMemoryLimit: podMemoryLimit}, volume.HostPath{},
-		volume.DownwardAPI{NodeAllocatable: a.allocatable}}
+		volume.DownwardAPI{NodeAllocatable: a.allocatable}, volume.Image{}}
 	if a.cluster == nil {
 		return append(plugins, volume.Projected{NodeAllocatable: a.allocatable, PodMemoryLimit: podMemoryLimit}) // downwardAPI sources only
 	}
