@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/tools/remotecommand"
 	clientexec "k8s.io/client-go/util/exec"
 
 	"github.com/nodekit-dev/nodekit/internal/poll"
@@ -95,22 +96,27 @@ func checkSessions(t *testing.T, m *kuberuntime.Manager, syncOpts kuberuntime.Sy
 	// (and into its log); the session lasts until the client goes.
 	u, err := m.GetAttach(ctx, pod.UID, "cat", kc.StreamOptions{Stdin: true, Stdout: true, Stderr: true})
 	require.NoError(t, err)
+	// The echo is read as it comes: the session ends only once it came
+	// back, not when the log has it (the two race).
+	ex, err := streamtest.Executor(nil, u.String(), false)
+	require.NoError(t, err)
 	attachCtx, endAttach := context.WithCancel(ctx)
 	pr, pw := io.Pipe()
-	attached := make(chan string, 1)
+	var attachedOut, attachedErr streamtest.Buffer
+	ended := make(chan error, 1)
 	go func() {
-		out, _, _ := stream(attachCtx, t, u.String(), pr, false)
-		attached <- out
+		ended <- ex.StreamWithContext(attachCtx, remotecommand.StreamOptions{Stdin: pr, Stdout: &attachedOut, Stderr: &attachedErr})
 	}()
 	_, err = pw.Write([]byte("through attach\n"))
 	require.NoError(t, err)
 	poll.Eventually(t, func() bool { return containerLogHas(ctx, t, m, pod, "cat", "through attach") },
 		20*time.Second, 100*time.Millisecond, "the attached line reached the process (its log)")
+	poll.Eventually(t, func() bool { return strings.Contains(attachedOut.String(), "through attach") },
+		20*time.Second, 10*time.Millisecond, "and came back on the attached stdout")
 	endAttach()
 	_ = pw.Close()
 	select {
-	case out := <-attached:
-		assert.Contains(t, out, "through attach", "and came back on the attached stdout")
+	case <-ended:
 	case <-time.After(20 * time.Second):
 		t.Fatal("attach did not end with its client")
 	}
