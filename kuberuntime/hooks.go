@@ -39,11 +39,16 @@ func (m *Manager) runHook(ctx context.Context, pod *v1.Pod, c *v1.Container, id 
 	case h.HTTPGet != nil:
 		return "", m.httpHook(ctx, pod, c, podIPs, h.HTTPGet)
 	case h.Sleep != nil:
+		// The sleep action (GA in v1.34); seconds: 0 is a no-op (v1.33's
+		// PodLifecycleSleepActionAllowZero, on by default since).
+		if h.Sleep.Seconds <= 0 {
+			return "", nil
+		}
 		select {
 		case <-m.cfg.Clock.After(time.Duration(h.Sleep.Seconds) * time.Second):
 			return "", nil
 		case <-ctx.Done():
-			return "", ctx.Err()
+			return "", fmt.Errorf("container terminated before sleep hook finished: %w", ctx.Err())
 		}
 	case h.TCPSocket != nil:
 		return "", errors.New("tcpSocket is not supported in lifecycle hooks")

@@ -2,6 +2,7 @@ package kuberuntime_test
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -200,4 +201,37 @@ func statusOf(t *testing.T, e *managerEnv, pod *v1.Pod, name string) *kc.Contain
 	cs := st.FindContainerStatusByName(name)
 	require.NotNil(t, cs, name)
 	return cs
+}
+
+// TestPreStopSleep: the sleep action holds the stop for its seconds (on
+// the manager's clock); seconds 0 does not wait at all.
+func TestPreStopSleep(t *testing.T) {
+	e, rec := newKillEnv(t)
+	for _, tc := range []struct {
+		name    string
+		seconds int64
+	}{{"sleep 0: stopped at once", 0}, {"sleep 5: stopped after 5s", 5}} {
+		t.Run(tc.name, func(t *testing.T) {
+			grace := int64(30)
+			pod := podSpec("sleep"+strconv.FormatInt(tc.seconds, 10), v1.RestartPolicyAlways, v1.Container{Name: "c", Image: testImage,
+				Args: []string{"serve"}, Lifecycle: &v1.Lifecycle{PreStop: &v1.LifecycleHandler{Sleep: &v1.SleepAction{Seconds: tc.seconds}}}})
+			pod.Spec.TerminationGracePeriodSeconds = &grace
+			st := e.syncUntilRunning(pod, "c")
+			before := len(rec.stops())
+			done := make(chan error, 1)
+			go func() { done <- e.m.KillPod(e.ctx, pod, kuberuntime.PodFromStatus(st), nil) }()
+			if tc.seconds > 0 {
+				poll.Eventually(t, e.clock.HasWaiters, 10*time.Second, time.Millisecond, "the sleep waits on the clock")
+				assert.Len(t, rec.stops(), before, "not stopped while sleeping")
+				e.clock.Step(time.Duration(tc.seconds) * time.Second)
+			}
+			select {
+			case err := <-done:
+				require.NoError(t, err)
+			case <-time.After(10 * time.Second):
+				t.Fatal("KillPod did not return")
+			}
+			assert.Equal(t, []stopCall{{"c", grace - tc.seconds}}, rec.stops()[before:], "the sleep's time comes off the grace period")
+		})
+	}
 }
