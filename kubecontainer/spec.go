@@ -38,3 +38,60 @@ func ContainerFieldPath(pod *v1.Pod, name string) string {
 	}
 	return "spec.containers{" + name + "}"
 }
+
+// ShouldRestart is the kubelet's ContainerShouldRestart (container restart
+// rules, beta and on by default since v1.35): whether c, exited with
+// exitCode, is restarted. A container with a restartPolicy of its own
+// follows its first restartPolicyRules rule that matches the exit code
+// (action Restart), else that policy; one without follows the pod's
+// restartPolicy (Always when empty).
+func ShouldRestart(c *v1.Container, spec *v1.PodSpec, exitCode int32) bool {
+	if c.RestartPolicy != nil {
+		if rule, ok := matchingRestartRule(c, exitCode); ok && rule.Action == v1.ContainerRestartRuleActionRestart {
+			return true
+		}
+		switch *c.RestartPolicy {
+		case v1.ContainerRestartPolicyAlways:
+			return true
+		case v1.ContainerRestartPolicyOnFailure:
+			return exitCode != 0
+		case v1.ContainerRestartPolicyNever:
+			return false
+		}
+	}
+	switch spec.RestartPolicy {
+	case v1.RestartPolicyOnFailure:
+		return exitCode != 0
+	case v1.RestartPolicyNever:
+		return false
+	}
+	return true
+}
+
+// matchingRestartRule is the kubelet's FindMatchingContainerRestartRule:
+// the first rule whose exit codes (In or NotIn its values) match.
+func matchingRestartRule(c *v1.Container, exitCode int32) (v1.ContainerRestartRule, bool) {
+	for _, rule := range c.RestartPolicyRules {
+		if rule.ExitCodes == nil {
+			continue
+		}
+		in := false
+		for _, v := range rule.ExitCodes.Values {
+			if v == exitCode {
+				in = true
+				break
+			}
+		}
+		switch rule.ExitCodes.Operator {
+		case v1.ContainerRestartRuleOnExitCodesOpIn:
+			if in {
+				return rule, true
+			}
+		case v1.ContainerRestartRuleOnExitCodesOpNotIn:
+			if !in {
+				return rule, true
+			}
+		}
+	}
+	return v1.ContainerRestartRule{}, false
+}

@@ -104,7 +104,11 @@ func ComputePodActions(pod *v1.Pod, status *kc.PodStatus, probes ProbeResults) P
 		var toStart []int
 		for i := range pod.Spec.Containers {
 			c := &pod.Spec.Containers[i]
-			if pod.Spec.RestartPolicy == v1.RestartPolicyOnFailure && containerSucceeded(c, status) {
+			runOnce := pod.Spec.RestartPolicy == v1.RestartPolicyOnFailure
+			if c.RestartPolicy != nil { // container restart rules: its own policy
+				runOnce = *c.RestartPolicy == v1.ContainerRestartPolicyOnFailure
+			}
+			if runOnce && containerSucceeded(c, status) {
 				continue
 			}
 			toStart = append(toStart, i)
@@ -184,7 +188,8 @@ func ComputePodActions(pod *v1.Pod, status *kc.PodStatus, probes ProbeResults) P
 
 // ShouldContainerBeRestarted is the kubelet's rule for a container that is
 // not running: start it if it never ran, is in an unknown or created state,
-// or exited and the restart policy allows (OnFailure: only non-zero exits).
+// or exited and its restart rules, its restartPolicy or else the pod's
+// allow (kubecontainer.ShouldRestart).
 func ShouldContainerBeRestarted(c *v1.Container, pod *v1.Pod, status *kc.PodStatus) bool {
 	if pod.DeletionTimestamp != nil {
 		return false
@@ -199,13 +204,7 @@ func ShouldContainerBeRestarted(c *v1.Container, pod *v1.Pod, status *kc.PodStat
 	case kc.ContainerStateUnknown, kc.ContainerStateCreated:
 		return true
 	}
-	switch pod.Spec.RestartPolicy {
-	case v1.RestartPolicyNever:
-		return false
-	case v1.RestartPolicyOnFailure:
-		return cs.ExitCode != 0
-	}
-	return true
+	return kc.ShouldRestart(c, &pod.Spec, int32(cs.ExitCode))
 }
 
 // sandboxChanged reports whether a new sandbox is needed: none exists, more

@@ -183,27 +183,40 @@ func TestContainerConfigEnvDefaultsToNodeAllocatable(t *testing.T) {
 	assert.Contains(t, cfg.Envs, &runtimeapi.KeyValue{Key: "MEM", Value: []byte("2048")})
 }
 
-// The API server's validation (validateInitContainers, validateContainers):
-// restartPolicy Always makes an init container a sidecar; a regular
-// container may have no restartPolicy.
+// The API server's validation (validateInitContainers, validateContainers)
+// with container restart rules (beta, on since v1.35): restartPolicy
+// Always makes an init container a sidecar, without rules; any container
+// may have Always, OnFailure or Never, with rules.
 func TestContainerConfigRestartPolicy(t *testing.T) {
 	m := newTestManager(t)
-	always, never := v1.ContainerRestartPolicyAlways, v1.ContainerRestartPolicy("Never")
+	always, never, bogus := v1.ContainerRestartPolicyAlways, v1.ContainerRestartPolicyNever, v1.ContainerRestartPolicy("Sometimes")
+	restartOn42 := []v1.ContainerRestartRule{{Action: v1.ContainerRestartRuleActionRestart,
+		ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{42}}}}
+	noCodes := []v1.ContainerRestartRule{{Action: v1.ContainerRestartRuleActionRestart}}
+	badOp := []v1.ContainerRestartRule{{Action: v1.ContainerRestartRuleActionRestart,
+		ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: "Maybe"}}}
 	for _, tc := range []struct {
 		name    string
 		init    bool
 		policy  *v1.ContainerRestartPolicy
+		rules   []v1.ContainerRestartRule
 		wantErr string
 	}{
-		{"sidecar: init container with restartPolicy Always", true, &always, ""},
-		{"init container without restartPolicy", true, nil, ""},
-		{"init container with restartPolicy Never", true, &never, `init container srv: restartPolicy: Unsupported value: "Never": supported values: "Always"`},
-		{"regular container with restartPolicy Always", false, &always, `container srv: restartPolicy: Forbidden: may not be set for non-init containers (value "Always")`},
+		{"sidecar: init container with restartPolicy Always", true, &always, nil, ""},
+		{"init container without restartPolicy", true, nil, nil, ""},
+		{"init container with restartPolicy Never and rules", true, &never, restartOn42, ""},
+		{"sidecar with rules", true, &always, restartOn42, `init container srv: restartPolicyRules: Forbidden: restartPolicyRules are not allowed for init containers with restart policy Always`},
+		{"regular container with restartPolicy Always", false, &always, nil, ""},
+		{"regular container with restartPolicy Never and rules", false, &never, restartOn42, ""},
+		{"rules without restartPolicy", false, nil, restartOn42, `container srv: restartPolicy: Required value: must specify restartPolicy when restart rules are used`},
+		{"unknown restartPolicy", false, &bogus, nil, `container srv: restartPolicy: Unsupported value: "Sometimes"`},
+		{"rule without exit codes", false, &never, noCodes, `container srv: restartPolicyRules[0].exitCodes: Required value`},
+		{"rule with an unknown operator", false, &never, badOp, `container srv: restartPolicyRules[0].exitCodes.operator: Unsupported value: "Maybe"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := webPod()
 			c := pod.Spec.Containers[0].DeepCopy()
-			c.RestartPolicy = tc.policy
+			c.RestartPolicy, c.RestartPolicyRules = tc.policy, tc.rules
 			if tc.init {
 				pod.Spec.InitContainers = []v1.Container{*c}
 				c = &pod.Spec.InitContainers[0]

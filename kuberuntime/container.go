@@ -181,26 +181,57 @@ func containerSecurityContext(pod *v1.Pod, c *v1.Container, targetID string) *ru
 // ValidateContainer checks the fields the runtime manager relies on, so a
 // spec the runtime cannot honour fails with an error naming the container
 // and the field instead of a runtime error, and only that container fails.
-// It is for regular containers: a restartPolicy is an error, as the API
-// server allows one on init containers only (ValidateInitContainer).
+// It is for regular containers: with container restart rules (beta and on
+// by default since v1.35) a restartPolicy may be Always, OnFailure or
+// Never, with up to 20 restartPolicyRules, as the API server validates.
 func ValidateContainer(c *v1.Container) error {
 	if err := validateCommon(c); err != nil {
 		return err
 	}
-	if c.RestartPolicy != nil {
-		return fmt.Errorf("container %s: restartPolicy: Forbidden: may not be set for non-init containers (value %q)", c.Name, *c.RestartPolicy)
-	}
-	return nil
+	return validateRestartRules("container", c)
 }
 
 // ValidateInitContainer is ValidateContainer for an init container: its
-// restartPolicy may be unset or Always (a sidecar).
+// restartPolicy may be Always (a sidecar, without rules), or OnFailure or
+// Never with rules.
 func ValidateInitContainer(c *v1.Container) error {
 	if err := validateCommon(c); err != nil {
 		return err
 	}
-	if c.RestartPolicy != nil && *c.RestartPolicy != v1.ContainerRestartPolicyAlways {
-		return fmt.Errorf("init container %s: restartPolicy: Unsupported value: %q: supported values: %q", c.Name, *c.RestartPolicy, v1.ContainerRestartPolicyAlways)
+	if c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways && len(c.RestartPolicyRules) > 0 {
+		return fmt.Errorf("init container %s: restartPolicyRules: Forbidden: restartPolicyRules are not allowed for init containers with restart policy Always", c.Name)
+	}
+	return validateRestartRules("init container", c)
+}
+
+// validateRestartRules is the API server's validateContainerRestartPolicy.
+func validateRestartRules(kind string, c *v1.Container) error {
+	switch {
+	case c.RestartPolicy == nil && len(c.RestartPolicyRules) > 0:
+		return fmt.Errorf("%s %s: restartPolicy: Required value: must specify restartPolicy when restart rules are used", kind, c.Name)
+	case c.RestartPolicy == nil:
+		return nil
+	}
+	switch *c.RestartPolicy {
+	case v1.ContainerRestartPolicyAlways, v1.ContainerRestartPolicyOnFailure, v1.ContainerRestartPolicyNever:
+	default:
+		return fmt.Errorf("%s %s: restartPolicy: Unsupported value: %q: supported values: \"Always\", \"Never\", \"OnFailure\"", kind, c.Name, *c.RestartPolicy)
+	}
+	if len(c.RestartPolicyRules) > 20 {
+		return fmt.Errorf("%s %s: restartPolicyRules: Too many: %d: must have at most 20 items", kind, c.Name, len(c.RestartPolicyRules))
+	}
+	for i, r := range c.RestartPolicyRules {
+		field := fmt.Sprintf("%s %s: restartPolicyRules[%d]", kind, c.Name, i)
+		switch {
+		case r.Action != v1.ContainerRestartRuleActionRestart:
+			return fmt.Errorf("%s.action: Unsupported value: %q: supported values: \"Restart\"", field, r.Action)
+		case r.ExitCodes == nil:
+			return fmt.Errorf("%s.exitCodes: Required value: must be specified", field)
+		case r.ExitCodes.Operator != v1.ContainerRestartRuleOnExitCodesOpIn && r.ExitCodes.Operator != v1.ContainerRestartRuleOnExitCodesOpNotIn:
+			return fmt.Errorf("%s.exitCodes.operator: Unsupported value: %q: supported values: \"In\", \"NotIn\"", field, r.ExitCodes.Operator)
+		case len(r.ExitCodes.Values) > 255:
+			return fmt.Errorf("%s.exitCodes.values: Too many: %d: must have at most 255 items", field, len(r.ExitCodes.Values))
+		}
 	}
 	return nil
 }

@@ -127,7 +127,9 @@ func initContainerActions(pod *v1.Pod, status *kc.PodStatus, probes ProbeResults
 			case sidecar:
 				toStart = append(toStart, i) // whatever the exit code and the pod's restartPolicy
 			case initContainerFailed(cs):
-				if !restartOnFailure {
+				// Container restart rules: its own policy and rules, then
+				// the pod's.
+				if !kc.ShouldRestart(c, &pod.Spec, int32(cs.ExitCode)) {
 					a.KillPod = true
 					a.InitContainersToStart = nil
 					return false
@@ -139,7 +141,13 @@ func initContainerActions(pod *v1.Pod, status *kc.PodStatus, probes ProbeResults
 				toStart = append(toStart, i+1)
 			}
 		default: // unknown: kill it before starting it again
-			if !sidecar && !restartOnFailure {
+			// No exit code to match rules against: the container's policy,
+			// else the pod's.
+			restart := restartOnFailure
+			if c.RestartPolicy != nil {
+				restart = *c.RestartPolicy != v1.ContainerRestartPolicyNever
+			}
+			if !sidecar && !restart {
 				a.KillPod = true
 				a.InitContainersToStart = nil
 				return false

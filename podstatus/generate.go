@@ -50,6 +50,11 @@ type Input struct {
 	// fills the status resources its runtime does not report. Pod is then
 	// the allocated pod.
 	Actuated func(container string) (v1.ResourceRequirements, bool)
+	// Terminal says the pod is being terminated for good (the kubelet's
+	// podIsTerminal: deleted, evicted or done): once its containers all
+	// stopped, a pod of the API is Succeeded or Failed, not Running
+	// because a restartPolicy would restart them.
+	Terminal bool
 }
 
 // Generate is the kubelet's generateAPIPodStatus for what a node knows: the
@@ -92,7 +97,7 @@ func Generate(in Input) v1.PodStatus {
 	}
 	// Probes first: the phase reads a restartable init container's Started
 	// (pending until its startup probe succeeds).
-	out.Phase = keptPhase(in, Phase(pod, &out, started))
+	out.Phase = keptPhase(in, phase(pod, &out, started, in.Terminal))
 	keepReason(in, &out)
 	keepIPs(in, &out)
 	out.Conditions = Conditions(pod, &out, sandboxReady(in.Runtime), started)
@@ -223,16 +228,7 @@ func willStart(pod *v1.Pod, c *v1.Container, cur *kc.ContainerStatus, init bool)
 	default:
 		return true
 	}
-	if restartable(c) {
-		return true
-	}
-	switch pod.Spec.RestartPolicy {
-	case v1.RestartPolicyNever:
-		return false
-	case v1.RestartPolicyOnFailure:
-		return cur.ExitCode != 0
-	}
-	return true
+	return kc.ShouldRestart(c, &pod.Spec, int32(cur.ExitCode))
 }
 
 // restartable: an init container with restartPolicy Always (a sidecar).

@@ -3,6 +3,8 @@ package podstatus
 import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 )
 
 // ownedByKubelet: the condition types the kubelet writes
@@ -70,7 +72,7 @@ func mergeStatus(pod *v1.Pod, api, status *v1.PodStatus, deleted bool, now metav
 	if terminal(api.Phase) {
 		out.Phase = api.Phase
 	}
-	out.ContainerStatuses = keepTerminated(pod, api.ContainerStatuses, status.ContainerStatuses, nil)
+	out.ContainerStatuses = keepTerminated(pod, api.ContainerStatuses, status.ContainerStatuses, pod.Spec.Containers)
 	out.InitContainerStatuses = keepTerminated(pod, api.InitContainerStatuses, status.InitContainerStatuses, pod.Spec.InitContainers)
 	out.ResourceClaimStatuses = api.ResourceClaimStatuses
 	out.ExtendedResourceClaimStatus = api.ExtendedResourceClaimStatus
@@ -96,11 +98,13 @@ func mergeStatus(pod *v1.Pod, api, status *v1.PodStatus, deleted bool, now metav
 	return out
 }
 
-// keepTerminated is the kubelet's checkContainerStateTransition: under
-// restartPolicy Never, or OnFailure after exit 0, a container terminated in
-// api stays terminated; sidecars (restartable init containers in init)
-// always may restart. It copies statuses before changing one.
-func keepTerminated(pod *v1.Pod, api, statuses []v1.ContainerStatus, init []v1.Container) []v1.ContainerStatus {
+// keepTerminated is the kubelet's checkContainerStateTransition: unless
+// the pod's restartPolicy is Always, a container terminated in api that
+// will not restart (kubecontainer.ShouldRestart: its restart rules and
+// policy, else the pod's; sidecars always restart) stays terminated.
+// specs are the statuses' containers. It copies statuses before changing
+// one.
+func keepTerminated(pod *v1.Pod, api, statuses []v1.ContainerStatus, specs []v1.Container) []v1.ContainerStatus {
 	if pod.Spec.RestartPolicy == v1.RestartPolicyAlways || pod.Spec.RestartPolicy == "" {
 		return statuses
 	}
@@ -110,11 +114,10 @@ func keepTerminated(pod *v1.Pod, api, statuses []v1.ContainerStatus, init []v1.C
 			continue
 		}
 		prev := byNameIn(api, statuses[i].Name)
-		if prev == nil || prev.State.Terminated == nil ||
-			(prev.State.Terminated.ExitCode != 0 && pod.Spec.RestartPolicy == v1.RestartPolicyOnFailure) {
+		if prev == nil || prev.State.Terminated == nil {
 			continue
 		}
-		if c := containerIn(init, statuses[i].Name); c != nil && restartable(c) {
+		if c := containerIn(specs, statuses[i].Name); c != nil && kc.ShouldRestart(c, &pod.Spec, prev.State.Terminated.ExitCode) {
 			continue
 		}
 		if !copied {

@@ -85,3 +85,50 @@ func TestPhaseFollowsTheKubeletsGetPhase(t *testing.T) {
 		})
 	}
 }
+
+// TestPhaseWithContainerRestartRules: the kubelet's getPhase with
+// ContainerRestartRules (beta, on since v1.35): a container's own
+// restartPolicy and rules decide whether its exit ends the pod.
+func TestPhaseWithContainerRestartRules(t *testing.T) {
+	never := v1.ContainerRestartPolicyNever
+	restartOn42 := []v1.ContainerRestartRule{{Action: v1.ContainerRestartRuleActionRestart,
+		ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{42}}}}
+	withRules := func(pod *v1.Pod) *v1.Pod {
+		for i := range pod.Spec.Containers {
+			pod.Spec.Containers[i].RestartPolicy, pod.Spec.Containers[i].RestartPolicyRules = &never, restartOn42
+		}
+		for i := range pod.Spec.InitContainers {
+			pod.Spec.InitContainers[i].RestartPolicy, pod.Spec.InitContainers[i].RestartPolicyRules = &never, restartOn42
+		}
+		return pod
+	}
+	waitingAfter := func(name string, code int32) v1.ContainerStatus {
+		s := waiting(name, "CrashLoopBackOff")
+		s.LastTerminationState = exited(name, code).State
+		return s
+	}
+	type statuses = []v1.ContainerStatus
+	for _, tc := range []struct {
+		name       string
+		pod        *v1.Pod
+		init       statuses
+		containers statuses
+		want       v1.PodPhase
+	}{
+		{"pod Always, container Never: its failure ends the pod", withRules(spec(v1.RestartPolicyAlways, nil, nil, "c")), nil,
+			statuses{exited("c", 1)}, v1.PodFailed},
+		{"pod Always, container Never: exit 0 succeeds", withRules(spec(v1.RestartPolicyAlways, nil, nil, "c")), nil,
+			statuses{exited("c", 0)}, v1.PodSucceeded},
+		{"exit 42 matches the rule: restarting, Running", withRules(spec(v1.RestartPolicyNever, nil, nil, "c")), nil,
+			statuses{exited("c", 42)}, v1.PodRunning},
+		{"waiting to restart after 42: Running", withRules(spec(v1.RestartPolicyNever, nil, nil, "c")), nil,
+			statuses{waitingAfter("c", 42)}, v1.PodRunning},
+		{"init container failed, rule restarts it: Pending", withRules(spec(v1.RestartPolicyNever, []string{"i"}, nil, "c")),
+			statuses{exited("i", 42)}, statuses{waiting("c", "PodInitializing")}, v1.PodPending},
+		{"init container failed, no rule matches: Failed", withRules(spec(v1.RestartPolicyAlways, []string{"i"}, nil, "c")),
+			statuses{exited("i", 3)}, statuses{waiting("c", "PodInitializing")}, v1.PodFailed},
+	} {
+		s := &v1.PodStatus{InitContainerStatuses: tc.init, ContainerStatuses: tc.containers}
+		assert.Equal(t, tc.want, podstatus.Phase(tc.pod, s, false), tc.name)
+	}
+}

@@ -45,7 +45,7 @@ func (s *Syncer) terminateKept(ctx context.Context, pod *v1.Pod, grace *int64, e
 		}
 	}
 	s.cfg.Cache.Set(pod.UID, final, nil, s.cfg.Clock.Now())
-	s.publish(pod, final, edit)
+	s.publish(pod, final, edit, true)
 	s.cfg.Reasons.Remove(pod.UID)
 	s.cfg.Log.Info("pod terminated, its containers kept until it is removed", "pod", podName(pod))
 	return nil

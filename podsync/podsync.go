@@ -142,11 +142,11 @@ func (s *Syncer) Sync(ctx context.Context, w podworkers.Work) error {
 		return s.terminate(ctx, w)
 	}
 	pod := s.allocated(w.Pod)
-	if phase := s.generate(pod, w.Status).Phase; phase == v1.PodSucceeded || phase == v1.PodFailed {
+	if phase := s.generate(pod, w.Status, false).Phase; phase == v1.PodSucceeded || phase == v1.PodFailed {
 		// The kubelet's SyncPod: a pod whose status is terminal is done;
 		// its status is published, the runtime is not touched, and the
 		// workers terminate it (see terminateFinished).
-		s.publish(pod, w.Status, nil)
+		s.publish(pod, w.Status, nil, false)
 		return fmt.Errorf("pod %s is %s: %w", podName(pod), phase, podworkers.ErrPodTerminal)
 	}
 	if s.cfg.Mirrors != nil && isStatic(pod) {
@@ -157,7 +157,7 @@ func (s *Syncer) Sync(ctx context.Context, w podworkers.Work) error {
 		}
 	}
 	if err := s.setUpVolumes(pod, w.Status); err != nil {
-		s.publish(pod, w.Status, nil)
+		s.publish(pod, w.Status, nil, false)
 		return err
 	}
 	resized := s.resizing(pod, w.Status)
@@ -189,15 +189,15 @@ func (s *Syncer) Sync(ctx context.Context, w podworkers.Work) error {
 		}
 	}
 	s.resizeDone(pod, status, res, resized)
-	s.publish(pod, status, nil)
+	s.publish(pod, status, nil, false)
 	return res.Err()
 }
 
 // publish generates the pod's status from st and hands it to the status
-// manager, edited by edit if set (an eviction's final status). It returns
-// the phase published.
-func (s *Syncer) publish(pod *v1.Pod, st *kc.PodStatus, edit func(*v1.PodStatus)) v1.PodPhase {
-	status := s.generate(pod, st)
+// manager, edited by edit if set (an eviction's final status); terminal:
+// see generate. It returns the phase published.
+func (s *Syncer) publish(pod *v1.Pod, st *kc.PodStatus, edit func(*v1.PodStatus), terminal bool) v1.PodPhase {
+	status := s.generate(pod, st, terminal)
 	if edit != nil {
 		edit(&status)
 	}
@@ -212,10 +212,11 @@ func (s *Syncer) publish(pod *v1.Pod, st *kc.PodStatus, edit func(*v1.PodStatus)
 }
 
 // generate is the pod's API status from st over the status published
-// before (a terminal phase, a stopped pod's IPs stay).
-func (s *Syncer) generate(pod *v1.Pod, st *kc.PodStatus) v1.PodStatus {
+// before (a terminal phase, a stopped pod's IPs stay); terminal says the
+// pod is being terminated for good (podstatus.Input.Terminal).
+func (s *Syncer) generate(pod *v1.Pod, st *kc.PodStatus, terminal bool) v1.PodStatus {
 	in := podstatus.Input{Pod: pod, Runtime: st, Reasons: s.cfg.Reasons.Get(pod.UID),
-		Probes: s.cfg.Prober, RuntimeName: s.cfg.RuntimeName, HostIPs: s.cfg.HostIPs}
+		Probes: s.cfg.Prober, RuntimeName: s.cfg.RuntimeName, HostIPs: s.cfg.HostIPs, Terminal: terminal}
 	if old, ok := s.cfg.Statuses.PodStatus(pod.UID); ok {
 		in.Old = &old
 	}
@@ -288,7 +289,7 @@ func (s *Syncer) terminate(ctx context.Context, w podworkers.Work) error {
 		// The status manager writes the final status (the containers as
 		// killed), then deletes the API object; the caller calls
 		// Statuses.RemovePod once the API source says the pod is gone.
-		s.publish(pod, final, nil)
+		s.publish(pod, final, nil, true)
 	default:
 		s.cfg.Statuses.RemovePod(pod.UID)
 	}

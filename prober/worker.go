@@ -200,16 +200,10 @@ func (w *worker) event(reason, format string, args ...any) {
 // willNotRestart: a terminated container the restart policy leaves dead.
 // A sidecar is always restarted, whatever the pod's restartPolicy.
 func willNotRestart(pod *v1.Pod, spec *v1.Container, c *kc.ContainerStatus) bool {
-	if c.State != kc.ContainerStateExited || sidecar(spec) {
+	if c.State != kc.ContainerStateExited {
 		return false
 	}
-	switch pod.Spec.RestartPolicy {
-	case v1.RestartPolicyNever:
-		return true
-	case v1.RestartPolicyOnFailure:
-		return c.ExitCode == 0
-	}
-	return false
+	return !kc.ShouldRestart(spec, &pod.Spec, int32(c.ExitCode))
 }
 
 func podRef(p *v1.Pod) string { return p.Namespace + "/" + p.Name }
