@@ -190,3 +190,33 @@ func TestIntegrationV1UnlimitedAndUpdate(t *testing.T) {
 		assert.NoDirExists(t, filepath.Join(DefaultMountRoot, c, rootName))
 	}
 }
+
+// TestIntegrationV1ResizePodCgroup: for an in-place resize, grow keeps a
+// limit that would go down where it is (the containers are resized under
+// it), the exact resize afterwards lowers it.
+func TestIntegrationV1ResizePodCgroup(t *testing.T) {
+	requireRealV1(t)
+	rootName := testRootName(t)
+	t.Cleanup(func() { removeLeftovers(rootName) })
+	m, err := New(Config{CgroupRoot: "/" + rootName})
+	require.NoError(t, err)
+	require.NoError(t, m.EnsureQOSCgroups())
+
+	pod := podOf("it-resize", nil, ctr(rl("cpu", "100m", "memory", "64Mi"), rl("cpu", "200m", "memory", "128Mi")))
+	name, err := m.EnsurePodCgroup(pod)
+	require.NoError(t, err)
+	path := m.Path(name)
+	assert.Equal(t, "20000", readCg(t, "cpu", path, "cpu.cfs_quota_us"))
+
+	// cpu limit down, memory limit up
+	pod.Spec.Containers[0].Resources = v1.ResourceRequirements{Requests: rl("cpu", "50m", "memory", "64Mi"), Limits: rl("cpu", "100m", "memory", "256Mi")}
+	_, err = m.ResizePodCgroup(pod, true)
+	require.NoError(t, err)
+	assert.Equal(t, "20000", readCg(t, "cpu", path, "cpu.cfs_quota_us"), "grow: the quota not lowered yet")
+	assert.Equal(t, "268435456", readCg(t, "memory", path, "memory.limit_in_bytes"), "grow: memory raised")
+	assert.Equal(t, "51", readCg(t, "cpu", path, "cpu.shares"), "shares take the target at once")
+	_, err = m.ResizePodCgroup(pod, false)
+	require.NoError(t, err)
+	assert.Equal(t, "10000", readCg(t, "cpu", path, "cpu.cfs_quota_us"), "then exactly the target")
+	assert.Equal(t, "268435456", readCg(t, "memory", path, "memory.limit_in_bytes"))
+}

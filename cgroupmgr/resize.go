@@ -34,8 +34,8 @@ func (m *Manager) ResizePodCgroup(pod *v1.Pod, grow bool) (CgroupName, error) {
 		return nil, err
 	}
 	p := m.Path(name)
-	if grow && m.fs.exists(p) {
-		cur, err := readLimits(m.fs, p)
+	if r, ok := m.fs.(limitsReader); ok && grow && m.fs.exists(p) {
+		cur, err := r.limits(p)
 		if err != nil {
 			return nil, err
 		}
@@ -68,17 +68,10 @@ func keepHigher(rc *ResourceConfig, cur cgroupLimits) {
 	}
 }
 
-// limitsReader is a driver that can read a cgroup's limits back.
+// limitsReader is a driver that can read a cgroup's limits back (the
+// real ones; without, a resize sets the target at once).
 type limitsReader interface {
 	limits(path string) (cgroupLimits, error)
-}
-
-func readLimits(fs fsDriver, path string) (cgroupLimits, error) {
-	r, ok := fs.(limitsReader)
-	if !ok {
-		return cgroupLimits{cpuQuota: -1, memory: -1}, nil // nothing to keep: take the target as it is
-	}
-	return r.limits(path)
 }
 
 func (d *v1Driver) limits(path string) (cgroupLimits, error) {
