@@ -148,3 +148,24 @@ func TestNewNeedsFit(t *testing.T) {
 	_, err := allocation.New(allocation.Config{})
 	assert.ErrorContains(t, err, "Config.Fit is required")
 }
+
+// TestBackfillAfterRestart: a new Manager (the agent restarted) keeps the
+// checkpointed allocation, takes the resize conditions from the API
+// status, and decides the resize asked meanwhile at the next retry.
+func TestBackfillAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	fit := func(*v1.Pod, []*v1.Pod) (bool, string, string) { return true, "", "" }
+	m, err := allocation.New(allocation.Config{StateDir: dir, Fit: fit})
+	require.NoError(t, err)
+	m.AddPod(pod("u", 1, "100m"))
+
+	restarted, err := allocation.New(allocation.Config{StateDir: dir, Fit: fit})
+	require.NoError(t, err)
+	resized := pod("u", 2, "200m")
+	resized.Status.Conditions = []v1.PodCondition{{Type: v1.PodResizePending, Status: v1.ConditionTrue, Reason: v1.PodReasonDeferred}}
+	assert.Equal(t, "100m", cpuOf(restarted.AddPod(resized)), "the checkpoint, not the spec")
+	restarted.Backfill(resized)
+	assert.Equal(t, map[v1.PodConditionType]string{v1.PodResizePending: v1.PodReasonDeferred}, conditionReasons(restarted, "u"))
+	assert.Equal(t, []*v1.Pod{resized}, restarted.RetryPending(func(types.UID) (*v1.Pod, bool) { return resized, true }, nil))
+	assert.Equal(t, map[v1.PodConditionType]string{v1.PodResizeInProgress: ""}, conditionReasons(restarted, "u"))
+}

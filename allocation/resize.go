@@ -244,3 +244,26 @@ func resizeMessage(pod *v1.Pod, prefix, errMessage string, generation int64) str
 	}
 	return fmt.Sprintf("%s: %s", prefix, b)
 }
+
+// Backfill takes the resize conditions pod's API status has (the agent
+// restarted during a resize), as the kubelet's
+// BackfillPodResizeConditions, so that a resize in progress or pending
+// stays so until decided again; a pending one is queued for RetryPending.
+func (m *Manager) Backfill(pod *v1.Pod) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.conditions[pod.UID]
+	for i := range pod.Status.Conditions {
+		pc := pod.Status.Conditions[i]
+		switch pc.Type {
+		case v1.PodResizePending:
+			c.pending = &pc
+		case v1.PodResizeInProgress:
+			c.inProgress = &pc
+		}
+	}
+	m.conditions[pod.UID] = c
+	if _, differs := m.allocatedPod(pod); differs && !slices.Contains(m.pending, pod.UID) {
+		m.pending = append(m.pending, pod.UID)
+	}
+}

@@ -128,7 +128,12 @@ func (d *Dispatcher) Dispatch(u podsource.PodUpdate) {
 			}
 			d.cfg.Log.Info("pod added", "pod", podName(pod), "uid", pod.UID, "source", u.Source)
 			if !finished && d.cfg.Allocation != nil {
+				// The kubelet's HandlePodAdditions: the checkpointed
+				// allocation wins after a restart; a resize asked
+				// meanwhile waits for RetryPending, once every pod of the
+				// update is in.
 				d.cfg.Allocation.AddPod(pod)
+				d.cfg.Allocation.Backfill(pod)
 			}
 			if finished {
 				// Its final status, held as the kubelet's SyncTerminatedPod

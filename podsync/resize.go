@@ -18,6 +18,9 @@ type Allocation interface {
 	AddPod(pod *v1.Pod) *v1.Pod
 	AllocatedPod(pod *v1.Pod) (allocated *v1.Pod, differs bool)
 	HandleResize(pod *v1.Pod, active []*v1.Pod) bool
+	// Backfill restores a new pod's resize conditions from its API
+	// status and queues a resize the allocation does not have yet.
+	Backfill(pod *v1.Pod)
 	RetryPending(pod func(types.UID) (*v1.Pod, bool), active []*v1.Pod) []*v1.Pod
 	SyncDone(allocated *v1.Pod, inProgress bool, err error)
 	Conditions(uid types.UID) []v1.PodCondition
