@@ -49,6 +49,8 @@ func TestPackageDependencies(t *testing.T) {
 		// k8s.io/kubelet for the Summary API's VolumeStats (PodVolumeStats).
 		{"volume", []string{"fieldpath", "internal/fsstats", "kubecontainer", "podpath"}, light, 21},
 		{"podpath", nil, light, 4},
+		// The pods' user namespaces: pod directories from podpath, no CRI.
+		{"userns", []string{"podpath"}, light, 18},
 		{"prober/probe", nil, []string{criAPI, prometheus, containerd, clientGo}, 6},
 		{"pleg/plegmetrics", []string{"kubecontainer", "pleg"}, []string{grpc, criAPI, containerd, clientGo}, 28},
 		{"prober", []string{"kubecontainer", "prober/probe"}, []string{criAPI, containerd, clientGo}, 30},

@@ -15,6 +15,7 @@
 //	node parts: the runtime, cgroups, volumes and disk under the pods
 //	  volume               emptyDir, hostPath, configMap, secret, downwardAPI, projected, as mounts
 //	  cgroupmgr            the QoS and pod cgroup tree, cgroupfs or systemd, v1 or v2
+//	  userns               the pods' user namespaces (hostUsers: false): ID ranges kept per pod
 //	  runtime              CRI client: RuntimeService and ImageService over gRPC or in process
 //	  runtime/criconv      CRI to kubecontainer conversions, shared by runtime, kuberuntime and gc
 //	  kuberuntime          pod-level runtime manager: SyncPod, KillPod, GetPodStatus on the CRI
