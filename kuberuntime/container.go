@@ -92,6 +92,10 @@ func (m *Manager) ContainerConfig(pod *v1.Pod, c *v1.Container, in ContainerInpu
 		}
 		return out
 	}
+	userns, err := m.usernsOptions(pod)
+	if err != nil {
+		return nil, err
+	}
 	image := in.ImageRef
 	if image == "" {
 		image = c.Image
@@ -116,6 +120,9 @@ func (m *Manager) ContainerConfig(pod *v1.Pod, c *v1.Container, in ContainerInpu
 		},
 	}
 	cfg.Linux.Resources.Unified = m.unifiedResources()
+	// The pod's user namespace, which the containers join.
+	cfg.Linux.SecurityContext.NamespaceOptions.UsernsOptions = userns
+	idmapMounts(cfg.Mounts, userns)
 	return cfg, nil
 }
 

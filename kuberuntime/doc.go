@@ -25,6 +25,17 @@
 // through CRI UpdateContainerResources, decreases first, or restarted when
 // their resizePolicy says RestartContainer (ComputeResizeActions).
 //
+// A pod with spec.hostUsers: false gets its own user namespace as in the
+// kubelet v1.37: ManagerConfig.UserNamespaces (package userns) gives its
+// ID range, which becomes the sandbox's NamespaceOptions.UsernsOptions
+// (mode POD, the same UID and GID mapping), the containers' (which join
+// it) and every mount's UID and GID mappings, for the runtime to mount
+// idmapped; other pods say mode NODE. A refusal (a runtime handler without
+// user namespace support, a full range, no manager) fails the sandbox
+// with ErrConfigPodSandbox and the kubelet's FailedCreatePodSandBox event;
+// HandlerSupportsUserNamespaces reads the runtime's status as the kubelet
+// does.
+//
 // # Use
 //
 //	client, err := runtime.Dial(ctx, runtime.DefaultRuntimeEndpoint)

@@ -1,6 +1,7 @@
 package kuberuntime_test
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -66,4 +67,23 @@ func TestSyncPodRecordsTheKubeletsEvents(t *testing.T) {
 	_, err = m.TerminatePod(e.ctx, pod, nil)
 	require.NoError(t, err)
 	assert.Contains(t, rec.take(), "ev spec.containers{web} Normal Killing: Stopping container web")
+}
+
+func TestSyncPodRefusedUserNamespaceIsAFailedSandboxEvent(t *testing.T) {
+	_, client := startFake(t)
+	rec := &recorder{}
+	m, err := kuberuntime.NewManager(kuberuntime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: t.TempDir(),
+		DNS: kuberuntime.HostDNS("", nil, ""), Recorder: rec,
+		UserNamespaces: kuberuntime.UserNamespacesFunc(func(*v1.Pod, string) (uint32, uint32, error) {
+			return 0, 0, errors.New("can't set `spec.hostUsers: false`, runtime does not support user namespaces")
+		})})
+	require.NoError(t, err)
+	e := &managerEnv{t: t, client: client, m: m, ctx: t.Context()}
+	pod := podSpec("userns", v1.RestartPolicyAlways, v1.Container{Name: "web", Image: testImage, Args: []string{"serve"}})
+	pod.Spec.HostUsers = new(bool)
+	res, st := e.sync(pod, nil)
+	require.ErrorIs(t, res.Err(), kuberuntime.ErrConfigPodSandbox)
+	assert.Empty(t, st.SandboxStatuses, "no sandbox is created")
+	assert.Equal(t, []string{"userns  Warning FailedCreatePodSandBox: Failed to create pod sandbox: " +
+		"can't set `spec.hostUsers: false`, runtime does not support user namespaces"}, rec.take())
 }

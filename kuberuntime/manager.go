@@ -63,6 +63,10 @@ type ManagerConfig struct {
 	Images  ImageService
 	// RuntimeHandler is the RuntimeClass handler for sandboxes ("" = default).
 	RuntimeHandler string
+	// UserNamespaces gives pods with spec.hostUsers: false their user
+	// namespace (package userns's *Manager); nil refuses such pods with
+	// ErrNoUserNamespaces.
+	UserNamespaces UserNamespaces
 	// SandboxLabels are added to every sandbox's labels (after the pod's
 	// own, before the kubelet's io.kubernetes.pod.* ones), e.g. to tell one
 	// agent's pods from another's on a shared runtime.

@@ -17,7 +17,9 @@ const DefaultPodLogsDir = podpath.DefaultPodLogsDir
 // generatePodSandboxConfig does: metadata, labels and annotations, hostname
 // (none on the host network, where the runtime cannot set one), log
 // directory, DNS, port mappings of every container port, the cgroup parent
-// and the Linux security context.
+// and the Linux security context, with the pod's user namespace (the
+// node's, or with hostUsers: false the pod's own from
+// ManagerConfig.UserNamespaces, whose error is returned as it is).
 func (m *Manager) SandboxConfig(pod *v1.Pod, attempt uint32, cgroupParent string) (*runtimeapi.PodSandboxConfig, error) {
 	logDir, err := PodLogsDir(m.cfg.PodLogsDir, pod)
 	if err != nil {
@@ -50,6 +52,11 @@ func (m *Manager) SandboxConfig(pod *v1.Pod, attempt uint32, cgroupParent string
 		}
 	}
 	cfg.Linux = sandboxLinuxConfig(pod, cgroupParent)
+	userns, err := m.usernsOptions(pod)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Linux.SecurityContext.NamespaceOptions.UsernsOptions = userns
 	return cfg, nil
 }
 

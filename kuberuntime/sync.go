@@ -87,6 +87,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus
 	if err != nil {
 		if a.CreateSandbox {
 			m.cfg.Metrics.sandboxCreated(err)
+			m.event(pod, nil, v1.EventTypeWarning, EventFailedSandbox, "Failed to create pod sandbox: %v", err)
 		}
 		res.add(ActionCreatePodSandbox, podRef(pod), fail(ErrConfigPodSandbox, "%w", err))
 		return res
