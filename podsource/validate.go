@@ -23,7 +23,9 @@ import (
 // names, volumes (DNS-1123 labels, unique, exactly one source) and volume
 // mounts that name a volume, resources (non-negative, requests <= limits),
 // restartPolicy, dnsPolicy, imagePullPolicy and probe numbers, subPath
-// and hostPath without "..", an image volume's reference and pullPolicy. It is a subset of the API server's
+// and hostPath without "..", an image volume's reference and pullPolicy,
+// hostUsers: false without hostNetwork, hostPID, hostIPC or volumeDevices
+// (and procMount Unmasked only with it). It is a subset of the API server's
 // ValidatePodCreate (k8s.io/kubernetes is not a dependency); each error
 // carries its field path and value. The sources run it after defaulting, as
 // the kubelet does, so a bad name is reported with the node suffix.
@@ -127,6 +129,51 @@ func ValidatePod(pod *v1.Pod) field.ErrorList {
 	if s.ActiveDeadlineSeconds != nil && *s.ActiveDeadlineSeconds <= 0 {
 		errs = append(errs, field.Invalid(spec.Child("activeDeadlineSeconds"), *s.ActiveDeadlineSeconds, "must be greater than 0"))
 	}
+	errs = append(errs, validateHostUsers(s, spec)...)
+	return errs
+}
+
+// validateHostUsers is the API server's check of spec.hostUsers (GA in
+// v1.36): a pod in its own user namespace shares no other namespace with
+// the host and has no volumeDevices (neither idmapped nor chowned); an
+// Unmasked procMount needs one. The field paths are the API server's.
+func validateHostUsers(s *v1.PodSpec, spec *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	hostUsers := s.HostUsers == nil || *s.HostUsers
+	each := func(visit func(c *v1.Container, p *field.Path)) {
+		for i := range s.InitContainers {
+			visit(&s.InitContainers[i], spec.Child("initContainers").Index(i))
+		}
+		for i := range s.Containers {
+			visit(&s.Containers[i], spec.Child("containers").Index(i))
+		}
+		for i := range s.EphemeralContainers {
+			visit((*v1.Container)(&s.EphemeralContainers[i].EphemeralContainerCommon), spec.Child("ephemeralContainers").Index(i))
+		}
+	}
+	if hostUsers {
+		each(func(c *v1.Container, p *field.Path) {
+			if sc := c.SecurityContext; sc != nil && sc.ProcMount != nil && *sc.ProcMount == v1.UnmaskedProcMount {
+				errs = append(errs, field.Invalid(p.Child("securityContext", "procMount"), *sc.ProcMount,
+					"`hostUsers` must be false to use `Unmasked`"))
+			}
+		})
+		return errs
+	}
+	if s.HostNetwork {
+		errs = append(errs, field.Forbidden(spec.Child("hostNetwork"), "when `hostUsers` is false"))
+	}
+	if s.HostPID {
+		errs = append(errs, field.Forbidden(spec.Child("HostPID"), "when `hostUsers` is false"))
+	}
+	if s.HostIPC {
+		errs = append(errs, field.Forbidden(spec.Child("HostIPC"), "when `hostUsers` is false"))
+	}
+	each(func(c *v1.Container, p *field.Path) {
+		if len(c.VolumeDevices) > 0 {
+			errs = append(errs, field.Forbidden(p.Child("volumeDevices"), "when `hostUsers` is false"))
+		}
+	})
 	return errs
 }
 

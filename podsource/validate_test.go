@@ -7,6 +7,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 func TestParseErrors(t *testing.T) {
@@ -54,6 +57,14 @@ func TestParseErrors(t *testing.T) {
 			[]string{`spec.containers[0].volumeMounts[0].name: Not found: "v"`}},
 		{"request over limit", pod("  containers: [{name: c, image: i, resources: {limits: {cpu: 1}, requests: {cpu: 2}}}]\n"), false, false,
 			[]string{`spec.containers[0].resources.requests[cpu]: Invalid value: "2"`}},
+		{"host users false and host network", pod("  hostUsers: false\n  hostNetwork: true\n  containers: [{name: c, image: i}]\n"), false, false,
+			[]string{"spec.hostNetwork: Forbidden: when `hostUsers` is false"}},
+		{"host users false and host pid and ipc", pod("  hostUsers: false\n  hostPID: true\n  hostIPC: true\n  containers: [{name: c, image: i}]\n"), false, false,
+			[]string{"spec.HostPID: Forbidden: when `hostUsers` is false", "spec.HostIPC: Forbidden: when `hostUsers` is false"}},
+		{"host users false and volume devices", pod("  hostUsers: false\n  volumes: [{name: v, emptyDir: {}}]\n  initContainers: [{name: i, image: i}]\n  containers: [{name: c, image: i, volumeDevices: [{name: v, devicePath: /dev/v}]}]\n"), false, false,
+			[]string{"spec.containers[0].volumeDevices: Forbidden: when `hostUsers` is false"}},
+		{"unmasked proc with host users", pod("  containers: [{name: c, image: i, securityContext: {procMount: Unmasked}}]\n"), false, false,
+			[]string{"spec.containers[0].securityContext.procMount: Invalid value: \"Unmasked\": `hostUsers` must be false to use `Unmasked`"}},
 		{"bad restart policy", pod("  restartPolicy: Sometimes\n  containers: [{name: c, image: i}]\n"), false, false,
 			[]string{`spec.restartPolicy: Unsupported value: "Sometimes"`}},
 		{"probe without handler", pod("  containers: [{name: c, image: i, livenessProbe: {periodSeconds: 5}}]\n"), false, false,
@@ -140,4 +151,18 @@ func TestParseListKeepsGoodItems(t *testing.T) {
 	assert.Equal(t, "default/b", ps[1].Key)
 	assert.Equal(t, "ns/c", ps[2].Key)
 	assert.Equal(t, "c-node-1", ps[2].Pod.Name)
+}
+
+func TestValidatePodAcceptsUserNamespaces(t *testing.T) {
+	no := false
+	for _, spec := range []v1.PodSpec{
+		{HostUsers: &no, Volumes: []v1.Volume{{Name: "v", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}},
+			Containers: []v1.Container{{Name: "c", Image: "i", VolumeMounts: []v1.VolumeMount{{Name: "v", MountPath: "/v"}},
+				SecurityContext: &v1.SecurityContext{ProcMount: ptr.To(v1.UnmaskedProcMount)}}}},
+		{HostNetwork: true, HostPID: true, HostIPC: true, Containers: []v1.Container{{Name: "c", Image: "i"}}},
+	} {
+		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: "u"}, Spec: spec}
+		SetAPIDefaults(pod)
+		assert.Empty(t, ValidatePod(pod))
+	}
 }
