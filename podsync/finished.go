@@ -44,6 +44,9 @@ func (s *Syncer) terminateKept(ctx context.Context, pod *v1.Pod, grace *int64, e
 			return fmt.Errorf("pod %s cgroup: %w", podName(pod), err)
 		}
 	}
+	if s.cfg.UserNamespaces != nil {
+		s.cfg.UserNamespaces.Release(pod.UID)
+	}
 	s.cfg.Cache.Set(pod.UID, final, nil, s.cfg.Clock.Now())
 	s.publish(pod, final, edit, true)
 	s.cfg.Reasons.Remove(pod.UID)

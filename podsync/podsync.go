@@ -91,10 +91,21 @@ type Config struct {
 	// the allocated pod and resizes its running containers to it, the
 	// pod's cgroup set around them when Cgroups is a PodCgroupResizer.
 	Allocation Allocation
+	// UserNamespaces, if set, frees the user namespace of each pod
+	// terminated (the kubelet's SyncTerminatedPod) and of pods gone at
+	// housekeeping (package userns's *Manager).
+	UserNamespaces UserNamespaces
 	// Metrics, if set, observes the pods' start durations.
 	Metrics *Metrics
 	Clock   clock.PassiveClock
 	Log     logr.Logger
+}
+
+// UserNamespaces frees pods' user namespaces; package userns's *Manager
+// implements it.
+type UserNamespaces interface {
+	Release(uid types.UID)
+	CleanupOrphans(known []types.UID) error
 }
 
 // Syncer is the kubelet's SyncPod and SyncTerminatingPod over nodekit's
@@ -283,6 +294,9 @@ func (s *Syncer) terminate(ctx context.Context, w podworkers.Work) error {
 			return fmt.Errorf("pod %s cgroup: %w", podName(pod), err)
 		}
 	}
+	if s.cfg.UserNamespaces != nil {
+		s.cfg.UserNamespaces.Release(pod.UID)
+	}
 	s.cfg.Cache.Delete(pod.UID)
 	switch {
 	case isAPIPod(pod) && !w.RuntimeOnly:
@@ -382,7 +396,7 @@ func (s *Syncer) Housekeeping(ctx context.Context, w Workers) error {
 		w.UpdatePod(u)
 	}
 	if err == nil { // else any pod could still run
-		err = s.CleanupPodDirs(known, inRuntime)
+		err = errors.Join(s.CleanupPodDirs(known, inRuntime), s.cleanupUserNamespaces(known, inRuntime))
 	}
 	var mirrorErr error
 	if s.cfg.Mirrors != nil {
@@ -405,6 +419,23 @@ func isAPIPod(p *v1.Pod) bool { return p.Annotations["kubernetes.io/config.sourc
 func isStatic(p *v1.Pod) bool {
 	src, ok := p.Annotations["kubernetes.io/config.source"]
 	return ok && src != "api"
+}
+
+// cleanupUserNamespaces frees the user namespaces of the pods neither the
+// workers nor the runtime have, as the kubelet's HandlePodCleanups.
+func (s *Syncer) cleanupUserNamespaces(known, inRuntime map[types.UID]bool) error {
+	if s.cfg.UserNamespaces == nil {
+		return nil
+	}
+	keep := make([]types.UID, 0, len(known)+len(inRuntime))
+	for _, m := range []map[types.UID]bool{known, inRuntime} {
+		for uid, ok := range m {
+			if ok {
+				keep = append(keep, uid)
+			}
+		}
+	}
+	return s.cfg.UserNamespaces.CleanupOrphans(keep)
 }
 
 // CleanupCgroups removes the pod cgroups of pods known does not have (a
