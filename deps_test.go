@@ -112,12 +112,12 @@ func TestPackageDependencies(t *testing.T) {
 		{"nodeagent", []string{"admission", "allocation", "cgroupmgr", "eviction", "fieldpath", "gc", "internal/fsstats", "kubecontainer",
 			"kuberuntime", "mirrorpod", "nodestatus", "pleg", "pleg/plegmetrics", "podpath", "podsource", "podsource/apiserver", "podstatus",
 			"podstatus/apiclient", "podsync", "podworkers", "prober", "prober/probe", "resources", "runtime", "runtime/criconv",
-			"server", "statuscache", "volume", "volume/apiclient"}, nil, 74},
+			"server", "statuscache", "userns", "volume", "volume/apiclient"}, nil, 74},
 		// Hollow nodes: nodeagent, each on its own runtime/fake.
 		{"hollow", []string{"admission", "allocation", "cgroupmgr", "eviction", "fieldpath", "gc", "internal/fsstats", "kubecontainer",
 			"kuberuntime", "mirrorpod", "nodeagent", "nodestatus", "pleg", "pleg/plegmetrics", "podpath", "podsource", "podsource/apiserver", "podstatus",
 			"podstatus/apiclient", "podsync", "podworkers", "prober", "prober/probe", "resources", "runtime", "runtime/criconv", "runtime/fake",
-			"server", "statuscache", "volume", "volume/apiclient"}, nil, 74},
+			"server", "statuscache", "userns", "volume", "volume/apiclient"}, nil, 74},
 	} {
 		t.Run(tc.pkg, func(t *testing.T) {
 			out, err := exec.Command("go", "list", "-deps", "-f",

@@ -27,6 +27,7 @@ import (
 	"github.com/nodekit-dev/nodekit/runtime"
 	"github.com/nodekit-dev/nodekit/server"
 	"github.com/nodekit-dev/nodekit/statuscache"
+	"github.com/nodekit-dev/nodekit/userns"
 	"github.com/nodekit-dev/nodekit/volume"
 )
 
@@ -51,6 +52,7 @@ type Agent struct {
 	workers     *podworkers.Workers
 	syncer      *podsync.Syncer
 	allocation  *allocation.Manager
+	userns      *userns.Manager
 	predicate   *admission.Predicate // the resize fit of allocation
 	statuses    *podstatus.Manager
 	mux         *podsource.Mux

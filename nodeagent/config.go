@@ -3,6 +3,7 @@ package nodeagent
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -104,6 +105,11 @@ type Config struct {
 	// SingleProcessOOMKill: on cgroup v2, an OOM kill takes one process,
 	// not the container (the kubelet's singleProcessOOMKill).
 	SingleProcessOOMKill bool
+	// UserNamespacesIDsPerPod is the kubelet's userNamespaces.idsPerPod:
+	// how many host IDs each pod with hostUsers: false gets (0: 65536; a
+	// multiple of 65536, at most 2^32-1). The range comes from the user
+	// kubelet's /etc/subuid and /etc/subgid entries (package userns).
+	UserNamespacesIDsPerPod int64
 	// ContainerGC and ImageGC are the garbage collection policies (nil:
 	// gc's defaults, as the kubelet's); SandboxImage is kept by image GC
 	// when the runtime does not name its own.
@@ -203,6 +209,17 @@ func (c Config) withDefaults() (Config, error) {
 	}{{"MaxPods", c.MaxPods}, {"LeaseDurationSeconds", int(c.LeaseDurationSeconds)}, {"Port", int(c.Port)}} {
 		if n.v < 0 {
 			return c, fmt.Errorf("nodeagent: Config.%s: Invalid value: %d: must not be negative", n.name, n.v)
+		}
+	}
+	if n := c.UserNamespacesIDsPerPod; n != 0 {
+		// The kubelet's validation, with its messages.
+		switch {
+		case n < 65536:
+			return c, fmt.Errorf("nodeagent: Config.UserNamespacesIDsPerPod: invalid configuration: userNamespaces.idsPerPod must not be less than 65536")
+		case n%65536 != 0:
+			return c, fmt.Errorf("nodeagent: Config.UserNamespacesIDsPerPod: invalid configuration: userNamespaces.idsPerPod must be a multiple of 65536")
+		case n > math.MaxUint32:
+			return c, fmt.Errorf("nodeagent: Config.UserNamespacesIDsPerPod: invalid configuration: userNamespaces.idsPerPod must not be more than %d", int64(math.MaxUint32))
 		}
 	}
 	if c.CgroupDriver != "" && c.CgroupDriver != cgroupmgr.DriverCgroupfs && c.CgroupDriver != cgroupmgr.DriverSystemd {

@@ -1,7 +1,9 @@
 package nodeagent
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/nodekit-dev/nodekit/podworkers"
 	"github.com/nodekit-dev/nodekit/prober"
 	"github.com/nodekit-dev/nodekit/server"
+	"github.com/nodekit-dev/nodekit/userns"
 	"github.com/nodekit-dev/nodekit/volume"
 )
 
@@ -66,17 +69,34 @@ func (a *Agent) volumePlugins() []volume.Plugin {
 // mode the API's Services, objects and events.
 func (a *Agent) newRuntimeManager(volumes *volume.Manager, m *metrics) error {
 	cfg, client := a.cfg, a.cfg.Runtime
+	var err error
+	a.userns, err = userns.New(userns.Config{Layout: a.layout(), IDsPerPod: uint32(cfg.UserNamespacesIDsPerPod), MaxPods: cfg.MaxPods,
+		Handlers: userns.HandlersFunc(a.handlerSupportsUserNamespaces), Log: a.log.WithName("userns")})
+	if err != nil {
+		return fmt.Errorf("nodeagent: user namespaces: %w", err)
+	}
 	mc := kuberuntime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: cfg.PodLogsDir, RootDir: cfg.RootDir,
 		SandboxLabels: map[string]string{NodeLabel: cfg.NodeName}, OwnPodsOnly: true,
 		HostIP: cfg.NodeIP, ClusterDomain: cfg.ClusterDomain, Mounts: volumes.ContainerMounts, Streaming: client,
 		NodeAllocatable: a.allocatable, Metrics: m.sync, Log: a.log.WithName("runtime"), SingleProcessOOMKill: cfg.SingleProcessOOMKill,
-		CgroupV2: *cfg.RuntimeOnHost && cgroupmgr.HostMode() == cgroupmgr.ModeV2}
+		CgroupV2: *cfg.RuntimeOnHost && cgroupmgr.HostMode() == cgroupmgr.ModeV2, UserNamespaces: a.userns}
 	if a.cluster != nil { // no typed nils in the interfaces
 		mc.Services, mc.Recorder, mc.Objects = a.cluster.services, a.cluster.recorder, a.cluster.objects
 	}
-	var err error
 	a.mgr, err = kuberuntime.NewManager(mc)
 	return err
+}
+
+// handlerSupportsUserNamespaces asks the runtime's status, as the kubelet
+// asks the runtime state it keeps from it.
+func (a *Agent) handlerSupportsUserNamespaces(handler string) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := a.cfg.Runtime.Status(ctx, false)
+	if err != nil {
+		return false, fmt.Errorf("runtime status: %w", err)
+	}
+	return kuberuntime.HandlerSupportsUserNamespaces(st, handler)
 }
 
 // newPLEG builds the generic (relisting) PLEG, or the evented one.
@@ -128,7 +148,7 @@ func (a *Agent) newPodSync(volumes *volume.Manager, m *metrics) error {
 	cfg, clk := a.cfg, a.cfg.Clock
 	sc := podsync.Config{Runtime: a.mgr, Volumes: volumes, Prober: a.prober, Cache: a.cache, Statuses: a.statuses,
 		Reasons: podstatus.NewReasonCache(), RuntimeName: a.runtimeName, HostIPs: []string{cfg.NodeIP}, Metrics: m.pods, Clock: clk,
-		Log: a.log.WithName("sync")}
+		Log: a.log.WithName("sync"), UserNamespaces: a.userns}
 	layout := a.layout()
 	a.summary = &server.SummaryProvider{NodeName: cfg.NodeName, StartTime: clk.Now(), Pods: a, Containers: cfg.Runtime, Clock: clk,
 		Layout: &layout, Volumes: volumes, ImageFs: cfg.Runtime}

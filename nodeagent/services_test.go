@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/nodekit-dev/nodekit/internal/poll"
+	"github.com/nodekit-dev/nodekit/runtime"
 )
 
 // kubelet serviceHasSynced: no container environment before the Services
@@ -36,4 +37,24 @@ func TestServiceCache(t *testing.T) {
 		names = append(names, svc.Namespace+"/"+svc.Name)
 	}
 	assert.ElementsMatch(t, []string{"default/kubernetes", "ns/db"}, names)
+}
+
+func TestUserNamespacesIDsPerPodIsValidatedAsTheKubelets(t *testing.T) {
+	for _, tc := range []struct {
+		ids  int64
+		want string
+	}{
+		{ids: 0}, {ids: 65536}, {ids: 65536 * 4},
+		{ids: 1000, want: "userNamespaces.idsPerPod must not be less than 65536"},
+		{ids: 65536 + 1, want: "userNamespaces.idsPerPod must be a multiple of 65536"},
+		{ids: 1 << 32, want: "userNamespaces.idsPerPod must not be more than 4294967295"},
+	} {
+		cfg := Config{NodeName: "n", NodeIP: "127.0.0.1", Runtime: &runtime.Client{}, UserNamespacesIDsPerPod: tc.ids}
+		_, err := cfg.withDefaults()
+		if tc.want == "" {
+			assert.NoError(t, err, tc.ids)
+			continue
+		}
+		assert.ErrorContains(t, err, "nodeagent: Config.UserNamespacesIDsPerPod: invalid configuration: "+tc.want)
+	}
 }

@@ -79,7 +79,7 @@ func (cfg config) nodeAgentConfig() (nodeagent.Config, error) {
 		MaxPods: cfg.maxPods, AllowedUnsafeSysctls: cfg.allowedUnsafeSysctls, ClusterDomain: cfg.clusterDomain, Port: int32(cfg.serving.Port), Labels: cfg.nodeLabels, Taints: cfg.taints,
 		KubeReserved: kubeReserved, SystemReserved: systemReserved, CgroupsPerQOS: ptr.To(cfg.cgroupsPerQOS), FailCgroupV1: ptr.To(cfg.failCgroupV1),
 		KubeletVersion: cfg.version.Version(),
-		CgroupRoot:     cfg.cgroupRoot, CgroupDriver: driver, SingleProcessOOMKill: cfg.singleProcessOOMKill,
+		CgroupRoot:     cfg.cgroupRoot, CgroupDriver: driver, SingleProcessOOMKill: cfg.singleProcessOOMKill, UserNamespacesIDsPerPod: cfg.usernsIDsPerPod,
 		ContainerGC: &gcs.containers, ImageGC: &gcs.images, SandboxImage: gcs.sandboxImage,
 		Eviction: &nodeagent.EvictionConfig{Flags: cfg.eviction.flags, PressureTransitionPeriod: cfg.eviction.transition,
 			MaxPodGracePeriodSeconds: int64(cfg.eviction.maxPodGrace), LocalStorageCapacityIsolation: cfg.eviction.localStorage},

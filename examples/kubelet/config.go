@@ -38,6 +38,9 @@ func applyConfigFile(fs *flag.FlagSet, cfg *config, sf *nodeserving.Flags, path,
 	cfg.eviction.flags.MergeDefaults = ptr.Deref(kc.MergeDefaultEvictionSettings, cfg.eviction.flags.MergeDefaults)
 	cfg.eviction.localStorage = kc.LocalStorageCapacityIsolation
 	cfg.singleProcessOOMKill = ptr.Deref(kc.SingleProcessOOMKill, cfg.singleProcessOOMKill)
+	if kc.UserNamespaces != nil {
+		cfg.usernsIDsPerPod = ptr.Deref(kc.UserNamespaces.IDsPerPod, 0)
+	}
 	return nil
 }
 
@@ -52,7 +55,7 @@ var implementedFields = []string{"staticPodPath", "staticPodURL", "containerRunt
 	"authentication", "authorization", "imageGCHighThresholdPercent", "imageGCLowThresholdPercent", "imageMinimumGCAge",
 	"imageMaximumGCAge", "evictionSoft", "evictionSoftGracePeriod", "evictionMinimumReclaim", "evictionMaxPodGracePeriod",
 	"evictionPressureTransitionPeriod", "mergeDefaultEvictionSettings", "localStorageCapacityIsolation", "singleProcessOOMKill",
-	"allowedUnsafeSysctls", "clusterDomain", "failCgroupV1"}
+	"allowedUnsafeSysctls", "clusterDomain", "failCgroupV1", "userNamespaces"}
 
 // logLoadedConfig logs what the kubelet logs of its config files.
 func logLoadedConfig(log *slog.Logger, loaded *kubeletflags.LoadedConfig) {

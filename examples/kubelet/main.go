@@ -65,6 +65,7 @@ type config struct {
 	// singleProcessOOMKill is the config-file field (no flag, as in the
 	// kubelet): on cgroup v2, an OOM kill takes one process, not the container.
 	singleProcessOOMKill bool
+	usernsIDsPerPod      int64 // the config file's userNamespaces.idsPerPod (0: 65536)
 	serving              nodeserving.Settings
 	gc                   gcSettings
 	eviction             evictionSettings
