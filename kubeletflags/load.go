@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/go-logr/logr"
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"sigs.k8s.io/yaml"
@@ -158,4 +159,23 @@ func checkKind(apiVersion, kind string) error {
 		return fmt.Errorf("apiVersion/kind: Unsupported value: %q/%q: %w", apiVersion, kind, ErrConfigKind)
 	}
 	return nil
+}
+
+// Log logs what the kubelet logs of its config files: the strict decoding
+// error it went past, the drop-in fields it ignored, and (at V(4)) the
+// files in the drop-in directory it skipped. A nil LoadedConfig logs
+// nothing.
+func (l *LoadedConfig) Log(log logr.Logger) {
+	if l == nil {
+		return
+	}
+	if l.Lenient != nil {
+		log.Info("Using lenient decoding as strict decoding failed", "err", l.Lenient.Error())
+	}
+	for _, err := range l.UnknownDropInFields {
+		log.Info("KubeletConfiguration drop-in field unknown, ignored", "err", err.Error())
+	}
+	for _, f := range l.SkippedDropIns {
+		log.V(4).Info("Skipped file in drop-in directory (does not have .conf extension)", "file", f)
+	}
 }

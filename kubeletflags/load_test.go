@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/go-logr/logr/funcr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/utils/ptr"
@@ -138,4 +139,22 @@ func TestLoadConfigMissing(t *testing.T) {
 	got, err := kubeletflags.LoadConfig("", "")
 	require.NoError(t, err)
 	assert.Zero(t, *got.Config)
+}
+
+// TestLoadedConfigLog: what the kubelet logs of its config files.
+func TestLoadedConfigLog(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"kubelet.yaml": head + "maxPods: 20\nbogusField: 1\n",
+		"conf.d/10-a.conf": head + "syncFrequency: 5s\n", "conf.d/README": "not a drop-in"})
+	loaded, err := kubeletflags.LoadConfig(filepath.Join(dir, "kubelet.yaml"), filepath.Join(dir, "conf.d"))
+	require.NoError(t, err)
+	var lines []string
+	log := funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{Verbosity: 4})
+	loaded.Log(log)
+	require.Len(t, lines, 2)
+	assert.Contains(t, lines[0], `"msg"="Using lenient decoding as strict decoding failed"`)
+	assert.Contains(t, lines[0], "bogusField")
+	assert.Contains(t, lines[1], `"msg"="Skipped file in drop-in directory (does not have .conf extension)"`)
+	(*kubeletflags.LoadedConfig)(nil).Log(log) // nothing, no panic
+	assert.Len(t, lines, 2)
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"flag"
-	"log/slog"
 
 	"k8s.io/utils/ptr"
 
@@ -56,19 +55,3 @@ var implementedFields = []string{"staticPodPath", "staticPodURL", "containerRunt
 	"imageMaximumGCAge", "evictionSoft", "evictionSoftGracePeriod", "evictionMinimumReclaim", "evictionMaxPodGracePeriod",
 	"evictionPressureTransitionPeriod", "mergeDefaultEvictionSettings", "localStorageCapacityIsolation", "singleProcessOOMKill",
 	"allowedUnsafeSysctls", "clusterDomain", "failCgroupV1", "userNamespaces"}
-
-// logLoadedConfig logs what the kubelet logs of its config files.
-func logLoadedConfig(log *slog.Logger, loaded *kubeletflags.LoadedConfig) {
-	if loaded == nil {
-		return
-	}
-	if loaded.Lenient != nil {
-		log.Info("Using lenient decoding as strict decoding failed", "err", loaded.Lenient.Error())
-	}
-	for _, err := range loaded.UnknownDropInFields {
-		log.Info("KubeletConfiguration drop-in field unknown, ignored", "err", err.Error())
-	}
-	for _, f := range loaded.SkippedDropIns {
-		log.Debug("Skipped file in drop-in directory (does not have .conf extension)", "file", f)
-	}
-}

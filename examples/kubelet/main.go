@@ -103,7 +103,7 @@ func main() {
 	}
 	// logr's V(n) is slog's level -n: -v=4 shows V(4) and below.
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.Level(-cfg.verbosity)}))
-	logLoadedConfig(log, cfg.loaded)
+	cfg.loaded.Log(logr.FromSlogHandler(log.Handler()))
 	if len(cfg.ignoredFlags) > 0 {
 		log.Info("kubelet flags accepted without effect in this agent", "flags", cfg.ignoredFlags)
 	}
