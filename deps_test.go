@@ -47,7 +47,7 @@ func TestPackageDependencies(t *testing.T) {
 		{"podworkers", []string{"kubecontainer"}, light, 19},
 		{"fieldpath", nil, light, 18},
 		// k8s.io/kubelet for the Summary API's VolumeStats (PodVolumeStats).
-		{"volume", []string{"fieldpath", "internal/fsstats", "kubecontainer", "podpath"}, light, 21},
+		{"volume", []string{"fieldpath", "internal/fsstats", "kubecontainer", "podpath"}, light, 22},
 		{"podpath", nil, light, 4},
 		// The pods' user namespaces: pod directories from podpath, no CRI.
 		{"userns", []string{"podpath"}, light, 18},

@@ -50,16 +50,18 @@ func (a *Agent) layout() podpath.Layout {
 	return podpath.Layout{RootDir: a.cfg.RootDir, PodLogsDir: a.cfg.PodLogsDir}
 }
 
-// volumePlugins are the kubelet's volume plugins; ConfigMaps, Secrets and
-// service account tokens need the API server (Config.Client).
+// volumePlugins are the kubelet's volume plugins; ConfigMaps, Secrets,
+// service account tokens and persistent volume claims need the API server
+// (Config.Client).
 func (a *Agent) volumePlugins() []volume.Plugin {
 	plugins := []volume.Plugin{volume.EmptyDir{NodeAllocatable: a.allocatable, PodMemoryLimit: podMemoryLimit}, volume.HostPath{},
 		volume.DownwardAPI{NodeAllocatable: a.allocatable}, volume.Image{}}
 	if a.cluster == nil {
 		return append(plugins, volume.Projected{NodeAllocatable: a.allocatable, PodMemoryLimit: podMemoryLimit}) // downwardAPI sources only
 	}
-	return append(plugins, volume.ConfigMap{Objects: a.cluster.objects}, volume.Secret{Objects: a.cluster.objects,
-		NodeAllocatable: a.allocatable, PodMemoryLimit: podMemoryLimit},
+	return append(plugins, &volume.PersistentVolumeClaim{Objects: a.cluster.objects, Node: a.admissionNode},
+		volume.ConfigMap{Objects: a.cluster.objects}, volume.Secret{Objects: a.cluster.objects,
+			NodeAllocatable: a.allocatable, PodMemoryLimit: podMemoryLimit},
 		volume.Projected{Objects: a.cluster.objects, Tokens: a.cluster.tokens, NodeAllocatable: a.allocatable,
 			PodMemoryLimit: podMemoryLimit})
 }

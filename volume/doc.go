@@ -1,9 +1,11 @@
 // Package volume sets up a pod's volumes on the node and hands the runtime
 // manager their mounts, as the kubelet's volume manager does for the
 // volumes a node can serve by itself: emptyDir (disk or tmpfs), hostPath,
-// configMap, secret, downwardAPI, projected (with service account tokens)
-// and image (the runtime mounts the image; nothing on the node), each a
-// Plugin (Manager lists what each does). API-backed volumes are written
+// configMap, secret, downwardAPI, projected (with service account tokens),
+// image (the runtime mounts the image; nothing on the node) and
+// persistentVolumeClaim bound to a local or hostPath persistent volume
+// (PersistentVolumeClaim; CSI volumes are not served yet), each a Plugin
+// (Manager lists what each does). API-backed volumes are written
 // atomically and again on every sync, so updated ConfigMaps, Secrets,
 // labels and tokens reach running pods; secrets live on tmpfs.
 //
@@ -18,8 +20,9 @@
 // volumes a container mounts and returns them as kubecontainer.Mounts.
 // ContainerMounts also takes the container's resolved environment, which
 // a subPathExpr expands with (Mounts knows only env values and pod
-// fieldRefs). TearDown unmounts the tmpfs mounts and removes the pod's
-// directory, from the UID alone; call it once the containers are gone.
+// fieldRefs). TearDown unmounts the tmpfs and bind mounts and removes the
+// pod's directory, from the UID alone, and refuses while anything is still
+// mounted below it; call it once the containers are gone.
 // PodVolumeStats measures a pod's volumes for the Summary API (a
 // server.VolumeStatsProvider).
 //

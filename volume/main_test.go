@@ -3,6 +3,7 @@ package volume
 import (
 	"errors"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -41,6 +42,26 @@ func (f *fakeMounts) unmount(dir string) error {
 	}
 	delete(f.mounted, dir)
 	return nil
+}
+
+func (f *fakeMounts) bindMount(src, dir string, readOnly bool) error {
+	opts := "bind:" + src
+	if readOnly {
+		opts += ",ro"
+	}
+	return f.mountTmpfs(dir, opts)
+}
+
+func (f *fakeMounts) mountsBelow(dir string) ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for p := range f.mounted {
+		if p == dir || strings.HasPrefix(p, dir+"/") {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
 
 func (f *fakeMounts) isMountPoint(dir string) bool {

@@ -177,8 +177,10 @@ func (m *Manager) mounts(pod *v1.Pod, c *v1.Container, env map[string]string) ([
 			}
 		}
 		// The kubelet mounts read-only what a container must not change.
+		// A claim's readOnly too (the kubelet's spec.ReadOnly).
 		ro, _ := p.(ReadOnlyPlugin)
-		out = append(out, kc.Mount{Name: vm.Name, ContainerPath: vm.MountPath, HostPath: host, ReadOnly: vm.ReadOnly || ro != nil && ro.ReadOnly()})
+		readOnly := vm.ReadOnly || ro != nil && ro.ReadOnly() || vol.PersistentVolumeClaim != nil && vol.PersistentVolumeClaim.ReadOnly
+		out = append(out, kc.Mount{Name: vm.Name, ContainerPath: vm.MountPath, HostPath: host, ReadOnly: readOnly})
 	}
 	return out, nil
 }
@@ -321,6 +323,15 @@ func (m *Manager) TearDown(pod *v1.Pod) error {
 				return err
 			}
 		}
+	}
+	// Removing a directory with something still mounted below it would
+	// delete what the mount shows (a local volume's data): refuse.
+	left, err := mnt.mountsBelow(podDir)
+	if err != nil {
+		return fmt.Errorf("listing mounts below %s: %w", podDir, err)
+	}
+	if len(left) > 0 {
+		return fmt.Errorf("pod %s: still mounted below its directory, not removing it: %v", pod.UID, left)
 	}
 	return podpath.RemoveAllIn(m.layout.PodsDir(), string(pod.UID))
 }

@@ -46,3 +46,13 @@ func (o *Objects) CreateToken(ctx context.Context, namespace, serviceAccount str
 func (o *Objects) GetSecret(ctx context.Context, namespace, name string) (*v1.Secret, error) {
 	return o.client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 }
+
+// GetPersistentVolumeClaim reads one claim.
+func (o *Objects) GetPersistentVolumeClaim(ctx context.Context, namespace, name string) (*v1.PersistentVolumeClaim, error) {
+	return o.client.CoreV1().PersistentVolumeClaims(namespace).Get(ctx, name, metav1.GetOptions{})
+}
+
+// GetPersistentVolume reads one persistent volume.
+func (o *Objects) GetPersistentVolume(ctx context.Context, name string) (*v1.PersistentVolume, error) {
+	return o.client.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
+}

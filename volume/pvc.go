@@ -1,0 +1,193 @@
+package volume
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+)
+
+// ClaimObjects reads persistent volume claims and the volumes bound to
+// them; volume/apiclient's Objects implements it.
+type ClaimObjects interface {
+	GetPersistentVolumeClaim(ctx context.Context, namespace, name string) (*v1.PersistentVolumeClaim, error)
+	GetPersistentVolume(ctx context.Context, name string) (*v1.PersistentVolume, error)
+}
+
+// pvcProtectionFinalizer keeps a claim in use from going (the API's
+// kubernetes.io/pvc-protection).
+const pvcProtectionFinalizer = "kubernetes.io/pvc-protection"
+
+// PersistentVolumeClaim serves persistentVolumeClaim volumes whose claim
+// is bound to a local or a hostPath persistent volume, as the kubelet's
+// volume manager and its local-volume and host-path plugins do:
+//
+//   - the claim must be bound (status Bound, spec.volumeName), not being
+//     deleted without kubernetes.io/pvc-protection, and its volume's
+//     claimRef must name it (by UID): else the kubelet's "error processing
+//     PVC <ns>/<name>: ..." errors, and the pod waits;
+//   - the volume's node affinity must match the node (Node): "no matching
+//     NodeSelectorTerms";
+//   - a local volume is bind-mounted (read-only with the claim's readOnly)
+//     on the volume's directory below the pod's, its ownership set to the
+//     pod's fsGroup unless read-only; TearDown unmounts it;
+//   - a hostPath volume is mounted from its path directly, after the
+//     path's type check (CheckHostPath).
+//
+// Other volume types (csi, nfs, ...) and block mode are refused with an
+// error naming them. A claim resolved once is not read again for the
+// pod's life.
+type PersistentVolumeClaim struct {
+	Objects ClaimObjects
+	// Node is the node the pods run on, for a volume's node affinity; nil
+	// checks none.
+	Node func() (*v1.Node, error)
+
+	mu       sync.Mutex
+	resolved map[types.UID]map[string]*v1.PersistentVolume // pod UID → volume name → PV
+}
+
+// Name is the local-volume plugin's: local volumes are mounted below it.
+func (*PersistentVolumeClaim) Name() string { return "kubernetes.io~local-volume" }
+
+// Supports reports a persistentVolumeClaim volume.
+func (*PersistentVolumeClaim) Supports(vol *v1.Volume) bool { return vol.PersistentVolumeClaim != nil }
+
+// SetUp resolves the claim and sets its volume up.
+func (p *PersistentVolumeClaim) SetUp(pod *v1.Pod, vol *v1.Volume, vd VolumeDir) (string, error) {
+	pv, err := p.volume(pod, vol)
+	if err != nil {
+		return "", err
+	}
+	readOnly := vol.PersistentVolumeClaim.ReadOnly
+	switch src := pv.Spec.PersistentVolumeSource; {
+	case pv.Spec.VolumeMode != nil && *pv.Spec.VolumeMode == v1.PersistentVolumeBlock:
+		return "", fmt.Errorf("persistent volume %s: volumeMode Block is not supported on this node", pv.Name)
+	case src.HostPath != nil:
+		if err := CheckHostPath(&v1.HostPathVolumeSource{Path: src.HostPath.Path, Type: src.HostPath.Type}); err != nil {
+			return "", fmt.Errorf("persistent volume %s: %w", pv.Name, err)
+		}
+		return src.HostPath.Path, nil
+	case src.Local != nil:
+		return p.mountLocal(pod, pv, src.Local.Path, readOnly, vd)
+	}
+	return "", fmt.Errorf("persistent volume %s: its type is not supported on this node (local and hostPath are)", pv.Name)
+}
+
+// mountLocal bind-mounts a local volume's path on the volume's directory,
+// once.
+func (p *PersistentVolumeClaim) mountLocal(pod *v1.Pod, pv *v1.PersistentVolume, path string, readOnly bool, vd VolumeDir) (string, error) {
+	if mnt.isMountPoint(vd.Path()) {
+		return vd.Path(), nil
+	}
+	if _, err := os.Stat(path); err != nil {
+		return "", fmt.Errorf("persistent volume %s: local path: %w", pv.Name, err)
+	}
+	dir, err := vd.Create(0o750)
+	if err != nil {
+		return "", err
+	}
+	if err := mnt.bindMount(path, dir, readOnly); err != nil {
+		return "", fmt.Errorf("persistent volume %s: mounting %s on %s: %w", pv.Name, path, dir, err)
+	}
+	if !readOnly {
+		var policy *v1.PodFSGroupChangePolicy
+		if pod.Spec.SecurityContext != nil {
+			policy = pod.Spec.SecurityContext.FSGroupChangePolicy
+		}
+		if err := SetVolumeOwnership(dir, podFSGroup(pod), policy, false); err != nil {
+			return "", fmt.Errorf("fsGroup: %w", err)
+		}
+	}
+	return dir, nil
+}
+
+// volume is the persistent volume vol's claim is bound to, checked as the
+// kubelet's desired state populator and mount operation check it.
+func (p *PersistentVolumeClaim) volume(pod *v1.Pod, vol *v1.Volume) (*v1.PersistentVolume, error) {
+	p.mu.Lock()
+	pv := p.resolved[pod.UID][vol.Name]
+	p.mu.Unlock()
+	if pv != nil {
+		return pv, nil
+	}
+	claim := vol.PersistentVolumeClaim.ClaimName
+	pvcErr := func(err error) error { return fmt.Errorf("error processing PVC %s/%s: %w", pod.Namespace, claim, err) }
+	ctx, cancel := context.WithTimeout(context.Background(), getTimeout)
+	defer cancel()
+	pvc, err := p.Objects.GetPersistentVolumeClaim(ctx, pod.Namespace, claim)
+	switch {
+	case err != nil:
+		return nil, pvcErr(fmt.Errorf("failed to fetch PVC from API server: %w", err))
+	case pvc.DeletionTimestamp != nil && !slices.Contains(pvc.Finalizers, pvcProtectionFinalizer):
+		return nil, pvcErr(errors.New("PVC is being deleted"))
+	case pvc.Status.Phase != v1.ClaimBound:
+		return nil, pvcErr(errors.New("PVC is not bound"))
+	case pvc.Spec.VolumeName == "":
+		return nil, pvcErr(errors.New("PVC has empty pvc.Spec.VolumeName"))
+	}
+	pv, err = p.Objects.GetPersistentVolume(ctx, pvc.Spec.VolumeName)
+	switch {
+	case err != nil:
+		return nil, pvcErr(fmt.Errorf("failed to fetch PV %s from API server: %w", pvc.Spec.VolumeName, err))
+	case pv.Spec.ClaimRef == nil:
+		return nil, pvcErr(fmt.Errorf("found PV object %s but it has a nil pv.Spec.ClaimRef indicating it is not yet bound to the claim", pv.Name))
+	case pv.Spec.ClaimRef.UID != pvc.UID:
+		return nil, pvcErr(fmt.Errorf("found PV object %s but its pv.Spec.ClaimRef.UID %s does not point to claim.UID %s", pv.Name, pv.Spec.ClaimRef.UID, pvc.UID))
+	}
+	if err := p.nodeAffinity(pv); err != nil {
+		return nil, fmt.Errorf("MountVolume.NodeAffinity check failed for volume %q : %w", vol.Name, err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.resolved == nil {
+		p.resolved = map[types.UID]map[string]*v1.PersistentVolume{}
+	}
+	if p.resolved[pod.UID] == nil {
+		p.resolved[pod.UID] = map[string]*v1.PersistentVolume{}
+	}
+	p.resolved[pod.UID][vol.Name] = pv
+	return pv, nil
+}
+
+// nodeAffinity is the kubelet's CheckNodeAffinity.
+func (p *PersistentVolumeClaim) nodeAffinity(pv *v1.PersistentVolume) error {
+	if p.Node == nil || pv.Spec.NodeAffinity == nil || pv.Spec.NodeAffinity.Required == nil {
+		return nil
+	}
+	node, err := p.Node()
+	if err != nil {
+		return err
+	}
+	ok, err := corev1helpers.MatchNodeSelectorTerms(node, pv.Spec.NodeAffinity.Required)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errors.New("no matching NodeSelectorTerms")
+	}
+	return nil
+}
+
+// TearDown unmounts a local volume's bind mount.
+func (*PersistentVolumeClaim) TearDown(dir string) error {
+	if mnt.isMountPoint(dir) {
+		if err := mnt.unmount(dir); err != nil {
+			return fmt.Errorf("unmounting %s: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+// ForgetPod drops what was resolved for the pod.
+func (p *PersistentVolumeClaim) ForgetPod(uid types.UID) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.resolved, uid)
+}
