@@ -62,6 +62,9 @@ func TestPackageDependencies(t *testing.T) {
 		{"runtime", []string{"kubecontainer", "resources", "runtime/criconv"}, []string{containerd, clientGo, kuberuntimePkg}, 31},
 		// The CRI -> kubecontainer conversions, shared by runtime, kuberuntime and gc.
 		{"runtime/criconv", []string{"kubecontainer", "resources"}, []string{prometheus, containerd, clientGo}, 24},
+		// Pull secrets to registry credentials: distribution/reference (with
+		// go-digest) normalises image names as the kubelet does.
+		{"credentials", nil, light, 20},
 		// The pod-level manager on the CRI client.
 		{"kuberuntime", []string{"fieldpath", "kubecontainer", "podpath", "resources", "runtime", "runtime/criconv"},
 			[]string{containerd, clientGo}, 31},

@@ -18,6 +18,7 @@
 //	  userns               the pods' user namespaces (hostUsers: false): ID ranges kept per pod
 //	  runtime              CRI client: RuntimeService and ImageService over gRPC or in process
 //	  runtime/criconv      CRI to kubecontainer conversions, shared by runtime, kuberuntime and gc
+//	  credentials          image pull secrets to registry credentials, the kubelet's keyring
 //	  kuberuntime          pod-level runtime manager: SyncPod, KillPod, GetPodStatus on the CRI
 //	  runtime/fake         in-memory CRI runtime served over real gRPC, for tests
 //	  runtime/runtimetest  CRI contract suite (the fake and containerd pass it)
