@@ -23,10 +23,14 @@
 #
 # Everything lives under $DIR: config.toml, containerd.sock, containerd.pid,
 # containerd.log, root/, state/, runc/, cni/, bin/ (mkimage, pause, testbin),
-# images/ (pause.tar, testbin.tar, removable.tar) and env (export lines for tests):
+# images/ (pause.tar, testbin.tar, removable.tar), certs.d/ and env (export lines for tests):
 #   NODEKIT_CRI_ENDPOINT NODEKIT_CONTAINERD_DIR NODEKIT_CONTAINERD_PIDFILE
 #   NODEKIT_IMAGE_DIR NODEKIT_CTR NODEKIT_CONTAINERD_SOCK NODEKIT_CONTAINERD_LOG
+#   NODEKIT_CONTAINERD_CERTS_D
 #   NODEKIT_CONTAINERD_VERSION NODEKIT_RUNC_VERSION (as the binaries report them, no "v")
+# certs.d/ is the CRI registry config_path (both config versions): a test that runs a
+# registry drops certs.d/<host:port>/hosts.toml there (e.g. plain HTTP on 127.0.0.1);
+# containerd reads it on every pull, so no restart.
 # NODEKIT_CTR is the ctr matching the containerd that runs. The containerd binary's
 # directory comes first on containerd's PATH (it finds containerd-shim-runc-v2 there;
 # the config also names the shim by runtime_path), runc is named by the runtime's
@@ -170,6 +174,7 @@ write_env() {
     printf 'export NODEKIT_CONTAINERD_DIR=%q\n' "$DIR"
     printf 'export NODEKIT_CONTAINERD_PIDFILE=%q\n' "$PIDFILE"
     printf 'export NODEKIT_IMAGE_DIR=%q\n' "$IMAGES"
+    printf 'export NODEKIT_CONTAINERD_CERTS_D=%q\n' "$DIR/certs.d"
     printf 'export NODEKIT_CTR=%q\n' "$(config_bindir)/ctr"
     printf 'export NODEKIT_CONTAINERD_SOCK=%q\n' "$SOCK"
     printf 'export NODEKIT_CONTAINERD_LOG=%q\n' "$LOG"
@@ -231,7 +236,7 @@ done
 [[ -x $RUNC ]] || die "$RUNC missing"
 log "containerd $("$CONTAINERD_BIN_DIR/containerd" --version | awk '{print $3}') from $CONTAINERD_BIN_DIR, $("$RUNC" --version | head -n 1)"
 
-mkdir -p "$BIN" "$IMAGES" "$DIR/cni/bin" "$DIR/cni/net.d" "$DIR/opt"
+mkdir -p "$BIN" "$IMAGES" "$DIR/cni/bin" "$DIR/cni/net.d" "$DIR/opt" "$DIR/certs.d"
 
 # put FILE MODE <content: replace FILE atomically, only if the content changed
 # (containerd watches the CNI conf dir; rewriting in place can trigger a reload error).
@@ -339,6 +344,8 @@ disabled_plugins = [
         SystemdCgroup = false
         BinaryName = "$RUNC"
         Root = "$DIR/runc"
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "$DIR/certs.d"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "$DIR/cni/bin"
     conf_dir = "$DIR/cni/net.d"
@@ -375,6 +382,8 @@ disabled_plugins = [
   snapshotter = "overlayfs"
   [plugins."io.containerd.cri.v1.images".pinned_images]
     sandbox = "$PAUSE_IMAGE"
+  [plugins."io.containerd.cri.v1.images".registry]
+    config_path = "$DIR/certs.d"
 
 [plugins."io.containerd.cri.v1.runtime"]
   enable_selinux = false

@@ -38,6 +38,10 @@ type Containerd struct {
 	PIDFile  string
 	ImageDir string
 	Ctr      string
+	// CertsDir is the CRI registry config_path (certs.d): a test that runs
+	// a registry writes <host:port>/hosts.toml there; "" when the
+	// containerd-up.sh that started containerd predates it.
+	CertsDir string
 }
 
 // NeedContainerd returns the test containerd, failing the test when it is
@@ -50,6 +54,7 @@ func NeedContainerd(t testing.TB) Containerd {
 		PIDFile:  os.Getenv("NODEKIT_CONTAINERD_PIDFILE"),
 		ImageDir: os.Getenv("NODEKIT_IMAGE_DIR"),
 		Ctr:      os.Getenv("NODEKIT_CTR"),
+		CertsDir: os.Getenv("NODEKIT_CONTAINERD_CERTS_D"),
 	}
 	if c.Endpoint == "" || c.Dir == "" || c.ImageDir == "" {
 		t.Fatal("real containerd not configured: NODEKIT_CRI_ENDPOINT, NODEKIT_CONTAINERD_DIR and NODEKIT_IMAGE_DIR " +
@@ -205,7 +210,8 @@ func PrivateContainerd(t testing.TB, name string) Containerd {
 		ImageDir: vars["NODEKIT_IMAGE_DIR"],
 		// The ctr of the containerd the script started (built containerd 2
 		// or Debian's 1.6), never whichever is first on PATH.
-		Ctr: vars["NODEKIT_CTR"],
+		Ctr:      vars["NODEKIT_CTR"],
+		CertsDir: vars["NODEKIT_CONTAINERD_CERTS_D"],
 	}
 }
 
