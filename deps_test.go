@@ -65,9 +65,10 @@ func TestPackageDependencies(t *testing.T) {
 		// Pull secrets to registry credentials: distribution/reference (with
 		// go-digest) normalises image names as the kubelet does.
 		{"credentials", nil, light, 20},
-		// The pod-level manager on the CRI client.
-		{"kuberuntime", []string{"fieldpath", "kubecontainer", "podpath", "resources", "runtime", "runtime/criconv"},
-			[]string{containerd, clientGo}, 31},
+		// The pod-level manager on the CRI client; credentials for pull
+		// secrets (distribution/reference, go-digest).
+		{"kuberuntime", []string{"credentials", "fieldpath", "kubecontainer", "podpath", "resources", "runtime", "runtime/criconv"},
+			[]string{containerd, clientGo}, 33},
 		// k8s.io/cri-streaming serves exec, attach and port-forward as
 		// containerd does (go-restful, klog, k8s.io/streaming, spdystream).
 		{"runtime/fake", nil, []string{containerd, clientGo}, 14},
@@ -91,8 +92,8 @@ func TestPackageDependencies(t *testing.T) {
 		// podsource for the Dispatcher's updates (fsnotify and yaml come with it).
 		// admission for the admit handlers' PodAdmitHandler and PodAdmitResult (with it
 		// k8s.io/component-helpers).
-		{"podsync", []string{"admission", "fieldpath", "podpath", "podsource", "resources", "cgroupmgr", "kubecontainer", "kuberuntime", "podstatus",
-			"podworkers", "runtime", "runtime/criconv"}, []string{clientGo}, 44},
+		{"podsync", []string{"admission", "credentials", "fieldpath", "podpath", "podsource", "resources", "cgroupmgr", "kubecontainer", "kuberuntime", "podstatus",
+			"podworkers", "runtime", "runtime/criconv"}, []string{clientGo}, 46},
 		// CRI types for the runtime interfaces it declares (cri-api, grpc,
 		// protobuf); kubecontainer's labels, podpath's log layout, criconv's
 		// container states. Not the pod-level manager: the GC reads the
@@ -112,15 +113,15 @@ func TestPackageDependencies(t *testing.T) {
 		// The kubelet's composition: every package a node agent runs, not
 		// the process's parts (serverauth's k8s.io/apiserver, kubeletflags),
 		// nor runtime/fake (Config.RuntimeOnHost says where the runtime is).
-		{"nodeagent", []string{"admission", "allocation", "cgroupmgr", "eviction", "fieldpath", "gc", "internal/fsstats", "kubecontainer",
+		{"nodeagent", []string{"admission", "allocation", "cgroupmgr", "credentials", "eviction", "fieldpath", "gc", "internal/fsstats", "kubecontainer",
 			"kuberuntime", "mirrorpod", "nodestatus", "pleg", "pleg/plegmetrics", "podpath", "podsource", "podsource/apiserver", "podstatus",
 			"podstatus/apiclient", "podsync", "podworkers", "prober", "prober/probe", "resources", "runtime", "runtime/criconv",
-			"server", "statuscache", "userns", "volume", "volume/apiclient"}, nil, 74},
+			"server", "statuscache", "userns", "volume", "volume/apiclient"}, nil, 76},
 		// Hollow nodes: nodeagent, each on its own runtime/fake.
-		{"hollow", []string{"admission", "allocation", "cgroupmgr", "eviction", "fieldpath", "gc", "internal/fsstats", "kubecontainer",
+		{"hollow", []string{"admission", "allocation", "cgroupmgr", "credentials", "eviction", "fieldpath", "gc", "internal/fsstats", "kubecontainer",
 			"kuberuntime", "mirrorpod", "nodeagent", "nodestatus", "pleg", "pleg/plegmetrics", "podpath", "podsource", "podsource/apiserver", "podstatus",
 			"podstatus/apiclient", "podsync", "podworkers", "prober", "prober/probe", "resources", "runtime", "runtime/criconv", "runtime/fake",
-			"server", "statuscache", "userns", "volume", "volume/apiclient"}, nil, 74},
+			"server", "statuscache", "userns", "volume", "volume/apiclient"}, nil, 76},
 	} {
 		t.Run(tc.pkg, func(t *testing.T) {
 			out, err := exec.Command("go", "list", "-deps", "-f",

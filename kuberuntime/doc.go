@@ -17,7 +17,13 @@
 // pulled with their pullPolicy before the containers start and mounted by
 // the runtime (CRI Mount.image, read-only, with a subPath; containerd
 // 2.1+), a failed pull keeping the containers that mount it in
-// ErrImagePull or ImagePullBackOff. KillPod stops everything within the
+// ErrImagePull or ImagePullBackOff. Images and image volumes alike are
+// pulled with the pod's imagePullSecrets (ManagerConfig.PullSecrets reads
+// them; package credentials matches them to the image's registry): each
+// matching credential in the kubelet's order until one works, without
+// credentials only when none matches; a secret that cannot be read is
+// logged and skipped, and named in a FailedToRetrieveImagePullSecret event
+// when a pull then fails. KillPod stops everything within the
 // grace period — regular containers first, in parallel, then the sidecars
 // in reverse spec order, as the kubelet's termination ordering does — and
 // RemovePod cleans up. With SyncOptions.Resize (in-place resize), running
@@ -49,8 +55,12 @@
 //
 // # Deviations from the kubelet
 //
-// Image pull secrets (for containers' images and
-// image volumes alike) are not handled yet. The container hash covers name
+// Pull secrets are read when a sync first needs to pull, not on every
+// sync as the kubelet's getPullSecretsForPod; an image already present is
+// used without checking the pod may pull it (the kubelet's
+// KubeletEnsureSecretPulledImages, beta and on by default since v1.35, is
+// not implemented), nor are node credentials (config.json) or credential
+// provider plugins. The container hash covers name
 // and image only, as the kubelet's does since v1.31. Back-off has no
 // jitter, so tests can predict it.
 package kuberuntime

@@ -27,6 +27,9 @@ const (
 	EventFailedPreStop   = "FailedPreStopHook"
 	EventSandboxChanged  = "SandboxChanged"
 	EventFailedSandbox   = "FailedCreatePodSandBox"
+	// EventFailedToRetrievePullSecret is on the pod after a sync whose
+	// pulls failed while some pull secrets could not be read.
+	EventFailedToRetrievePullSecret = "FailedToRetrieveImagePullSecret"
 )
 
 // event records on the pod, or on its container (the kubelet's

@@ -15,22 +15,36 @@ import (
 // ensureImage applies the container's pull policy and returns the image ID
 // to run (ensureImageExists); a failure is also a Failed "Error: <reason>"
 // event on the container, as the kubelet's startContainer records.
-func (m *Manager) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container, sandboxCfg *runtimeapi.PodSandboxConfig) (string, error) {
-	ref, err := m.ensureImageExists(ctx, pod, c, c.Image, c.ImagePullPolicy, sandboxCfg)
+func (m *Manager) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container, sandboxCfg *runtimeapi.PodSandboxConfig,
+	creds *podCredentials) (string, error) {
+	ref, err := m.ensureImageExists(ctx, pod, c, c.Image, c.ImagePullPolicy, sandboxCfg, creds)
 	if err != nil {
 		m.imageErrorEvent(pod, c, err)
-		return "", within(err, "pod %s: container %s", podRef(pod), c.Name)
+		return "", withinStep(err, "pod %s: container %s", podRef(pod), c.Name)
 	}
 	return ref, nil
 }
 
 // imageErrorEvent is the kubelet's Failed event on a container whose image,
 // or an image volume it mounts, could not be had: "Error: ErrImagePull",
-// "Error: ImagePullBackOff", "Error: ErrImageNeverPull"...
+// "Error: ImagePullBackOff", "Error: ErrImageNeverPull"... or, for a pull
+// secret that does not parse, "Error: " and that error.
 func (m *Manager) imageErrorEvent(pod *v1.Pod, c *v1.Container, err error) {
 	if k := kindOf(err); k != nil {
 		m.event(pod, c, v1.EventTypeWarning, EventFailed, "Error: %s", k)
+		return
 	}
+	m.event(pod, c, v1.EventTypeWarning, EventFailed, "Error: %v", err)
+}
+
+// withinStep is within for a step error; another error (a pull secret
+// that does not parse: the kubelet's waiting reason is its text) is
+// returned as it is.
+func withinStep(err error, format string, args ...any) error {
+	if kindOf(err) == nil {
+		return err
+	}
+	return within(err, format, args...)
 }
 
 // ensureImageExists is the kubelet's EnsureImageExists: it applies policy
@@ -38,11 +52,14 @@ func (m *Manager) imageErrorEvent(pod *v1.Pod, c *v1.Container, err error) {
 // Never requires the image to be present, IfNotPresent pulls only when
 // absent, Always pulls every time. Failed pulls back off per pod and image
 // (ImagePullBackOff, 10s doubling to 5m). Events go on the container, or
-// on the pod when c is nil (an image volume). The error is a step error of
-// kind ErrImageInspect, ErrImageNeverPull, ErrImagePull or
-// ErrImagePullBackOff, its message the kubelet's.
+// on the pod when c is nil (an image volume). A pull uses the pod's pull
+// secrets' credentials for the image (creds, read once per sync), each in
+// turn, or none when none match. The error is a step error of kind
+// ErrImageInspect, ErrImageNeverPull, ErrImagePull or ErrImagePullBackOff,
+// its message the kubelet's, or, before any back-off or pull, the error
+// of a pull secret or image name that does not parse.
 func (m *Manager) ensureImageExists(ctx context.Context, pod *v1.Pod, c *v1.Container, image string, policy v1.PullPolicy,
-	sandboxCfg *runtimeapi.PodSandboxConfig) (string, error) {
+	sandboxCfg *runtimeapi.PodSandboxConfig, creds *podCredentials) (string, error) {
 	spec := &runtimeapi.ImageSpec{Image: image, UserSpecifiedImage: image}
 	if policy == "" {
 		policy = DefaultPullPolicy(image)
@@ -60,6 +77,10 @@ func (m *Manager) ensureImageExists(ctx context.Context, pod *v1.Pod, c *v1.Cont
 		m.event(pod, c, v1.EventTypeWarning, EventNeverPull, "Container image %q is not present with pull policy of Never", image)
 		return "", fail(ErrImageNeverPull, "Container image %q is not present with pull policy of Never", image)
 	}
+	auths, err := creds.lookup(ctx, image)
+	if err != nil {
+		return "", err
+	}
 	key := string(pod.UID) + "_" + image
 	now := m.cfg.Clock.Now()
 	if m.cfg.ImageBackOff.IsInBackOffSinceUpdate(key, now) {
@@ -67,7 +88,7 @@ func (m *Manager) ensureImageExists(ctx context.Context, pod *v1.Pod, c *v1.Cont
 		return "", fail(ErrImagePullBackOff, "Back-off pulling image %q", image)
 	}
 	m.event(pod, c, v1.EventTypeNormal, EventPulling, "Pulling image %q", image)
-	ref, err := m.cfg.Images.PullImage(ctx, spec, nil, sandboxCfg)
+	ref, err := m.pull(ctx, spec, auths, sandboxCfg)
 	if err != nil {
 		m.event(pod, c, v1.EventTypeWarning, EventFailed, "Failed to pull image %q: %v", image, err)
 		m.cfg.ImageBackOff.Next(key, now)
@@ -88,7 +109,8 @@ type imageVolumePull struct {
 // of the pod pulled with its pullPolicy (events on the pod), before any
 // container starts, by volume name. A failure is kept for the containers
 // that mount the volume (imageVolumesFor), the others start.
-func (m *Manager) pullImageVolumes(ctx context.Context, pod *v1.Pod, sandboxCfg *runtimeapi.PodSandboxConfig) map[string]imageVolumePull {
+func (m *Manager) pullImageVolumes(ctx context.Context, pod *v1.Pod, sandboxCfg *runtimeapi.PodSandboxConfig,
+	creds *podCredentials) map[string]imageVolumePull {
 	var out map[string]imageVolumePull
 	for i := range pod.Spec.Volumes {
 		vol := &pod.Spec.Volumes[i]
@@ -98,7 +120,7 @@ func (m *Manager) pullImageVolumes(ctx context.Context, pod *v1.Pod, sandboxCfg 
 		if out == nil {
 			out = map[string]imageVolumePull{}
 		}
-		ref, err := m.ensureImageExists(ctx, pod, nil, vol.Image.Reference, vol.Image.PullPolicy, sandboxCfg)
+		ref, err := m.ensureImageExists(ctx, pod, nil, vol.Image.Reference, vol.Image.PullPolicy, sandboxCfg, creds)
 		if err != nil {
 			m.log().Error(err, "pulling image volume", "pod", fmtPod(pod), "volume", vol.Name)
 		}
@@ -135,7 +157,7 @@ func (m *Manager) imageVolumesFor(pod *v1.Pod, c *v1.Container, pulls map[string
 		out[vm.Name] = p.ref
 	}
 	if last != nil {
-		return nil, within(last, "pod %s: container %s: volume %s", podRef(pod), c.Name, lastVol)
+		return nil, withinStep(last, "pod %s: container %s: volume %s", podRef(pod), c.Name, lastVol)
 	}
 	return out, nil
 }

@@ -136,6 +136,13 @@ type ManagerConfig struct {
 	// Objects reads the ConfigMaps and Secrets env refers to (cluster
 	// mode); nil refuses such references by name.
 	Objects Objects
+	// PullSecrets reads the Secrets a pod's imagePullSecrets name (cluster
+	// mode; *volume/apiclient.Objects is one), as the kubelet's secret
+	// manager: their credentials for an image's registry (package
+	// credentials) are passed to PullImage, each in turn until one works.
+	// A secret it cannot read is logged and skipped. Nil: every pull
+	// secret is such a secret, images are pulled without credentials.
+	PullSecrets SecretGetter
 	// Recorder records the kubelet's events (Pulled, Created, Started,
 	// Killing, BackOff...) on the pods; nil records none.
 	Recorder EventRecorder

@@ -48,6 +48,8 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus
 		status = &kc.PodStatus{ID: pod.UID, Name: pod.Name, Namespace: pod.Namespace}
 	}
 	res := &SyncResult{}
+	creds := &podCredentials{m: m, pod: pod}
+	defer creds.reportMissing(res)
 	a := ComputePodActions(pod, status, opts.Probes)
 	resize := m.addResizeActions(pod, status, opts.Resize, &a)
 
@@ -114,7 +116,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus
 	// ec is the ephemeral container c is, nil for the others.
 	start := func(action SyncAction, typ string, c *v1.Container, ec *v1.EphemeralContainer) error {
 		if !pulled {
-			pulls, pulled = m.pullImageVolumes(ctx, pod, sandboxCfg), true
+			pulls, pulled = m.pullImageVolumes(ctx, pod, sandboxCfg, creds), true
 		}
 		if err := m.checkBackOff(pod, c, status); err != nil {
 			res.add(action, c.Name, err)
@@ -128,7 +130,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus
 			res.add(action, c.Name, err)
 			return err
 		}
-		err = m.startContainer(ctx, sandboxID, sandboxCfg, pod, c, ec, status, podIPs, images)
+		err = m.startContainer(ctx, sandboxID, sandboxCfg, pod, c, ec, status, podIPs, images, creds)
 		if err == nil && ec == nil && opts.Resize != nil {
 			if serr := opts.Resize.SetActuated(pod.UID, c.Name, *c.Resources.DeepCopy()); serr != nil {
 				m.log().Error(serr, "recording a container's resources", "pod", fmtPod(pod), "container", c.Name)
@@ -216,13 +218,14 @@ func (m *Manager) checkBackOff(pod *v1.Pod, c *v1.Container, status *kc.PodStatu
 
 // startContainer starts c; ec is the ephemeral container c is, nil for the
 // others; images are the image IDs of the image volumes c mounts, by
-// volume name.
+// volume name; creds the pod's pull secrets for its image.
 func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxCfg *runtimeapi.PodSandboxConfig,
-	pod *v1.Pod, c *v1.Container, ec *v1.EphemeralContainer, status *kc.PodStatus, podIPs []string, images map[string]string) error {
+	pod *v1.Pod, c *v1.Container, ec *v1.EphemeralContainer, status *kc.PodStatus, podIPs []string, images map[string]string,
+	creds *podCredentials) error {
 	if err := validateContainerIn(pod, c); err != nil {
 		return fail(ErrCreateConfig, "pod %s: %w", podRef(pod), err)
 	}
-	imageRef, err := m.ensureImage(ctx, pod, c, sandboxCfg)
+	imageRef, err := m.ensureImage(ctx, pod, c, sandboxCfg, creds)
 	if err != nil {
 		return err
 	}
