@@ -32,7 +32,7 @@ type cluster struct {
 	own      *ServiceCache        // services, when the agent keeps its own
 	mirrors  *mirrorpod.Manager
 	statuses *podstatus.APIWriter
-	objects  *volumeapi.Objects // ConfigMaps, Secrets and tokens for volumes and env
+	objects  *volumeapi.Objects // ConfigMaps, Secrets and tokens for volumes, env and pull secrets
 	tokens   *volume.Tokens
 	events   record.EventBroadcaster
 	recorder record.EventRecorder

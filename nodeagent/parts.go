@@ -84,6 +84,7 @@ func (a *Agent) newRuntimeManager(volumes *volume.Manager, m *metrics) error {
 		CgroupV2: *cfg.RuntimeOnHost && cgroupmgr.HostMode() == cgroupmgr.ModeV2, UserNamespaces: a.userns}
 	if a.cluster != nil { // no typed nils in the interfaces
 		mc.Services, mc.Recorder, mc.Objects = a.cluster.services, a.cluster.recorder, a.cluster.objects
+		mc.PullSecrets = a.cluster.objects
 	}
 	a.mgr, err = kuberuntime.NewManager(mc)
 	return err
