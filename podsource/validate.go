@@ -25,7 +25,9 @@ import (
 // restartPolicy, dnsPolicy, imagePullPolicy and probe numbers, subPath
 // and hostPath without "..", an image volume's reference and pullPolicy,
 // hostUsers: false without hostNetwork, hostPID, hostIPC or volumeDevices
-// (and procMount Unmasked only with it). It is a subset of the API server's
+// (and procMount Unmasked only with it), and no imagePullSecrets: the
+// kubelet refuses a static pod that references secrets ("static pods may
+// not reference secrets"). It is a subset of the API server's
 // ValidatePodCreate (k8s.io/kubernetes is not a dependency); each error
 // carries its field path and value. The sources run it after defaulting, as
 // the kubelet does, so a bad name is reported with the node suffix.
@@ -93,6 +95,15 @@ func ValidatePod(pod *v1.Pod) field.ErrorList {
 			} else if hasBackstep(h.Path) {
 				errs = append(errs, field.Invalid(hp, h.Path, "must not contain '..'"))
 			}
+		}
+	}
+
+	// The kubelet's HasAPIObjectReference, for pull secrets (an entry
+	// without a name references nothing).
+	for i, ref := range s.ImagePullSecrets {
+		if ref.Name != "" {
+			errs = append(errs, field.Forbidden(spec.Child("imagePullSecrets").Index(i), "static pods may not reference secrets"))
+			break
 		}
 	}
 

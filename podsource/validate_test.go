@@ -39,6 +39,8 @@ func TestParseErrors(t *testing.T) {
 		{"bad label", "apiVersion: v1\nkind: Pod\nmetadata: {name: a, labels: {'a b': x}}\nspec: {containers: [{name: c, image: i}]}\n", false, false,
 			[]string{`metadata.labels: Invalid value: "a b"`}},
 		{"no containers", pod("  containers: []\n"), false, false, []string{"spec.containers: Required value"}},
+		{"pull secrets", pod("  imagePullSecrets: [{name: ''}, {name: regcred}]\n  containers: [{name: c, image: i}]\n"), false, false,
+			[]string{"spec.imagePullSecrets[1]: Forbidden: static pods may not reference secrets"}},
 		{"duplicate container", pod("  containers: [{name: c, image: i}, {name: c, image: j}]\n"), false, false,
 			[]string{`spec.containers[1].name: Duplicate value: "c"`}},
 		{"init and app container clash", pod("  initContainers: [{name: c, image: i}]\n  containers: [{name: c, image: j}]\n"), false, false,
