@@ -103,6 +103,9 @@ func TestPackageDependencies(t *testing.T) {
 		// logging and tracing types bring pflag, klog, otel and client_golang (36);
 		// evanphx/json-patch.v4 merges the --config-dir drop-ins as the kubelet does.
 		{"kubeletflags", nil, []string{grpc, criAPI, containerd, clientGo}, 38},
+		// The kubelet's plugin registration: grpc and the pluginregistration
+		// API, no client-go.
+		{"pluginmanager", nil, []string{criAPI, prometheus, containerd, clientGo}, 12},
 		// k8s.io/kubelet for the Summary API's types, golang.org/x/sys for statfs;
 		// internal/fsstats, nodekit's one statfs reader; admission for the
 		// admit handlers' Result (with it k8s.io/component-helpers).
