@@ -106,6 +106,10 @@ func TestPackageDependencies(t *testing.T) {
 		// The kubelet's plugin registration: grpc and the pluginregistration
 		// API, no client-go.
 		{"pluginmanager", nil, []string{criAPI, prometheus, containerd, clientGo}, 12},
+		// CSI's node side: the CSI spec and grpc, no client-go (csi/nodeinfo
+		// has it).
+		{"csi", nil, []string{criAPI, prometheus, containerd, clientGo}, 11},
+		{"csi/nodeinfo", []string{"csi"}, []string{criAPI, prometheus, containerd}, 49},
 		// k8s.io/kubelet for the Summary API's types, golang.org/x/sys for statfs;
 		// internal/fsstats, nodekit's one statfs reader; admission for the
 		// admit handlers' Result (with it k8s.io/component-helpers).
@@ -116,15 +120,15 @@ func TestPackageDependencies(t *testing.T) {
 		// The kubelet's composition: every package a node agent runs, not
 		// the process's parts (serverauth's k8s.io/apiserver, kubeletflags),
 		// nor runtime/fake (Config.RuntimeOnHost says where the runtime is).
-		{"nodeagent", []string{"admission", "allocation", "cgroupmgr", "credentials", "eviction", "fieldpath", "gc", "internal/fsstats", "kubecontainer",
-			"kuberuntime", "mirrorpod", "nodestatus", "pleg", "pleg/plegmetrics", "podpath", "podsource", "podsource/apiserver", "podstatus",
+		{"nodeagent", []string{"admission", "allocation", "cgroupmgr", "credentials", "csi", "csi/nodeinfo", "eviction", "fieldpath", "gc", "internal/fsstats", "kubecontainer",
+			"kuberuntime", "mirrorpod", "nodestatus", "pleg", "pleg/plegmetrics", "pluginmanager", "podpath", "podsource", "podsource/apiserver", "podstatus",
 			"podstatus/apiclient", "podsync", "podworkers", "prober", "prober/probe", "resources", "runtime", "runtime/criconv",
-			"server", "statuscache", "userns", "volume", "volume/apiclient"}, nil, 76},
+			"server", "statuscache", "userns", "volume", "volume/apiclient"}, nil, 77},
 		// Hollow nodes: nodeagent, each on its own runtime/fake.
-		{"hollow", []string{"admission", "allocation", "cgroupmgr", "credentials", "eviction", "fieldpath", "gc", "internal/fsstats", "kubecontainer",
-			"kuberuntime", "mirrorpod", "nodeagent", "nodestatus", "pleg", "pleg/plegmetrics", "podpath", "podsource", "podsource/apiserver", "podstatus",
+		{"hollow", []string{"admission", "allocation", "cgroupmgr", "credentials", "csi", "csi/nodeinfo", "eviction", "fieldpath", "gc", "internal/fsstats", "kubecontainer",
+			"kuberuntime", "mirrorpod", "nodeagent", "nodestatus", "pleg", "pleg/plegmetrics", "pluginmanager", "podpath", "podsource", "podsource/apiserver", "podstatus",
 			"podstatus/apiclient", "podsync", "podworkers", "prober", "prober/probe", "resources", "runtime", "runtime/criconv", "runtime/fake",
-			"server", "statuscache", "userns", "volume", "volume/apiclient"}, nil, 76},
+			"server", "statuscache", "userns", "volume", "volume/apiclient"}, nil, 77},
 	} {
 		t.Run(tc.pkg, func(t *testing.T) {
 			out, err := exec.Command("go", "list", "-deps", "-f",

@@ -14,6 +14,7 @@ import (
 	"github.com/nodekit-dev/nodekit/admission"
 	"github.com/nodekit-dev/nodekit/allocation"
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
+	"github.com/nodekit-dev/nodekit/csi"
 	"github.com/nodekit-dev/nodekit/eviction"
 	"github.com/nodekit-dev/nodekit/gc"
 	"github.com/nodekit-dev/nodekit/kuberuntime"
@@ -248,6 +249,16 @@ func (a *Agent) RuntimeName() string { return a.runtimeName }
 
 // Summary is the Summary API's provider (/stats/summary).
 func (a *Agent) Summary() *server.SummaryProvider { return a.summary }
+
+// CSIDrivers are the CSI drivers registered through the plugin registry
+// (<root-dir>/plugins_registry); nil without an API server or
+// RuntimeOnHost.
+func (a *Agent) CSIDrivers() *csi.Registry {
+	if a.cluster == nil {
+		return nil
+	}
+	return a.cluster.csiDrivers
+}
 
 // Cgroups is the QoS and pod cgroup manager; nil without CgroupsPerQOS.
 func (a *Agent) Cgroups() *cgroupmgr.Manager { return a.cgroups }

@@ -2,7 +2,9 @@ package nodeagent
 
 import (
 	"context"
+	"path/filepath"
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -10,10 +12,14 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
+	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 
+	"github.com/nodekit-dev/nodekit/csi"
+	"github.com/nodekit-dev/nodekit/csi/nodeinfo"
 	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/mirrorpod"
 	"github.com/nodekit-dev/nodekit/nodestatus"
+	"github.com/nodekit-dev/nodekit/pluginmanager"
 	"github.com/nodekit-dev/nodekit/podsource/apiserver"
 	"github.com/nodekit-dev/nodekit/podstatus"
 	"github.com/nodekit-dev/nodekit/podstatus/apiclient"
@@ -36,6 +42,11 @@ type cluster struct {
 	tokens   *volume.Tokens
 	events   record.EventBroadcaster
 	recorder record.EventRecorder
+	// CSI drivers register through the plugin registry; the node info
+	// manager records them on the Node and its CSINode.
+	plugins    *pluginmanager.Manager
+	csiDrivers *csi.Registry
+	nodeInfo   *nodeinfo.Manager
 }
 
 // newCluster builds the API clients; the runtime manager's events go
@@ -58,6 +69,18 @@ func newCluster(ctx context.Context, cfg Config) (*cluster, error) {
 		return nil, err
 	}
 	if c.mirrors, err = mirrorpod.New(mirrorpod.Config{Client: c.client, NodeName: cfg.NodeName, Log: cfg.Log.WithName("mirrorpod")}); err != nil {
+		return nil, err
+	}
+	if !*cfg.RuntimeOnHost {
+		return c, nil // no plugins: a hollow node's volumes are not a host's
+	}
+	if c.nodeInfo, err = nodeinfo.New(nodeinfo.Config{Client: c.client, NodeName: cfg.NodeName}); err != nil {
+		return nil, err
+	}
+	c.csiDrivers = csi.NewRegistry(csi.RegistryConfig{NodeInfo: c.nodeInfo, Log: cfg.Log.WithName("csi")})
+	c.plugins, err = pluginmanager.New(pluginmanager.Config{Dir: filepath.Join(cfg.RootDir, pluginmanager.DefaultDirName),
+		Handlers: map[string]pluginmanager.Handler{registerapi.CSIPlugin: c.csiDrivers}, Clock: cfg.Clock, Log: cfg.Log.WithName("plugins")})
+	if err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -104,6 +127,11 @@ func (c *cluster) run(ctx context.Context, a *Agent, wg *sync.WaitGroup) {
 		wg.Add(1)
 		go func() { defer wg.Done(); c.own.Run(ctx) }()
 	}
+	if c.plugins != nil {
+		wg.Add(2)
+		go func() { defer wg.Done(); a.logError(c.plugins.Run(ctx), "plugin registry") }()
+		go func() { defer wg.Done(); c.initializeCSINode(ctx, a) }()
+	}
 	wg.Add(4)
 	go func() { defer wg.Done(); c.apiNode.Run(ctx) }()
 	go func() { defer wg.Done(); a.logError(c.statuses.Run(ctx), "pod status") }()
@@ -114,3 +142,22 @@ func (c *cluster) run(ctx context.Context, a *Agent, wg *sync.WaitGroup) {
 // close ends the events once everything using them has returned; the
 // client's connections are the caller's.
 func (c *cluster) close() { c.events.Shutdown() }
+
+// initializeCSINode makes the node's CSINode once its Node is registered,
+// retrying as the kubelet does (1s doubling to a minute) until it is.
+func (c *cluster) initializeCSINode(ctx context.Context, a *Agent) {
+	delay := time.Second
+	for {
+		err := c.nodeInfo.InitializeCSINode(ctx)
+		if err == nil {
+			return
+		}
+		a.log.V(2).Info("CSINode not initialized yet", "error", err.Error())
+		select {
+		case <-ctx.Done():
+			return
+		case <-a.cfg.Clock.After(delay):
+		}
+		delay = min(2*delay, time.Minute)
+	}
+}

@@ -133,6 +133,8 @@ type Config struct {
 	// and its eviction manager reads the runtime's image filesystem. False
 	// for a runtime whose containers are not this host's (runtime/fake,
 	// in-process or over a socket; a hollow node's): none of that is done.
+	// With it and an API server, CSI drivers register through
+	// <RootDir>/plugins_registry (a driver's volumes are this host's).
 	RuntimeOnHost *bool
 	// Client is the API server's; nil: standalone. Set, the agent joins
 	// the cluster: the Node and its lease, the API server's pods, mirror
