@@ -76,7 +76,7 @@ func configPointers(kc *kubeletconfigv1beta1.KubeletConfiguration, v map[string]
 		}
 	}
 	for name, p := range map[string]*bool{"cgroups-per-qos": kc.CgroupsPerQOS, "enable-debugging-handlers": kc.EnableDebuggingHandlers,
-		"fail-cgroupv1": kc.FailCgroupV1} {
+		"fail-cgroupv1": kc.FailCgroupV1, "enable-controller-attach-detach": kc.EnableControllerAttachDetach} {
 		if p != nil {
 			v[name] = strconv.FormatBool(*p)
 		}

@@ -176,6 +176,7 @@ spec:
 	assert.Equal(t, "yes", registered.Labels["nodekit.dev/e2e"])
 	assert.Contains(t, registered.Status.NodeInfo.ContainerRuntimeVersion, "containerd://")
 	assert.Equal(t, "v1.37.2-cluster-test", registered.Status.NodeInfo.KubeletVersion)
+	assert.Equal(t, "true", registered.Annotations[nodestatus.AnnotationControllerManagedAttach])
 	assert.NotEmpty(t, registered.Status.Images, "the runtime's images")
 
 	renewed := func() time.Time {

@@ -98,6 +98,10 @@ type Config struct {
 	// with RuntimeOnHost: another runtime's containers are not in this
 	// host's cgroups.
 	FailCgroupV1 *bool
+	// ControllerManagedAttachDetach (default true, --enable-controller-
+	// attach-detach) leaves attaching the node's volumes to the
+	// attach-detach controller (nodestatus.Config's).
+	ControllerManagedAttachDetach *bool
 	// KubeletVersion is the node's status.nodeInfo.kubeletVersion
 	// (default nodestatus.DefaultKubeletVersion, "v1.37.2+nodekit": the
 	// kubelet release whose behaviour the agent follows).

@@ -48,7 +48,8 @@ func (a *Agent) describeNode(ctx context.Context) (*nodestatus.Builder, error) {
 	nc := nodestatus.Config{NodeName: cfg.NodeName, NodeIP: cfg.NodeIP, Labels: cfg.Labels,
 		KubeReserved: cfg.KubeReserved, SystemReserved: cfg.SystemReserved, HardEviction: hard, Recorder: recorder,
 		Taints: cfg.Taints, MaxPods: cfg.MaxPods, Port: cfg.Port, Machine: mi, ContainerRuntimeVersion: version, KubeletVersion: cfg.KubeletVersion,
-		Images: client, Clock: cfg.Clock, ReadyChecks: []nodestatus.Check{nodestatus.RuntimeCheck(client.RuntimeStatus),
+		ControllerManagedAttachDetach: cfg.ControllerManagedAttachDetach,
+		Images:                        client, Clock: cfg.Clock, ReadyChecks: []nodestatus.Check{nodestatus.RuntimeCheck(client.RuntimeStatus),
 			nodestatus.NetworkCheck(client.RuntimeStatus), nodestatus.PLEGCheck(a.pleg.Healthy)}}
 	if a.eviction != nil { // no typed nils in the interfaces
 		nc.Pressure = a.eviction

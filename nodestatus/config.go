@@ -101,7 +101,17 @@ type Config struct {
 	// (NodeReady, NodeNotReady, NodeHasSufficientMemory, ...); nil: none.
 	Recorder EventRecorder
 	Clock    clock.PassiveClock
+	// ControllerManagedAttachDetach (default true, the kubelet's
+	// --enable-controller-attach-detach) sets the Node's
+	// volumes.kubernetes.io/controller-managed-attach-detach annotation:
+	// kube-controller-manager's attach-detach controller, not the node,
+	// attaches and detaches its volumes. False removes it.
+	ControllerManagedAttachDetach *bool
 }
+
+// AnnotationControllerManagedAttach is the Node annotation saying that
+// the attach-detach controller attaches the node's volumes.
+const AnnotationControllerManagedAttach = "volumes.kubernetes.io/controller-managed-attach-detach"
 
 func (c Config) withDefaults() (Config, error) {
 	if errs := validation.IsDNS1123Subdomain(c.NodeName); len(errs) > 0 {
@@ -127,6 +137,10 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.KubeletVersion == "" {
 		c.KubeletVersion = DefaultKubeletVersion
+	}
+	if c.ControllerManagedAttachDetach == nil {
+		t := true
+		c.ControllerManagedAttachDetach = &t
 	}
 	if c.Clock == nil {
 		c.Clock = clock.RealClock{}

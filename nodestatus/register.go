@@ -38,6 +38,7 @@ func (n *Builder) Register(ctx context.Context, client kubernetes.Interface) (*v
 	for k, v := range n.cfg.defaultLabels() {
 		updated.Labels[k] = v
 	}
+	n.setAttachAnnotation(updated) // the kubelet's reconcileCMADAnnotationWithExistingNode
 	n.SetStatus(ctx, updated)
 	out, err := patchStatus(ctx, client, existing, updated)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
 
 	"github.com/nodekit-dev/nodekit/internal/poll"
 )
@@ -46,6 +47,14 @@ func TestRegisterCreatesOrTakesOver(t *testing.T) {
 	assert.Equal(t, "me", got.Labels["keep"], "others' labels are kept")
 	assert.Empty(t, got.Labels["team"], "--node-labels apply on creation only, as in the kubelet")
 	assert.Equal(t, "127.0.0.1", got.Status.Addresses[0].Address, "status refreshed")
+	assert.Equal(t, "true", created.Annotations[AnnotationControllerManagedAttach], "the attach-detach controller attaches")
+	assert.Equal(t, "true", got.Annotations[AnnotationControllerManagedAttach], "on a taken-over Node too")
+
+	// --enable-controller-attach-detach=false takes the annotation away.
+	off, _ := newNode(t, func(c *Config) { c.ControllerManagedAttachDetach = ptr.To(false) })
+	got, err = off.Register(ctx, fake.NewClientset(got))
+	require.NoError(t, err)
+	assert.NotContains(t, got.Annotations, AnnotationControllerManagedAttach)
 }
 
 func TestReporterPatchesOnChangeOrEveryReportFrequency(t *testing.T) {

@@ -88,13 +88,16 @@ func (n *Builder) ForAdmission() *v1.Node {
 	for k, v := range n.cfg.Labels {
 		labels[k] = v
 	}
-	return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.cfg.NodeName, Labels: labels},
+	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.cfg.NodeName, Labels: labels},
 		Spec:   v1.NodeSpec{Taints: append([]v1.Taint(nil), n.cfg.Taints...)},
 		Status: v1.NodeStatus{Capacity: n.capacity.DeepCopy(), Allocatable: n.allocatable.DeepCopy()}}
+	n.setAttachAnnotation(node)
+	return node
 }
 
 // Initial is the Node to register: the kubelet's labels and the caller's,
-// the taints, and a first status.
+// the taints, the controller-managed attach-detach annotation, and a
+// first status.
 func (n *Builder) Initial(ctx context.Context) *v1.Node {
 	node := n.ForAdmission()
 	n.setStatus(ctx, node, false) // its events go out once it is registered
@@ -239,4 +242,19 @@ func nodeImages(imgs []kc.Image) []v1.ContainerImage {
 		}
 	}
 	return out
+}
+
+// setAttachAnnotation is the kubelet's: the annotation "true" with
+// ControllerManagedAttachDetach, absent without. It reports a change.
+func (n *Builder) setAttachAnnotation(node *v1.Node) bool {
+	v, had := node.Annotations[AnnotationControllerManagedAttach]
+	if !*n.cfg.ControllerManagedAttachDetach {
+		delete(node.Annotations, AnnotationControllerManagedAttach)
+		return had
+	}
+	if node.Annotations == nil {
+		node.Annotations = map[string]string{}
+	}
+	node.Annotations[AnnotationControllerManagedAttach] = "true"
+	return !had || v != "true"
 }

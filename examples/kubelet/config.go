@@ -54,4 +54,5 @@ var implementedFields = []string{"staticPodPath", "staticPodURL", "containerRunt
 	"authentication", "authorization", "imageGCHighThresholdPercent", "imageGCLowThresholdPercent", "imageMinimumGCAge",
 	"imageMaximumGCAge", "evictionSoft", "evictionSoftGracePeriod", "evictionMinimumReclaim", "evictionMaxPodGracePeriod",
 	"evictionPressureTransitionPeriod", "mergeDefaultEvictionSettings", "localStorageCapacityIsolation", "singleProcessOOMKill",
-	"allowedUnsafeSysctls", "clusterDomain", "failCgroupV1", "userNamespaces"}
+	"allowedUnsafeSysctls", "clusterDomain", "failCgroupV1", "userNamespaces",
+	"enableControllerAttachDetach"}

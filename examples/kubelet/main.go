@@ -61,7 +61,7 @@ type config struct {
 	taints                                                                            []v1.Taint
 	kubeReserved, systemReserved                                                      string // name=quantity,...
 	allowedUnsafeSysctls                                                              []string
-	cgroupsPerQOS, debugHandlers, fakeServesPorts, failCgroupV1                       bool
+	cgroupsPerQOS, debugHandlers, fakeServesPorts, failCgroupV1, attachDetach         bool
 	// singleProcessOOMKill is the config-file field (no flag, as in the
 	// kubelet): on cgroup v2, an OOM kill takes one process, not the container.
 	singleProcessOOMKill bool
@@ -173,6 +173,7 @@ func newFlagSet(cfg *config, raw *rawFlags) *flag.FlagSet {
 	fs.StringVar(&cfg.manifestURL, "manifest-url", "", "URL polled for a Pod or PodList")
 	fs.BoolVar(&cfg.cgroupsPerQOS, "cgroups-per-qos", true, "create the QoS and pod cgroup hierarchy (not with the fake runtime)")
 	fs.BoolVar(&cfg.failCgroupV1, "fail-cgroupv1", true, "refuse to start on a cgroup v1 host (with a runtime on this host), as the kubelet since v1.35")
+	fs.BoolVar(&cfg.attachDetach, "enable-controller-attach-detach", true, "let the attach-detach controller attach this node's volumes (the Node's annotation)")
 	fs.StringVar(&cfg.cgroupRoot, "cgroup-root", "/", "parent of the kubepods cgroup")
 	fs.StringVar(&cfg.cgroupDriver, "cgroup-driver", "cgroupfs", "cgroup naming: cgroupfs or systemd")
 	fs.IntVar(&cfg.maxPods, "max-pods", 110, "pods this node runs at most; more are rejected")

@@ -100,7 +100,7 @@ func TestParseFlagsRejectsBadInput(t *testing.T) {
 	dropIns := filepath.Join(t.TempDir(), "kubelet.conf.d")
 	require.NoError(t, os.Mkdir(dropIns, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dropIns, "10-pods.conf"), []byte("apiVersion: kubelet.config.k8s.io/v1beta1\n"+
-		"kind: KubeletConfiguration\nmaxPods: 40\nsyncFrequency: 20s\nhealthzPort: 12248\nfailCgroupV1: false\n"), 0o644))
+		"kind: KubeletConfiguration\nmaxPods: 40\nsyncFrequency: 20s\nhealthzPort: 12248\nfailCgroupV1: false\nenableControllerAttachDetach: false\n"), 0o644))
 	assert.True(t, cfg.failCgroupV1, "the kubelet's default since v1.35")
 	cfg, err = parseFlags([]string{"--config", cfgFile, "--config-dir", dropIns, "--sync-frequency", "5s"})
 	require.NoError(t, err)
@@ -111,6 +111,7 @@ func TestParseFlagsRejectsBadInput(t *testing.T) {
 	nc, err := cfg.nodeAgentConfig()
 	require.NoError(t, err)
 	assert.Equal(t, ptr.To(false), nc.FailCgroupV1)
+	assert.Equal(t, ptr.To(false), nc.ControllerManagedAttachDetach)
 	cfg, err = parseFlags([]string{"--config-dir", dropIns})
 	require.NoError(t, err)
 	assert.Equal(t, 40, cfg.maxPods, "a drop-in directory without --config")
