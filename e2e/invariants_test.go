@@ -77,7 +77,8 @@ func (n *node) problems(s *snapshot) []string {
 		out = append(out, podProblems(p, s)...)
 	}
 	for _, m := range s.mirrors {
-		out = append(out, fmt.Sprintf("mirror pod %s: still in the API after its static pod was removed", m.Name))
+		out = append(out, fmt.Sprintf("mirror pod %s: still in the API after its static pod was removed (deletionTimestamp %v)",
+			m.Name, m.DeletionTimestamp))
 	}
 	out = append(out, runtimeProblems(s, api)...)
 	out = append(out, n.hostProblems(api)...)

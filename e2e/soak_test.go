@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -42,6 +43,21 @@ func soakDuration(t *testing.T) time.Duration {
 	return d
 }
 
+// soakSeed is NODEKIT_SOAK_SEED, to replay a run (its log says the
+// seed; the faults and the churn follow it, the timing of the real parts
+// does not), else a new one.
+func soakSeed(t *testing.T) uint64 {
+	s := os.Getenv("NODEKIT_SOAK_SEED")
+	if s == "" {
+		return uint64(time.Now().UnixNano())
+	}
+	seed, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		t.Fatalf("NODEKIT_SOAK_SEED: invalid value %q: want an unsigned integer", s)
+	}
+	return seed
+}
+
 // fault is one disruption at an offset into the churn.
 type fault struct {
 	at   time.Duration
@@ -59,8 +75,8 @@ type fault struct {
 // new address, and no deleted pod was written again.
 func TestSoak(t *testing.T) {
 	d := soakDuration(t)
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("soak of %s, seed %d", d, seed)
+	seed := soakSeed(t)
+	t.Logf("soak of %s, seed %d (NODEKIT_SOAK_SEED replays it)", d, seed)
 	r := rand.New(rand.NewPCG(seed, 0))
 	cd := testenv.PrivateContainerd(t, "soak")
 	api := testenv.NeedAPIServer(t)
