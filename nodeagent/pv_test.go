@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
@@ -41,12 +42,22 @@ func boundClaim(ctx context.Context, t *testing.T, admin kubernetes.Interface, n
 	pvc.Status.Phase = v1.ClaimBound
 	_, err = admin.CoreV1().PersistentVolumeClaims(ns).UpdateStatus(ctx, pvc, metav1.UpdateOptions{})
 	require.NoError(t, err)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		_ = admin.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, name, metav1.DeleteOptions{})
-		_ = admin.CoreV1().PersistentVolumes().Delete(ctx, "pv-"+name, metav1.DeleteOptions{})
-	})
+	t.Cleanup(func() { deleteClaim(t, admin, ns, name, "pv-"+name) })
+}
+
+// deleteClaim deletes a claim and its volume, and takes their protection
+// finalizers off: without kube-controller-manager nothing else would, and
+// they would stay terminating in the test's API server for good.
+func deleteClaim(t *testing.T, admin kubernetes.Interface, ns, claim, pv string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	noFinalizers := []byte(`{"metadata":{"finalizers":null}}`)
+	_ = admin.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, claim, metav1.DeleteOptions{})
+	_, _ = admin.CoreV1().PersistentVolumeClaims(ns).Patch(ctx, claim, types.MergePatchType, noFinalizers, metav1.PatchOptions{})
+	if pv != "" {
+		_ = admin.CoreV1().PersistentVolumes().Delete(ctx, pv, metav1.DeleteOptions{})
+		_, _ = admin.CoreV1().PersistentVolumes().Patch(ctx, pv, types.MergePatchType, noFinalizers, metav1.PatchOptions{})
+	}
 }
 
 // TestPersistentVolumesOnContainerd: pods on real containerd use claims
@@ -71,9 +82,7 @@ func TestPersistentVolumesOnContainerd(t *testing.T) {
 		Spec: v1.PersistentVolumeClaimSpec{AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}, StorageClassName: ptr.To(""),
 			Resources: v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}}}}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = admin.CoreV1().PersistentVolumeClaims(ns).Delete(context.Background(), "unbound", metav1.DeleteOptions{})
-	})
+	t.Cleanup(func() { deleteClaim(t, admin, ns, "unbound", "") })
 
 	cfg := containerdConfig(t, cd, api.Node)
 	cfg.Client = apiClient(t, api.NodeConfig)
