@@ -106,9 +106,9 @@ func TestPackageDependencies(t *testing.T) {
 		// The kubelet's plugin registration: grpc and the pluginregistration
 		// API, no client-go.
 		{"pluginmanager", nil, []string{criAPI, prometheus, containerd, clientGo}, 12},
-		// CSI's node side: the CSI spec and grpc, no client-go (csi/nodeinfo
+		// CSI's node side: the CSI spec, grpc and k8s.io/api, no client-go (csi/nodeinfo
 		// has it).
-		{"csi", nil, []string{criAPI, prometheus, containerd, clientGo}, 11},
+		{"csi", nil, []string{criAPI, prometheus, containerd, clientGo}, 23},
 		{"csi/nodeinfo", []string{"csi"}, []string{criAPI, prometheus, containerd}, 49},
 		// k8s.io/kubelet for the Summary API's types, golang.org/x/sys for statfs;
 		// internal/fsstats, nodekit's one statfs reader; admission for the

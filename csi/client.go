@@ -59,3 +59,68 @@ func (c *Client) NodeGetInfo(ctx context.Context) (DriverInfo, error) {
 	}
 	return info, nil
 }
+
+// StageUnstage says whether the driver stages volumes (its node service
+// has the STAGE_UNSTAGE_VOLUME capability).
+func (c *Client) StageUnstage(ctx context.Context) (bool, error) {
+	r, err := c.node.NodeGetCapabilities(ctx, &csipb.NodeGetCapabilitiesRequest{})
+	if err != nil {
+		return false, err
+	}
+	for _, cp := range r.GetCapabilities() {
+		if cp.GetRpc().GetType() == csipb.NodeServiceCapability_RPC_STAGE_UNSTAGE_VOLUME {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// Volume is what staging and publishing a volume need.
+type Volume struct {
+	Handle string
+	// FSType and MountFlags make its mount capability; AccessMode is the
+	// CSI access mode of its PV's first access mode.
+	FSType     string
+	MountFlags []string
+	AccessMode csipb.VolumeCapability_AccessMode_Mode
+	ReadOnly   bool
+	// Context is the PV's volumeAttributes (and the pod's, when the driver
+	// asks for pod info); PublishContext the attachment's metadata.
+	Context, PublishContext map[string]string
+	StageSecrets            map[string]string
+	PublishSecrets          map[string]string
+}
+
+func (v Volume) capability() *csipb.VolumeCapability {
+	return &csipb.VolumeCapability{
+		AccessType: &csipb.VolumeCapability_Mount{Mount: &csipb.VolumeCapability_MountVolume{FsType: v.FSType, MountFlags: v.MountFlags}},
+		AccessMode: &csipb.VolumeCapability_AccessMode{Mode: v.AccessMode}}
+}
+
+// NodeStageVolume stages v at stagingPath (the node's global mount).
+func (c *Client) NodeStageVolume(ctx context.Context, v Volume, stagingPath string) error {
+	_, err := c.node.NodeStageVolume(ctx, &csipb.NodeStageVolumeRequest{VolumeId: v.Handle, PublishContext: v.PublishContext,
+		StagingTargetPath: stagingPath, VolumeCapability: v.capability(), Secrets: v.StageSecrets, VolumeContext: v.Context})
+	return err
+}
+
+// NodeUnstageVolume undoes NodeStageVolume.
+func (c *Client) NodeUnstageVolume(ctx context.Context, handle, stagingPath string) error {
+	_, err := c.node.NodeUnstageVolume(ctx, &csipb.NodeUnstageVolumeRequest{VolumeId: handle, StagingTargetPath: stagingPath})
+	return err
+}
+
+// NodePublishVolume publishes v at targetPath for one pod (stagingPath:
+// "" when the driver does not stage).
+func (c *Client) NodePublishVolume(ctx context.Context, v Volume, stagingPath, targetPath string) error {
+	_, err := c.node.NodePublishVolume(ctx, &csipb.NodePublishVolumeRequest{VolumeId: v.Handle, PublishContext: v.PublishContext,
+		StagingTargetPath: stagingPath, TargetPath: targetPath, VolumeCapability: v.capability(), Readonly: v.ReadOnly,
+		Secrets: v.PublishSecrets, VolumeContext: v.Context})
+	return err
+}
+
+// NodeUnpublishVolume undoes NodePublishVolume.
+func (c *Client) NodeUnpublishVolume(ctx context.Context, handle, targetPath string) error {
+	_, err := c.node.NodeUnpublishVolume(ctx, &csipb.NodeUnpublishVolumeRequest{VolumeId: handle, TargetPath: targetPath})
+	return err
+}

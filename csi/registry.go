@@ -164,3 +164,13 @@ func (r *Registry) Drivers() []string {
 	sort.Strings(out)
 	return out
 }
+
+// Close closes the registered drivers' connections (the agent stops; the
+// drivers stay registered with the node).
+func (r *Registry) Close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, d := range r.drivers {
+		_ = d.client.Close()
+	}
+}

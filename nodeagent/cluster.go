@@ -141,7 +141,12 @@ func (c *cluster) run(ctx context.Context, a *Agent, wg *sync.WaitGroup) {
 
 // close ends the events once everything using them has returned; the
 // client's connections are the caller's.
-func (c *cluster) close() { c.events.Shutdown() }
+func (c *cluster) close() {
+	c.events.Shutdown()
+	if c.csiDrivers != nil {
+		c.csiDrivers.Close()
+	}
+}
 
 // initializeCSINode makes the node's CSINode once its Node is registered,
 // retrying as the kubelet does (1s doubling to a minute) until it is.

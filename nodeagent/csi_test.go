@@ -5,12 +5,14 @@ package nodeagent_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -74,4 +76,64 @@ func TestCSIDriverRegistration(t *testing.T) {
 		return err == nil && nerr == nil && len(cn.Spec.Drivers) == 0 && node.Annotations[nodeinfo.AnnotationNodeID] == ""
 	}, 30*time.Second, 100*time.Millisecond, "uninstalled once its socket is gone")
 	assert.Empty(t, a.CSIDrivers().Drivers())
+}
+
+// TestCSIVolumeOnContainerd: a pod on real containerd uses a claim bound
+// to a CSI persistent volume of a registered driver (csitest's, which
+// bind-mounts as a real driver mounts): the volume is staged once, then
+// published to the pod, what the pod writes is in the driver's volume, and
+// once the pod is deleted it is unpublished, then unstaged, with nothing
+// left mounted below the root dir.
+func TestCSIVolumeOnContainerd(t *testing.T) {
+	cd := testenv.NeedContainerd(t)
+	api := testenv.NeedAPIServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	admin, ns := api.Admin, "default"
+	cfg := containerdConfig(t, cd, api.Node)
+	cfg.Client = apiClient(t, api.NodeConfig)
+	cfg.ManifestPath, cfg.CgroupsPerQOS, cfg.NodeStatusUpdateFrequency = t.TempDir(), ptr.To(false), time.Second
+	cfg.SyncFrequency = 2 * time.Second
+	_, stop := startContainerdAgent(t, ctx, cfg)
+	defer stop()
+	t.Cleanup(func() {
+		_ = admin.CoreV1().Nodes().Delete(context.Background(), api.Node, metav1.DeleteOptions{})
+		_ = admin.StorageV1().CSINodes().Delete(context.Background(), api.Node, metav1.DeleteOptions{})
+	})
+	data := t.TempDir()
+	d, err := csitest.Start(csitest.Config{Name: "fake.csi.nodekit.dev", RegistryDir: filepath.Join(cfg.RootDir, pluginmanager.DefaultDirName),
+		EndpointDir: filepath.Join(cfg.RootDir, "plugins", "fake.csi.nodekit.dev"), NodeID: api.Node, DataDir: data})
+	require.NoError(t, err)
+	defer d.Stop()
+	poll.Eventually(t, func() bool { ok, _, told := d.Registered(); return told && ok }, 30*time.Second, 100*time.Millisecond, "driver registered")
+	boundClaim(ctx, t, admin, ns, "csi-data", v1.PersistentVolumeSource{CSI: &v1.CSIPersistentVolumeSource{
+		Driver: "fake.csi.nodekit.dev", VolumeHandle: "vol-1"}}, nil)
+
+	_, err = admin.CoreV1().Pods(ns).Create(ctx, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "csi-writer"},
+		Spec: v1.PodSpec{NodeName: api.Node, HostNetwork: true, TerminationGracePeriodSeconds: ptr.To[int64](0), RestartPolicy: v1.RestartPolicyNever,
+			Volumes: []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "csi-data"}}}},
+			Containers: []v1.Container{{Name: "c", Image: "nodekit.local/testbin:1", ImagePullPolicy: v1.PullNever,
+				Args: []string{"write", "/data/hello", "through CSI"}, VolumeMounts: []v1.VolumeMount{{Name: "data", MountPath: "/data"}}}}}},
+		metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = admin.CoreV1().Pods(ns).Delete(context.Background(), "csi-writer", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+	})
+	poll.Eventually(t, func() bool {
+		p, err := admin.CoreV1().Pods(ns).Get(ctx, "csi-writer", metav1.GetOptions{})
+		return err == nil && p.Status.Phase == v1.PodSucceeded
+	}, time.Minute, 100*time.Millisecond, "the pod wrote through the volume")
+	b, err := os.ReadFile(filepath.Join(data, "vol-1", "hello"))
+	require.NoError(t, err)
+	assert.Equal(t, "through CSI", string(b))
+	assert.Equal(t, []string{"stage vol-1", "publish vol-1"}, d.Calls())
+
+	require.NoError(t, admin.CoreV1().Pods(ns).Delete(ctx, "csi-writer", metav1.DeleteOptions{}))
+	poll.Eventually(t, func() bool { return len(d.Calls()) == 4 }, time.Minute, 100*time.Millisecond, "unpublished and unstaged")
+	assert.Equal(t, []string{"stage vol-1", "publish vol-1", "unpublish vol-1", "unstage vol-1"}, d.Calls())
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	require.NoError(t, err)
+	assert.NotContains(t, string(mounts), cfg.RootDir, "nothing left mounted below the root dir")
+	staged, _ := filepath.Glob(filepath.Join(cfg.RootDir, "plugins", "kubernetes.io", "csi", "fake.csi.nodekit.dev", "*"))
+	assert.Empty(t, staged, "the staging directory is gone")
 }

@@ -3,12 +3,14 @@ package nodeagent
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/nodekit-dev/nodekit/allocation"
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
+	"github.com/nodekit-dev/nodekit/csi"
 	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/pleg"
 	"github.com/nodekit-dev/nodekit/pleg/plegmetrics"
@@ -59,7 +61,11 @@ func (a *Agent) volumePlugins() []volume.Plugin {
 	if a.cluster == nil {
 		return append(plugins, volume.Projected{NodeAllocatable: a.allocatable, PodMemoryLimit: podMemoryLimit}) // downwardAPI sources only
 	}
-	return append(plugins, &volume.PersistentVolumeClaim{Objects: a.cluster.objects, Node: a.admissionNode},
+	claims := &volume.PersistentVolumeClaim{Objects: a.cluster.objects, Node: a.admissionNode}
+	if a.cluster.csiDrivers != nil { // no typed nils in the interfaces
+		claims.CSI = &csi.Volumes{Drivers: a.cluster.csiDrivers, RootDir: a.cfg.RootDir, Published: a.publishedCSIVolumes}
+	}
+	return append(plugins, claims,
 		volume.ConfigMap{Objects: a.cluster.objects}, volume.Secret{Objects: a.cluster.objects,
 			NodeAllocatable: a.allocatable, PodMemoryLimit: podMemoryLimit},
 		volume.Projected{Objects: a.cluster.objects, Tokens: a.cluster.tokens, NodeAllocatable: a.allocatable,
@@ -182,4 +188,11 @@ func (a *Agent) newPodSync(volumes *volume.Manager, m *metrics) error {
 	}
 	a.mux = podsource.NewMux(podsource.MuxConfig{Clock: clk, Log: a.log.WithName("podsource"), Metrics: m.sources})
 	return nil
+}
+
+// publishedCSIVolumes are the records of the CSI volumes published to
+// pods now, beside their targets.
+func (a *Agent) publishedCSIVolumes() ([]string, error) {
+	layout := a.layout()
+	return filepath.Glob(filepath.Join(layout.PodsDir(), "*", "volumes", (&volume.PersistentVolumeClaim{}).Name(), "*", csi.VolDataFile))
 }

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -18,6 +20,17 @@ import (
 type ClaimObjects interface {
 	GetPersistentVolumeClaim(ctx context.Context, namespace, name string) (*v1.PersistentVolumeClaim, error)
 	GetPersistentVolume(ctx context.Context, name string) (*v1.PersistentVolume, error)
+}
+
+// CSIVolumes stages and publishes CSI persistent volumes; *csi.Volumes
+// implements it.
+type CSIVolumes interface {
+	// Publish makes pv's volume available for pod at target, a directory
+	// it creates (read-only with readOnly).
+	Publish(ctx context.Context, pod *v1.Pod, pv *v1.PersistentVolume, readOnly bool, target string) error
+	// Unpublish undoes Publish at target, from what Publish recorded
+	// beside it (also after a restart); nothing when nothing was.
+	Unpublish(ctx context.Context, target string) error
 }
 
 // pvcProtectionFinalizer keeps a claim in use from going (the API's
@@ -38,16 +51,20 @@ const pvcProtectionFinalizer = "kubernetes.io/pvc-protection"
 //     on the volume's directory below the pod's, its ownership set to the
 //     pod's fsGroup unless read-only; TearDown unmounts it;
 //   - a hostPath volume is mounted from its path directly, after the
-//     path's type check (CheckHostPath).
+//     path's type check (CheckHostPath);
+//   - a CSI volume is staged and published by CSI (the volume's "mount"
+//     directory is its target), unpublished by TearDown.
 //
-// Other volume types (csi, nfs, ...) and block mode are refused with an
-// error naming them. A claim resolved once is not read again for the
+// Other volume types (nfs, ...), CSI without CSI, and block mode are
+// refused with an error naming them. A claim resolved once is not read again for the
 // pod's life.
 type PersistentVolumeClaim struct {
 	Objects ClaimObjects
 	// Node is the node the pods run on, for a volume's node affinity; nil
 	// checks none.
 	Node func() (*v1.Node, error)
+	// CSI serves CSI volumes; nil refuses them.
+	CSI CSIVolumes
 
 	mu       sync.Mutex
 	resolved map[types.UID]map[string]*v1.PersistentVolume // pod UID → volume name → PV
@@ -76,8 +93,19 @@ func (p *PersistentVolumeClaim) SetUp(pod *v1.Pod, vol *v1.Volume, vd VolumeDir)
 		return src.HostPath.Path, nil
 	case src.Local != nil:
 		return p.mountLocal(pod, pv, src.Local.Path, readOnly, vd)
+	case src.CSI != nil && p.CSI != nil:
+		target := filepath.Join(vd.Path(), csiTargetDir)
+		if mnt.isMountPoint(target) {
+			return target, nil
+		}
+		if _, err := vd.Create(0o750); err != nil {
+			return "", err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), csiTimeout)
+		defer cancel()
+		return target, p.CSI.Publish(ctx, pod, pv, readOnly, target)
 	}
-	return "", fmt.Errorf("persistent volume %s: its type is not supported on this node (local and hostPath are)", pv.Name)
+	return "", fmt.Errorf("persistent volume %s: its type is not supported on this node (local, hostPath and, with CSI, csi are)", pv.Name)
 }
 
 // mountLocal bind-mounts a local volume's path on the volume's directory,
@@ -175,8 +203,23 @@ func (p *PersistentVolumeClaim) nodeAffinity(pv *v1.PersistentVolume) error {
 	return nil
 }
 
-// TearDown unmounts a local volume's bind mount.
-func (*PersistentVolumeClaim) TearDown(dir string) error {
+// csiTargetDir is a CSI volume's target below its directory (the
+// kubelet's "mount"); csiTimeout bounds its CSI calls.
+const (
+	csiTargetDir = "mount"
+	csiTimeout   = 2 * time.Minute
+)
+
+// TearDown unpublishes a CSI volume and unmounts a local volume's bind
+// mount.
+func (p *PersistentVolumeClaim) TearDown(dir string) error {
+	if p.CSI != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), csiTimeout)
+		defer cancel()
+		if err := p.CSI.Unpublish(ctx, filepath.Join(dir, csiTargetDir)); err != nil {
+			return err
+		}
+	}
 	if mnt.isMountPoint(dir) {
 		if err := mnt.unmount(dir); err != nil {
 			return fmt.Errorf("unmounting %s: %w", dir, err)

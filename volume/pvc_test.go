@@ -95,7 +95,7 @@ func TestPersistentVolumeClaim(t *testing.T) {
 		{claim: "pending", wantErr: "error processing PVC ns/pending: PVC is not bound"},
 		{claim: "stolen", wantErr: "error processing PVC ns/stolen: found PV object pv-stolen but its pv.Spec.ClaimRef.UID someone-else does not point to claim.UID"},
 		{claim: "elsewhere", wantErr: `MountVolume.NodeAffinity check failed for volume "v-elsewhere" : no matching NodeSelectorTerms`},
-		{claim: "nfs", wantErr: "persistent volume pv-nfs: its type is not supported on this node (local and hostPath are)"},
+		{claim: "nfs", wantErr: "persistent volume pv-nfs: its type is not supported on this node (local, hostPath and, with CSI, csi are)"},
 	} {
 		host, err := m.SetUp(pod, claim(tc.claim, tc.readOnly))
 		if tc.wantErr != "" {

@@ -13,10 +13,14 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
+	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 )
 
@@ -33,6 +37,12 @@ type Config struct {
 	Topology    map[string]string
 	// Versions it supports (default 1.0.0).
 	Versions []string
+	// DataDir holds each volume's data (<DataDir>/<volume ID>); set, the
+	// driver stages volumes (STAGE_UNSTAGE_VOLUME) by bind-mounting that
+	// directory on the staging path and publishes them by bind-mounting
+	// the staging path on the target, as a real driver mounts (root
+	// only). Empty: no stage, no publish.
+	DataDir string
 }
 
 // Driver is a running fake driver.
@@ -41,6 +51,21 @@ type Driver struct {
 	srvs     []*grpc.Server
 	mu       sync.Mutex
 	statuses []*registerapi.RegistrationStatus
+	calls    []string
+}
+
+func (d *Driver) record(call, volume string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.calls = append(d.calls, call+" "+volume)
+}
+
+// Calls are the stage, unstage, publish and unpublish calls the driver
+// served, in order ("publish vol-1").
+func (d *Driver) Calls() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string(nil), d.calls...)
 }
 
 // Start serves the driver; Stop removes its sockets, so a plugin manager
@@ -127,6 +152,104 @@ func (r *registrationServer) NotifyRegistrationStatus(_ context.Context, s *regi
 type nodeServer struct {
 	csipb.UnimplementedNodeServer
 	d *Driver
+}
+
+func (n *nodeServer) NodeGetCapabilities(context.Context, *csipb.NodeGetCapabilitiesRequest) (*csipb.NodeGetCapabilitiesResponse, error) {
+	if n.d.cfg.DataDir == "" {
+		return &csipb.NodeGetCapabilitiesResponse{}, nil
+	}
+	return &csipb.NodeGetCapabilitiesResponse{Capabilities: []*csipb.NodeServiceCapability{{Type: &csipb.NodeServiceCapability_Rpc{
+		Rpc: &csipb.NodeServiceCapability_RPC{Type: csipb.NodeServiceCapability_RPC_STAGE_UNSTAGE_VOLUME}}}}}, nil
+}
+
+func (n *nodeServer) NodeStageVolume(_ context.Context, r *csipb.NodeStageVolumeRequest) (*csipb.NodeStageVolumeResponse, error) {
+	if n.d.cfg.DataDir == "" || r.GetVolumeId() == "" || r.GetStagingTargetPath() == "" {
+		return nil, status.Error(codes.InvalidArgument, "volume ID and staging target path are required")
+	}
+	data := filepath.Join(n.d.cfg.DataDir, r.GetVolumeId())
+	if err := os.MkdirAll(data, 0o750); err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	if err := bind(data, r.GetStagingTargetPath(), false); err != nil {
+		return nil, err
+	}
+	n.d.record("stage", r.GetVolumeId())
+	return &csipb.NodeStageVolumeResponse{}, nil
+}
+
+func (n *nodeServer) NodeUnstageVolume(_ context.Context, r *csipb.NodeUnstageVolumeRequest) (*csipb.NodeUnstageVolumeResponse, error) {
+	if err := unbind(r.GetStagingTargetPath()); err != nil {
+		return nil, err
+	}
+	n.d.record("unstage", r.GetVolumeId())
+	return &csipb.NodeUnstageVolumeResponse{}, nil
+}
+
+func (n *nodeServer) NodePublishVolume(_ context.Context, r *csipb.NodePublishVolumeRequest) (*csipb.NodePublishVolumeResponse, error) {
+	if r.GetStagingTargetPath() == "" || r.GetTargetPath() == "" {
+		return nil, status.Error(codes.InvalidArgument, "staging target path and target path are required")
+	}
+	if err := os.MkdirAll(r.GetTargetPath(), 0o750); err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	if err := bind(r.GetStagingTargetPath(), r.GetTargetPath(), r.GetReadonly()); err != nil {
+		return nil, err
+	}
+	n.d.record("publish", r.GetVolumeId())
+	return &csipb.NodePublishVolumeResponse{}, nil
+}
+
+func (n *nodeServer) NodeUnpublishVolume(_ context.Context, r *csipb.NodeUnpublishVolumeRequest) (*csipb.NodeUnpublishVolumeResponse, error) {
+	if err := unbind(r.GetTargetPath()); err != nil {
+		return nil, err
+	}
+	if err := os.Remove(r.GetTargetPath()); err != nil && !os.IsNotExist(err) {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	n.d.record("unpublish", r.GetVolumeId())
+	return &csipb.NodeUnpublishVolumeResponse{}, nil
+}
+
+// bind mounts src on dir unless something is mounted there (idempotent,
+// as CSI asks).
+func bind(src, dir string, readOnly bool) error {
+	if mounted(dir) {
+		return nil
+	}
+	if err := unix.Mount(src, dir, "", unix.MS_BIND, ""); err != nil {
+		return status.Errorf(codes.Internal, "bind mount %s on %s: %v", src, dir, err)
+	}
+	if readOnly {
+		if err := unix.Mount("", dir, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
+			return status.Errorf(codes.Internal, "read-only remount of %s: %v", dir, err)
+		}
+	}
+	return nil
+}
+
+// unbind unmounts dir if it is mounted (idempotent).
+func unbind(dir string) error {
+	if !mounted(dir) {
+		return nil
+	}
+	if err := unix.Unmount(dir, 0); err != nil {
+		return status.Errorf(codes.Internal, "unmount %s: %v", dir, err)
+	}
+	return nil
+}
+
+// mounted: /proc/self/mountinfo lists dir as a mount point.
+func mounted(dir string) bool {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && f[4] == filepath.Clean(dir) {
+			return true
+		}
+	}
+	return false
 }
 
 func (n *nodeServer) NodeGetInfo(context.Context, *csipb.NodeGetInfoRequest) (*csipb.NodeGetInfoResponse, error) {
