@@ -15,11 +15,13 @@ import (
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 
 	"github.com/nodekit-dev/nodekit/csi"
+	csiapi "github.com/nodekit-dev/nodekit/csi/apiclient"
 	"github.com/nodekit-dev/nodekit/csi/nodeinfo"
 	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/mirrorpod"
 	"github.com/nodekit-dev/nodekit/nodestatus"
 	"github.com/nodekit-dev/nodekit/pluginmanager"
+	"github.com/nodekit-dev/nodekit/podpath"
 	"github.com/nodekit-dev/nodekit/podsource/apiserver"
 	"github.com/nodekit-dev/nodekit/podstatus"
 	"github.com/nodekit-dev/nodekit/podstatus/apiclient"
@@ -46,6 +48,7 @@ type cluster struct {
 	// manager records them on the Node and its CSINode.
 	plugins    *pluginmanager.Manager
 	csiDrivers *csi.Registry
+	csiVolumes *csi.Volumes
 	nodeInfo   *nodeinfo.Manager
 }
 
@@ -78,6 +81,15 @@ func newCluster(ctx context.Context, cfg Config) (*cluster, error) {
 		return nil, err
 	}
 	c.csiDrivers = csi.NewRegistry(csi.RegistryConfig{NodeInfo: c.nodeInfo, Log: cfg.Log.WithName("csi")})
+	csiObjects, err := csiapi.New(c.client)
+	if err != nil {
+		return nil, err
+	}
+	pods := podpath.Layout{RootDir: cfg.RootDir}.PodsDir()
+	c.csiVolumes = &csi.Volumes{Drivers: c.csiDrivers, RootDir: cfg.RootDir, Objects: csiObjects, NodeName: cfg.NodeName,
+		Published: func() ([]string, error) {
+			return filepath.Glob(filepath.Join(pods, "*", "volumes", (&volume.PersistentVolumeClaim{}).Name(), "*", csi.VolDataFile))
+		}}
 	c.plugins, err = pluginmanager.New(pluginmanager.Config{Dir: filepath.Join(cfg.RootDir, pluginmanager.DefaultDirName),
 		Handlers: map[string]pluginmanager.Handler{registerapi.CSIPlugin: c.csiDrivers}, Clock: cfg.Clock, Log: cfg.Log.WithName("plugins")})
 	if err != nil {

@@ -7,15 +7,19 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/nodekit-dev/nodekit/csi"
 	"github.com/nodekit-dev/nodekit/csi/csitest"
 	"github.com/nodekit-dev/nodekit/csi/nodeinfo"
 	"github.com/nodekit-dev/nodekit/internal/poll"
@@ -80,10 +84,14 @@ func TestCSIDriverRegistration(t *testing.T) {
 
 // TestCSIVolumeOnContainerd: a pod on real containerd uses a claim bound
 // to a CSI persistent volume of a registered driver (csitest's, which
-// bind-mounts as a real driver mounts): the volume is staged once, then
-// published to the pod, what the pod writes is in the driver's volume, and
-// once the pod is deleted it is unpublished, then unstaged, with nothing
-// left mounted below the root dir.
+// bind-mounts as a real driver mounts). The driver has no CSIDriver
+// object, so the volume needs attaching: the pod waits (FailedMount) until
+// its VolumeAttachment says attached (the test plays the attach-detach
+// controller and the external attacher), and the node reports the volume
+// in use. Then the volume is staged once and published to the pod, what
+// the pod writes is in the driver's volume, and once the pod is deleted it
+// is unpublished, then unstaged, with nothing left mounted below the root
+// dir.
 func TestCSIVolumeOnContainerd(t *testing.T) {
 	cd := testenv.NeedContainerd(t)
 	api := testenv.NeedAPIServer(t)
@@ -109,7 +117,7 @@ func TestCSIVolumeOnContainerd(t *testing.T) {
 	boundClaim(ctx, t, admin, ns, "csi-data", v1.PersistentVolumeSource{CSI: &v1.CSIPersistentVolumeSource{
 		Driver: "fake.csi.nodekit.dev", VolumeHandle: "vol-1"}}, nil)
 
-	_, err = admin.CoreV1().Pods(ns).Create(ctx, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "csi-writer"},
+	writer, err := admin.CoreV1().Pods(ns).Create(ctx, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "csi-writer"},
 		Spec: v1.PodSpec{NodeName: api.Node, HostNetwork: true, TerminationGracePeriodSeconds: ptr.To[int64](0), RestartPolicy: v1.RestartPolicyNever,
 			Volumes: []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "csi-data"}}}},
 			Containers: []v1.Container{{Name: "c", Image: "nodekit.local/testbin:1", ImagePullPolicy: v1.PullNever,
@@ -119,6 +127,22 @@ func TestCSIVolumeOnContainerd(t *testing.T) {
 	t.Cleanup(func() {
 		_ = admin.CoreV1().Pods(ns).Delete(context.Background(), "csi-writer", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
 	})
+	attachment := csi.AttachmentName("vol-1", "fake.csi.nodekit.dev", api.Node)
+	poll.Eventually(t, func() bool {
+		evs, err := admin.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.uid=" + string(writer.UID) + ",reason=FailedMount"})
+		return err == nil && len(evs.Items) > 0 && strings.Contains(evs.Items[0].Message, "volume vol-1 is not attached for volume attachment "+attachment)
+	}, time.Minute, 100*time.Millisecond, "waiting for the attachment")
+	assert.Empty(t, d.Calls(), "nothing staged before it is attached")
+	va, err := admin.StorageV1().VolumeAttachments().Create(ctx, &storagev1.VolumeAttachment{ObjectMeta: metav1.ObjectMeta{Name: attachment},
+		Spec: storagev1.VolumeAttachmentSpec{Attacher: "fake.csi.nodekit.dev", NodeName: api.Node,
+			Source: storagev1.VolumeAttachmentSource{PersistentVolumeName: ptr.To("pv-csi-data")}}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = admin.StorageV1().VolumeAttachments().Delete(context.Background(), attachment, metav1.DeleteOptions{})
+	})
+	va.Status = storagev1.VolumeAttachmentStatus{Attached: true, AttachmentMetadata: map[string]string{"devicePath": "/dev/fake"}}
+	_, err = admin.StorageV1().VolumeAttachments().UpdateStatus(ctx, va, metav1.UpdateOptions{})
+	require.NoError(t, err)
 	poll.Eventually(t, func() bool {
 		p, err := admin.CoreV1().Pods(ns).Get(ctx, "csi-writer", metav1.GetOptions{})
 		return err == nil && p.Status.Phase == v1.PodSucceeded
@@ -127,6 +151,10 @@ func TestCSIVolumeOnContainerd(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "through CSI", string(b))
 	assert.Equal(t, []string{"stage vol-1", "publish vol-1"}, d.Calls())
+	poll.Eventually(t, func() bool {
+		n, err := admin.CoreV1().Nodes().Get(ctx, api.Node, metav1.GetOptions{})
+		return err == nil && slices.Contains(n.Status.VolumesInUse, v1.UniqueVolumeName("kubernetes.io/csi/fake.csi.nodekit.dev^vol-1"))
+	}, 30*time.Second, 100*time.Millisecond, "the volume in the node's volumesInUse")
 
 	require.NoError(t, admin.CoreV1().Pods(ns).Delete(ctx, "csi-writer", metav1.DeleteOptions{}))
 	poll.Eventually(t, func() bool { return len(d.Calls()) == 4 }, time.Minute, 100*time.Millisecond, "unpublished and unstaged")

@@ -54,6 +54,9 @@ func (a *Agent) describeNode(ctx context.Context) (*nodestatus.Builder, error) {
 	if a.eviction != nil { // no typed nils in the interfaces
 		nc.Pressure = a.eviction
 	}
+	if a.cluster != nil && a.cluster.csiVolumes != nil {
+		nc.VolumesInUse = a.cluster.csiVolumes.InUse
+	}
 	return nodestatus.New(nc)
 }
 

@@ -3,14 +3,12 @@ package nodeagent
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/nodekit-dev/nodekit/allocation"
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
-	"github.com/nodekit-dev/nodekit/csi"
 	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/pleg"
 	"github.com/nodekit-dev/nodekit/pleg/plegmetrics"
@@ -62,8 +60,8 @@ func (a *Agent) volumePlugins() []volume.Plugin {
 		return append(plugins, volume.Projected{NodeAllocatable: a.allocatable, PodMemoryLimit: podMemoryLimit}) // downwardAPI sources only
 	}
 	claims := &volume.PersistentVolumeClaim{Objects: a.cluster.objects, Node: a.admissionNode}
-	if a.cluster.csiDrivers != nil { // no typed nils in the interfaces
-		claims.CSI = &csi.Volumes{Drivers: a.cluster.csiDrivers, RootDir: a.cfg.RootDir, Published: a.publishedCSIVolumes}
+	if a.cluster.csiVolumes != nil { // no typed nils in the interfaces
+		claims.CSI = a.cluster.csiVolumes
 	}
 	return append(plugins, claims,
 		volume.ConfigMap{Objects: a.cluster.objects}, volume.Secret{Objects: a.cluster.objects,
@@ -188,11 +186,4 @@ func (a *Agent) newPodSync(volumes *volume.Manager, m *metrics) error {
 	}
 	a.mux = podsource.NewMux(podsource.MuxConfig{Clock: clk, Log: a.log.WithName("podsource"), Metrics: m.sources})
 	return nil
-}
-
-// publishedCSIVolumes are the records of the CSI volumes published to
-// pods now, beside their targets.
-func (a *Agent) publishedCSIVolumes() ([]string, error) {
-	layout := a.layout()
-	return filepath.Glob(filepath.Join(layout.PodsDir(), "*", "volumes", (&volume.PersistentVolumeClaim{}).Name(), "*", csi.VolDataFile))
 }

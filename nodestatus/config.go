@@ -107,6 +107,10 @@ type Config struct {
 	// kube-controller-manager's attach-detach controller, not the node,
 	// attaches and detaches its volumes. False removes it.
 	ControllerManagedAttachDetach *bool
+	// VolumesInUse, if set, gives status.volumesInUse: the attachable
+	// volumes the node's pods use (csi.Volumes' InUse), sorted, which the
+	// attach-detach controller does not detach.
+	VolumesInUse func() []v1.UniqueVolumeName
 }
 
 // AnnotationControllerManagedAttach is the Node annotation saying that

@@ -119,6 +119,9 @@ func (n *Builder) setStatus(ctx context.Context, node *v1.Node, record bool) {
 		KernelVersion: m.KernelVersion, OSImage: m.OSImage, ContainerRuntimeVersion: n.cfg.ContainerRuntimeVersion,
 		KubeletVersion: n.cfg.KubeletVersion, OperatingSystem: goruntime.GOOS, Architecture: goruntime.GOARCH}
 	s.DaemonEndpoints = v1.NodeDaemonEndpoints{KubeletEndpoint: v1.DaemonEndpoint{Port: n.cfg.Port}}
+	if n.cfg.VolumesInUse != nil {
+		s.VolumesInUse = n.cfg.VolumesInUse()
+	}
 	if n.cfg.Images != nil {
 		if imgs, err := n.cfg.Images.Images(ctx); err == nil {
 			s.Images = nodeImages(imgs)
