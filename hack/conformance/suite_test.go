@@ -3,11 +3,17 @@
 // Package conformance is the Kubernetes e2e suite cut down to the specs that
 // judge a node: k8s.io/kubernetes/test/e2e without its test sources except
 // test/e2e/common (node, storage, network), where every [NodeConformance]
-// spec lives. hack/conformance.sh builds it with `go test -c` in a scratch
-// module that requires k8s.io/kubernetes (hack/lib-k8s-build.sh); the build
-// tag keeps it out of nodekit's own module. Flags, suite name and spec texts
-// are those of e2e.test, so a focus regex written for one selects the same
-// specs in the other; the build compiles a fraction of e2e.test's packages.
+// spec lives, and test/e2e/node, which holds the node's [Conformance] specs
+// that are not [NodeConformance] (pod generation and observedGeneration,
+// "Pods Extended"; it has no [NodeConformance] spec). hack/conformance.sh
+// builds it with `go test -c` in a scratch module that requires
+// k8s.io/kubernetes (hack/lib-k8s-build.sh); the build tag keeps it out of
+// nodekit's own module. Flags, suite name and spec texts are those of
+// e2e.test, so a focus regex written for one selects the same specs in the
+// other; the build compiles a fraction of e2e.test's packages.
+//
+// Written against Kubernetes v1.37 (hack/conformance.sh's E2E_VERSION): the
+// imports follow test/e2e/e2e_test.go of that release.
 package conformance
 
 import (
@@ -27,13 +33,15 @@ import (
 
 	// Constants the specs' labels use, frozen as in e2e.test.
 	_ "k8s.io/kubernetes/test/e2e/feature"
-	_ "k8s.io/kubernetes/test/e2e/nodefeature"
+
+	// Test sources beyond test/e2e/common (which package e2e imports).
+	_ "k8s.io/kubernetes/test/e2e/node"
 
 	// The framework's reconfiguration, as in e2e.test.
 	_ "k8s.io/kubernetes/test/e2e/framework/debug/init"
 	_ "k8s.io/kubernetes/test/e2e/framework/metrics/init"
 	_ "k8s.io/kubernetes/test/e2e/framework/node/init"
-	_ "k8s.io/kubernetes/test/utils/format"
+	_ "k8s.io/kubernetes/test/utils/ktesting/format"
 )
 
 func TestMain(m *testing.M) {
