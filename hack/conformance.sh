@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # conformance.sh - Kubernetes' own end-to-end specs that judge a node ([NodeConformance]) against the reference
 # agent, joined to a real control plane on 127.0.0.1: etcd + kube-apiserver (hack/apiserver-up.sh),
-# kube-controller-manager, kube-scheduler, containerd (hack/containerd-up.sh) and examples/kubelet. No registry:
-# the e2e images are stand-ins built locally (hack/tools/mkimage) and imported into containerd.
+# kube-controller-manager, kube-scheduler, containerd (hack/containerd-up.sh) and examples/kubelet. No outside
+# registry: the e2e images are stand-ins built locally (hack/tools/mkimage), imported into containerd and served
+# by a registry on 127.0.0.1 (hack/tools/registry) that containerd takes for their registry host.
 #
 # Usage: hack/conformance.sh [subset|all|up|run|down]
 #   subset  up, the specs listed in hack/conformance/subset.txt (seconds each) in STREAMS e2e processes, down.
@@ -32,8 +33,9 @@
 #   MaxContainerBackOff" waits about 30 min; and "issue 500 podspec updates"), FOCUS, SPECS, REPORT_DIR; NODEKIT_K8S_BIN_DIR and NODEKIT_K8S_VERSION
 #   (default: E2E_VERSION) as apiserver-up.sh.
 # Ports (127.0.0.1): apiserver 17443, etcd 27790/27800, controller-manager 17257, scheduler 17259,
-# agent 17250 (API) and 17248 (healthz), each plus NODEKIT_CONFORMANCE_PORT_OFFSET (0), so that two runs with
-# different directories can share the machine. Pod cgroups under /<basename of the directory>. Needs root.
+# agent 17250 (API) and 17248 (healthz), image registry 17500, each plus NODEKIT_CONFORMANCE_PORT_OFFSET (0), so
+# that two runs with different directories can share the machine. Pod cgroups under /<basename of the directory>.
+# Needs root.
 set -euo pipefail
 
 HACK=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -49,6 +51,7 @@ REGISTRY=nodekit.local
 CGROUP_ROOT=/$(basename "$DIR")
 P=${NODEKIT_CONFORMANCE_PORT_OFFSET:-0}
 KCM_PORT=$((17257 + P)) SCHED_PORT=$((17259 + P)) AGENT_PORT=$((17250 + P)) AGENT_HEALTHZ_PORT=$((17248 + P))
+REGISTRY_PORT=$((17500 + P))
 PER_SPEC_MINUTES=${PER_SPEC_MINUTES:-5} SLOW_SPEC_MINUTES=${SLOW_SPEC_MINUTES:-40}
 SKIP='Serial|Disruptive|Flaky|\[Feature:'
 export PATH=/usr/local/go/bin:$PATH:/usr/local/sbin:/usr/sbin:/sbin
@@ -90,7 +93,7 @@ binaries() {
   fi
   log "building examples/kubelet and the image tools"
   (cd "$ROOT" && go build -o "$BIN/nodekit-kubelet" ./examples/kubelet) || die "go build ./examples/kubelet"
-  (cd "$HACK/tools" && CGO_ENABLED=0 go build -trimpath -o "$BIN/" ./mkimage ./nnp ./pause) || die "go build hack/tools"
+  (cd "$HACK/tools" && CGO_ENABLED=0 go build -trimpath -o "$BIN/" ./mkimage ./nnp ./pause ./registry) || die "go build hack/tools"
 }
 
 # debian_binary PACKAGE PATH: a static binary out of a Debian package, cached in $BIN.
@@ -206,6 +209,14 @@ up() {
   local f ctr; ctr=$(. "$NODEKIT_CONTAINERD_DIR/env" && echo "$NODEKIT_CTR")
   for f in "$IMAGES"/*.tar; do "$ctr" -a "$DIR/containerd/containerd.sock" -n k8s.io images import "$f" >/dev/null ||
     die "import $f"; done
+  # The same images from a registry (hack/tools/registry), which containerd is told is $REGISTRY: a pull policy
+  # of Always (the image volume spec) and the specs that pull on purpose need one.
+  log "registry for $REGISTRY on 127.0.0.1:$REGISTRY_PORT"
+  rm -f "$DIR/registry.ready"
+  start registry "$BIN/registry" -addr "127.0.0.1:$REGISTRY_PORT" -ready "$DIR/registry.ready" "$IMAGES"/*.tar
+  mkdir -p "$DIR/containerd/certs.d/$REGISTRY"
+  printf 'server = "http://127.0.0.1:%s"\n\n[host."http://127.0.0.1:%s"]\n  capabilities = ["pull", "resolve"]\n' \
+    "$REGISTRY_PORT" "$REGISTRY_PORT" > "$DIR/containerd/certs.d/$REGISTRY/hosts.toml"
   log "etcd + kube-apiserver"
   bash "$HACK/apiserver-up.sh" --fresh >/dev/null
   KAPI=$NODEKIT_APISERVER_DIR
@@ -219,6 +230,7 @@ up() {
   start kube-scheduler "$BIN/kube-scheduler" --kubeconfig="$KAPI/kubeconfig" \
     --authentication-kubeconfig="$KAPI/kubeconfig" --authorization-kubeconfig="$KAPI/kubeconfig" \
     --bind-address=127.0.0.1 --secure-port="$SCHED_PORT" --leader-elect=false --cert-dir="$DIR/scheduler-certs"
+  wait_for 120 "registry not ready in 120 s ($DIR/registry.log)" test -s "$DIR/registry.ready"
   agent
 }
 
@@ -244,7 +256,7 @@ agent() {
 }
 
 down() {
-  stop agent; stop kube-scheduler; stop kube-controller-manager
+  stop agent; stop kube-scheduler; stop kube-controller-manager; stop registry
   bash "$HACK/apiserver-down.sh" --purge >&2 || true
   bash "$HACK/containerd-down.sh" --purge >&2 || true
   # the agent's volume mounts (tmpfs for secrets), deepest first
