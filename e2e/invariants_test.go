@@ -99,6 +99,13 @@ func podProblems(p v1.Pod, s *snapshot) []string {
 	if want == "" {
 		want = v1.PodRunning
 	}
+	if kind == kindJobOK && unknownExit(p) {
+		// Its container ended while containerd was down (the restart
+		// fault): containerd 2 cannot tell the exit code after it comes
+		// back and reports its unknown exit code, 255, as the kubelet
+		// would see it too; under restartPolicy Never that is Failed.
+		want = v1.PodFailed
+	}
 	var out []string
 	if p.Status.Phase != want {
 		out = append(out, bad("phase %s, want %s", p.Status.Phase, want))
@@ -307,4 +314,17 @@ func (w *afterDeletion) handlers() cache.ResourceEventHandlerFuncs {
 			}
 		},
 	}
+}
+
+// unknownExitCode is containerd's exit code for a task whose exit it did
+// not see.
+const unknownExitCode = 255
+
+func unknownExit(p v1.Pod) bool {
+	for _, cs := range p.Status.ContainerStatuses {
+		if t := cs.State.Terminated; t != nil && t.ExitCode == unknownExitCode {
+			return true
+		}
+	}
+	return false
 }
