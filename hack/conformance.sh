@@ -121,6 +121,7 @@ e2e_tag() {
 # tags of e2e.test v$E2E_VERSION: busybox (Debian's busybox-static with every applet linked, /bin/sh bash-static:
 # busybox 1.35's ash drops environment variables whose names are not identifiers, which the ConfigMap and Secret
 # env specs read back), agnhost and the previous agnhost (the real binary over the same base), nonroot (user 1234),
+# glibc-dns-testing (busybox: the hostnameOverride specs run `hostname` and `hostname -f`),
 # nonewprivs (a setuid-root program printing its effective uid), httpd and nginx (busybox httpd on :80), kitten and
 # nautilus (agnhost with the data.json and picture of the real images, and the /etc/os-release of their Alpine base,
 # which the image volume specs read through an image volume) and pause (hack/tools/pause), which the specs also run
@@ -153,6 +154,7 @@ images() {
   img Agnhost agnhost agnhost "${agnhost[@]}" -cmd pause
   img AgnhostPrev agnhost agnhost "${agnhost[@]}" -cmd pause
   img NonRoot nonroot nonroot -user 1234 -cmd sh
+  img GlibcDnsTesting glibc-dns-testing glibc-dns-testing -cmd sh
   img Nonewprivs nonewprivs nonewprivs -file "$BIN/nnp:/usr/local/bin/nnp:4755" -cmd nnp
   img Httpd httpd httpd "${web[@]}"
   img HttpdNew httpd httpd "${web[@]}"
