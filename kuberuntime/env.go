@@ -9,7 +9,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/nodekit-dev/nodekit/fieldpath"
 )
@@ -144,8 +143,9 @@ func keyRef(ns string, src *v1.EnvVarSource, objs Objects) (string, bool, error)
 	return "", false, fmt.Errorf("couldn't find key %s in %s %s/%s", key, kind, ns, name)
 }
 
-// envFrom is every key of the referenced ConfigMaps and Secrets, prefixed;
-// keys that are not valid variable names are left out, as the kubelet does.
+// envFrom is every key of the referenced ConfigMaps and Secrets, prefixed,
+// whatever the name: the kubelet v1.34+ copies them all (relaxed
+// environment variable names, GA), the runtime passes them on.
 func envFrom(ns string, sources []v1.EnvFromSource, objs Objects) ([]v1.EnvVar, error) {
 	ctx, cancel := getCtx()
 	defer cancel()
@@ -180,11 +180,7 @@ func envFrom(ns string, sources []v1.EnvFromSource, objs Objects) ([]v1.EnvVar, 
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			name := s.Prefix + k
-			if len(validation.IsEnvVarName(name)) > 0 {
-				continue
-			}
-			out = setEnv(out, v1.EnvVar{Name: name, Value: data[k]})
+			out = setEnv(out, v1.EnvVar{Name: s.Prefix + k, Value: data[k]})
 		}
 	}
 	return out, nil

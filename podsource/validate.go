@@ -240,7 +240,7 @@ func validateContainer(c *v1.Container, p *field.Path, names, vols sets.Set[stri
 		}
 	}
 	for i, e := range c.Env {
-		for _, msg := range validation.IsEnvVarName(e.Name) {
+		for _, msg := range validation.IsRelaxedEnvVarName(e.Name) { // the API server's since v1.34
 			errs = append(errs, field.Invalid(p.Child("env").Index(i).Child("name"), e.Name, msg))
 		}
 	}

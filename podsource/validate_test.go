@@ -67,6 +67,8 @@ func TestParseErrors(t *testing.T) {
 			[]string{"spec.containers[0].volumeDevices: Forbidden: when `hostUsers` is false"}},
 		{"unmasked proc with host users", pod("  containers: [{name: c, image: i, securityContext: {procMount: Unmasked}}]\n"), false, false,
 			[]string{"spec.containers[0].securityContext.procMount: Invalid value: \"Unmasked\": `hostUsers` must be false to use `Unmasked`"}},
+		{"env name with = (relaxed names allow the rest)", pod("  containers: [{name: c, image: i, env: [{name: '1-$@x', value: a}, {name: 'a=b', value: c}]}]\n"), false, false,
+			[]string{`spec.containers[0].env[1].name: Invalid value: "a=b"`}},
 		{"bad restart policy", pod("  restartPolicy: Sometimes\n  containers: [{name: c, image: i}]\n"), false, false,
 			[]string{`spec.restartPolicy: Unsupported value: "Sometimes"`}},
 		{"probe without handler", pod("  containers: [{name: c, image: i, livenessProbe: {periodSeconds: 5}}]\n"), false, false,
