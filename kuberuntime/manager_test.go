@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/kuberuntime"
@@ -258,4 +259,20 @@ func TestSyncPodRuntimeErrorsAreReported(t *testing.T) {
 	e.fake.AllowPull("nodekit.local/other:1")
 	res, _ = e.sync(pod, nil)
 	assert.NoError(t, step(res, kuberuntime.ActionStartContainer, "b").Err, "pulled after the back-off")
+}
+
+// TestHostNetworkPodIPEnv: a host-network pod's status.podIP, in its
+// containers' environment, is the node's IP (the kubelet's SyncPod takes
+// the API status's IPs); the sandbox reports none.
+func TestHostNetworkPodIPEnv(t *testing.T) {
+	_, client := startFake(t)
+	m, err := kuberuntime.NewManager(kuberuntime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: t.TempDir(), HostIP: "127.0.0.5"})
+	require.NoError(t, err)
+	ctx := context.Background()
+	pod := podSpec("hostnet", v1.RestartPolicyNever, v1.Container{Name: "c", Image: testImage, Args: []string{"echo", "ip=$(POD_IP)"},
+		Env: []v1.EnvVar{{Name: "POD_IP", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "status.podIP"}}}}})
+	pod.Spec.HostNetwork = true
+	require.NoError(t, m.SyncPod(ctx, pod, nil, kuberuntime.SyncOptions{}).Err())
+	poll.Eventually(t, func() bool { return containerLogHas(ctx, t, m, pod, "c", "ip=127.0.0.5") }, 10*time.Second, 10*time.Millisecond,
+		"the node's IP as the pod's")
 }

@@ -107,6 +107,11 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus
 	if sandboxID == "" {
 		return res // nothing to run: the pod is done
 	}
+	if pod.Spec.HostNetwork && len(podIPs) == 0 && m.cfg.HostIP != "" {
+		// The kubelet's SyncPod takes the API status's IPs, a host-network
+		// pod's being the node's: its containers' status.podIP env too.
+		podIPs = []string{m.cfg.HostIP}
+	}
 
 	// The pod's image volumes are pulled once, before the first container
 	// to start (the kubelet's lazyStart); a container that mounts one
