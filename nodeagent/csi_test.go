@@ -49,9 +49,13 @@ func TestCSIDriverRegistration(t *testing.T) {
 		_ = admin.StorageV1().CSINodes().Delete(context.Background(), api.Node, metav1.DeleteOptions{})
 	})
 	poll.Eventually(t, func() bool {
+		node, err := admin.CoreV1().Nodes().Get(ctx, api.Node, metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
 		cn, err := admin.StorageV1().CSINodes().Get(ctx, api.Node, metav1.GetOptions{})
-		return err == nil && len(cn.OwnerReferences) == 1 && cn.OwnerReferences[0].Kind == "Node"
-	}, 30*time.Second, 100*time.Millisecond, "the CSINode made once the Node is registered")
+		return err == nil && len(cn.OwnerReferences) == 1 && cn.OwnerReferences[0].UID == node.UID
+	}, 30*time.Second, 100*time.Millisecond, "the CSINode made, owned by the Node registered now (not an earlier one's)")
 
 	d, err := csitest.Start(csitest.Config{Name: "fake.csi.nodekit.dev", RegistryDir: filepath.Join(cfg.RootDir, pluginmanager.DefaultDirName),
 		EndpointDir: filepath.Join(cfg.RootDir, "plugins", "fake.csi.nodekit.dev"), NodeID: "fake-" + api.Node, MaxVolumes: 16,

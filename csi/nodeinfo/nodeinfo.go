@@ -244,16 +244,15 @@ func (m *Manager) updateNode(ctx context.Context, edit func(*v1.Node) (bool, err
 	})
 }
 
-// updateCSINode is updateNode for the CSINode, made when missing.
+// updateCSINode is updateNode for the CSINode, made first when missing or
+// owned by a Node of the same name that is gone (its drivers are not this
+// node's): an edit never lands in a CSINode that is replaced after.
 func (m *Manager) updateCSINode(ctx context.Context, edit func(*storagev1.CSINode) bool) error {
 	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-		cn, err := m.cfg.Client.StorageV1().CSINodes().Get(ctx, m.cfg.NodeName, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			if err := m.InitializeCSINode(ctx); err != nil {
-				return err
-			}
-			cn, err = m.cfg.Client.StorageV1().CSINodes().Get(ctx, m.cfg.NodeName, metav1.GetOptions{})
+		if err := m.InitializeCSINode(ctx); err != nil {
+			return err
 		}
+		cn, err := m.cfg.Client.StorageV1().CSINodes().Get(ctx, m.cfg.NodeName, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 
@@ -54,4 +55,23 @@ func TestNodeInfo(t *testing.T) {
 	cn, err = client.StorageV1().CSINodes().Get(ctx, "node-1", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Empty(t, cn.Spec.Drivers)
+}
+
+// TestInstallIntoAStaleCSINode: a driver registering before the CSINode
+// of an older Node of the same name was replaced lands in the new one.
+func TestInstallIntoAStaleCSINode(t *testing.T) {
+	ctx := context.Background()
+	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", UID: "node-uid"}}
+	stale := &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: "node-1", OwnerReferences: []metav1.OwnerReference{
+		{Kind: "Node", Name: "node-1", UID: "an-older-node"}}}, Spec: storagev1.CSINodeSpec{Drivers: []storagev1.CSINodeDriver{{Name: "old.csi", NodeID: "x"}}}}
+	client := fake.NewClientset(node, stale)
+	m, err := nodeinfo.New(nodeinfo.Config{Client: client, NodeName: "node-1"})
+	require.NoError(t, err)
+	require.NoError(t, m.InstallDriver(ctx, "a.csi", csi.DriverInfo{NodeID: "id-a"}))
+	require.NoError(t, m.InitializeCSINode(ctx), "later, as the agent's start-up loop")
+	cn, err := client.StorageV1().CSINodes().Get(ctx, "node-1", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, types.UID("node-uid"), cn.OwnerReferences[0].UID)
+	require.Len(t, cn.Spec.Drivers, 1)
+	assert.Equal(t, "a.csi", cn.Spec.Drivers[0].Name)
 }
