@@ -137,7 +137,7 @@ func containerStatuses(in Input, specs []v1.Container, init bool) []v1.Container
 				act = &r
 			}
 		}
-		s.Resources = statusResources(c, cur, act, oldContainerStatus(in, c.Name, init))
+		s.Resources = statusResources(c, cur, s.ContainerID, act, oldContainerStatus(in, c.Name, init))
 		s.AllocatedResources = c.Resources.Requests
 		// A container the next sync will (re)start shows why its last
 		// start failed, as the kubelet's reason cache makes it.

@@ -15,11 +15,11 @@ import (
 // shares, the cpu limit from its quota, the memory limit), what is
 // missing filled in from actuated (what it was last given: the memory
 // request, which no runtime reports), and what is still missing kept from
-// the previous status of the same running container (old). A reported
-// cpu value at or below the smallest the kernel expresses (2 shares, a
-// 10m quota) keeps the allocated one, when that too is that small, so
-// that "1m" does not show as "2m".
-func statusResources(c *v1.Container, cur *kc.ContainerStatus, actuated *v1.ResourceRequirements, old *v1.ContainerStatus) *v1.ResourceRequirements {
+// the previous status of the same running container (old; id is the new
+// status's containerID). A reported cpu value at or below the smallest the
+// kernel expresses (2 shares, a 10m quota) keeps the allocated one, when
+// that too is that small, so that "1m" does not show as "2m".
+func statusResources(c *v1.Container, cur *kc.ContainerStatus, id string, actuated *v1.ResourceRequirements, old *v1.ContainerStatus) *v1.ResourceRequirements {
 	out := c.Resources.DeepCopy()
 	if cur == nil || cur.State != kc.ContainerStateRunning {
 		return out
@@ -37,8 +37,7 @@ func statusResources(c *v1.Container, cur *kc.ContainerStatus, actuated *v1.Reso
 		memReq = nonZero(actuated.Requests.Memory())
 	}
 	var oldRes *v1.ResourceRequirements
-	if old != nil && old.State.Running != nil && old.ContainerID != "" && old.Resources != nil &&
-		old.ContainerID == containerIDOf(old, cur) {
+	if old != nil && old.State.Running != nil && old.ContainerID != "" && old.Resources != nil && old.ContainerID == id {
 		oldRes = old.Resources
 	}
 	set := func(dst v1.ResourceList, name v1.ResourceName, q *resource.Quantity, keepAllocated bool, oldList func(*v1.ResourceRequirements) v1.ResourceList) {
@@ -64,17 +63,6 @@ func statusResources(c *v1.Container, cur *kc.ContainerStatus, actuated *v1.Reso
 		set(out.Requests, v1.ResourceMemory, memReq, false, requests)
 	}
 	return out
-}
-
-// containerIDOf is cur's ID as old's ContainerID spells it (with the same
-// "<runtime>://" prefix), to tell the same container from a restart.
-func containerIDOf(old *v1.ContainerStatus, cur *kc.ContainerStatus) string {
-	for i := len(old.ContainerID) - 1; i >= 2; i-- {
-		if old.ContainerID[i-2:i+1] == "://" {
-			return old.ContainerID[:i+1] + cur.ID
-		}
-	}
-	return cur.ID
 }
 
 func milli(v int64) *resource.Quantity {
