@@ -50,7 +50,11 @@ func (m *Manager) etcHostsMount(pod *v1.Pod, podIPs []string, mounts []kc.Mount)
 		}
 		content = append(append([]byte(managedHostsHeaderWithHostNetwork), host...), hostAliasEntries(pod.Spec.HostAliases)...)
 	} else {
-		content = managedHosts(podIPs, podHostname(pod), m.podDomain(pod), pod.Spec.HostAliases)
+		hostname, err := podHostname(pod)
+		if err != nil {
+			return nil, err
+		}
+		content = managedHosts(podIPs, hostname, m.podDomain(pod), pod.Spec.HostAliases)
 	}
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("/etc/hosts: %w", err)
@@ -66,9 +70,10 @@ func (m *Manager) etcHostsMount(pod *v1.Pod, podIPs []string, mounts []kc.Mount)
 }
 
 // podDomain is the kubelet's GeneratePodHostNameAndDomain's domain:
-// <subdomain>.<namespace>.svc.<cluster domain>, when both are set.
+// <subdomain>.<namespace>.svc.<cluster domain>, when both are set; none
+// with a hostnameOverride.
 func (m *Manager) podDomain(pod *v1.Pod) string {
-	if pod.Spec.Subdomain == "" || m.cfg.ClusterDomain == "" {
+	if pod.Spec.Subdomain == "" || m.cfg.ClusterDomain == "" || pod.Spec.HostnameOverride != nil {
 		return ""
 	}
 	return fmt.Sprintf("%s.%s.svc.%s", pod.Spec.Subdomain, pod.Namespace, m.cfg.ClusterDomain)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 )
@@ -33,6 +34,8 @@ func TestEtcHostsMount(t *testing.T) {
 		{"pod IP and name", v1.PodSpec{}, []string{"10.1.2.3"}, nil, header + "10.1.2.3\tweb\n"},
 		{"spec.hostname, subdomain: the FQDN", v1.PodSpec{Hostname: "h", Subdomain: "sub"}, []string{"10.1.2.3", "fd00::3"}, nil,
 			header + "10.1.2.3\th.sub.ns.svc.cluster.local\th\nfd00::3\th.sub.ns.svc.cluster.local\th\n"},
+		{"hostnameOverride: the name whole, no domain", v1.PodSpec{Hostname: "h", Subdomain: "sub", HostnameOverride: ptr.To("override.example.com")},
+			[]string{"10.1.2.3"}, nil, header + "10.1.2.3\toverride.example.com\n"},
 		{"hostAliases", v1.PodSpec{HostAliases: aliases}, []string{"10.1.2.3"}, nil,
 			header + "10.1.2.3\tweb\n\n# Entries added by HostAliases.\n123.45.67.89\tfoo\tbar\n127.0.0.2\tbaz\n"},
 		{"host network: the node's file, and the aliases", v1.PodSpec{HostNetwork: true, HostAliases: aliases}, []string{"127.0.0.1"}, nil,
@@ -69,4 +72,20 @@ func TestEtcHostsMount(t *testing.T) {
 			assert.Equal(t, os.FileMode(0o644), fi.Mode().Perm())
 		})
 	}
+}
+
+// TestHostnameOverride: the sandbox's hostname is spec.hostnameOverride
+// (GA in v1.37), checked as a DNS subdomain as the kubelet checks it.
+func TestHostnameOverride(t *testing.T) {
+	m, err := NewManager(ManagerConfig{Runtime: struct{ RuntimeService }{}, Images: struct{ ImageService }{},
+		DNS: HostDNS("", nil, ""), PodLogsDir: t.TempDir(), RootDir: t.TempDir()})
+	require.NoError(t, err)
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "u1"},
+		Spec: v1.PodSpec{Hostname: "h", HostnameOverride: ptr.To("override.example.com")}}
+	cfg, err := m.SandboxConfig(pod, 0, "")
+	require.NoError(t, err)
+	assert.Equal(t, "override.example.com", cfg.Hostname)
+	pod.Spec.HostnameOverride = ptr.To("Not_A_Name")
+	_, err = m.SandboxConfig(pod, 0, "")
+	assert.ErrorContains(t, err, `pod HostnameOverride "Not_A_Name" is not a valid DNS subdomain`)
 }

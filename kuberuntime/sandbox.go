@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/nodekit-dev/nodekit/podpath"
@@ -34,7 +35,9 @@ func (m *Manager) SandboxConfig(pod *v1.Pod, attempt uint32, cgroupParent string
 		LogDirectory: logDir,
 	}
 	if !pod.Spec.HostNetwork {
-		cfg.Hostname = podHostname(pod)
+		if cfg.Hostname, err = podHostname(pod); err != nil {
+			return nil, fmt.Errorf("pod %s: %w", podRef(pod), err)
+		}
 	}
 	dns, err := m.cfg.DNS(pod)
 	if err != nil {
@@ -127,15 +130,21 @@ func anyPrivileged(pod *v1.Pod) bool {
 
 // podHostname is spec.hostname, or the pod name cut to 63 characters
 // without a trailing '-' or '.', as the kubelet does.
-func podHostname(pod *v1.Pod) string {
+func podHostname(pod *v1.Pod) (string, error) {
 	h := pod.Name
-	if pod.Spec.Hostname != "" {
+	switch {
+	case pod.Spec.HostnameOverride != nil: // GA in v1.37: the name whole, no domain
+		h = *pod.Spec.HostnameOverride
+		if msgs := validation.IsDNS1123Subdomain(h); len(msgs) != 0 {
+			return "", fmt.Errorf("pod HostnameOverride %q is not a valid DNS subdomain: %s", h, strings.Join(msgs, ";"))
+		}
+	case pod.Spec.Hostname != "":
 		h = pod.Spec.Hostname
 	}
 	if len(h) > 63 {
 		h = strings.TrimRight(h[:63], "-.")
 	}
-	return h
+	return h, nil
 }
 
 func protocol(p v1.Protocol) runtimeapi.Protocol {
