@@ -1,6 +1,7 @@
 package kuberuntime
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -361,4 +362,46 @@ func imageVolumeReference(pod *v1.Pod, name string) string {
 		}
 	}
 	return ""
+}
+
+// verifyRunAsNonRoot is the kubelet's: a container whose effective
+// securityContext says runAsNonRoot may not run as root, from its
+// runAsUser, else from its image's user (ImageStatus; none said is root);
+// an image user given by name cannot be checked and is refused too.
+func (m *Manager) verifyRunAsNonRoot(ctx context.Context, pod *v1.Pod, c *v1.Container, imageRef string) error {
+	var nonRoot *bool
+	var runAsUser *int64
+	if psc := pod.Spec.SecurityContext; psc != nil {
+		nonRoot, runAsUser = psc.RunAsNonRoot, psc.RunAsUser
+	}
+	if csc := c.SecurityContext; csc != nil {
+		if csc.RunAsNonRoot != nil {
+			nonRoot = csc.RunAsNonRoot
+		}
+		if csc.RunAsUser != nil {
+			runAsUser = csc.RunAsUser
+		}
+	}
+	if nonRoot == nil || !*nonRoot {
+		return nil
+	}
+	who := fmt.Sprintf("(pod: %q, container: %s)", fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID), c.Name)
+	if runAsUser != nil {
+		if *runAsUser == 0 {
+			return fmt.Errorf("container's runAsUser breaks non-root policy %s", who)
+		}
+		return nil
+	}
+	st, err := m.cfg.Images.ImageStatus(ctx, &runtimeapi.ImageSpec{Image: imageRef}, false)
+	if err != nil {
+		return err
+	}
+	img := st.GetImage()
+	switch {
+	case img.GetUid() != nil && img.GetUid().GetValue() != 0:
+		return nil
+	case img.GetUid() == nil && img.GetUsername() != "":
+		return fmt.Errorf("container has runAsNonRoot and image has non-numeric user (%s), cannot verify user is non-root %s", img.GetUsername(), who)
+	}
+	return fmt.Errorf("container has runAsNonRoot and image will run as root %s", who)
 }

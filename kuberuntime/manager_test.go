@@ -3,6 +3,7 @@ package kuberuntime_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 
 	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
@@ -275,4 +277,39 @@ func TestHostNetworkPodIPEnv(t *testing.T) {
 	require.NoError(t, m.SyncPod(ctx, pod, nil, kuberuntime.SyncOptions{}).Err())
 	poll.Eventually(t, func() bool { return containerLogHas(ctx, t, m, pod, "c", "ip=127.0.0.5") }, 10*time.Second, 10*time.Millisecond,
 		"the node's IP as the pod's")
+}
+
+// TestRunAsNonRoot: the kubelet's verifyRunAsNonRoot refuses to create a
+// container that would run as root under runAsNonRoot, with its messages,
+// a Failed event and CreateContainerConfigError.
+func TestRunAsNonRoot(t *testing.T) {
+	e := newManagerEnv(t)
+	for _, tc := range []struct {
+		name    string
+		sc      *v1.SecurityContext
+		wantErr string
+	}{
+		{"explicit root user", &v1.SecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](0)},
+			`container's runAsUser breaks non-root policy (pod: "nonroot-0_default(uid-nonroot-0)", container: c)`},
+		{"no user: the image's, root", &v1.SecurityContext{RunAsNonRoot: ptr.To(true)},
+			`container has runAsNonRoot and image will run as root (pod: "nonroot-1_default(uid-nonroot-1)", container: c)`},
+		{"a non-root user", &v1.SecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](1234)}, ""},
+		{"runAsNonRoot false", &v1.SecurityContext{RunAsNonRoot: ptr.To(false), RunAsUser: ptr.To[int64](0)}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			i := map[string]int{"explicit root user": 0, "no user: the image's, root": 1, "a non-root user": 2, "runAsNonRoot false": 3}[tc.name]
+			pod := podSpec(fmt.Sprintf("nonroot-%d", i), v1.RestartPolicyNever, v1.Container{Name: "c", Image: testImage, Args: []string{"sleep"},
+				SecurityContext: tc.sc})
+			res, _ := e.sync(pod, nil)
+			s := step(res, kuberuntime.ActionStartContainer, "c")
+			require.NotNil(t, s)
+			if tc.wantErr == "" {
+				assert.NoError(t, s.Err)
+				return
+			}
+			require.ErrorIs(t, s.Err, kuberuntime.ErrCreateConfig)
+			assert.Contains(t, s.Err.Error(), tc.wantErr)
+			assert.Equal(t, "CreateContainerConfigError", s.Reason())
+		})
+	}
 }

@@ -246,6 +246,10 @@ func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxC
 		m.event(pod, c, v1.EventTypeWarning, EventFailed, "Error: %v", err)
 		return fail(ErrCreateConfig, "pod %s: container %s: %w", podRef(pod), c.Name, err)
 	}
+	if err := m.verifyRunAsNonRoot(ctx, pod, c, imageRef); err != nil {
+		m.event(pod, c, v1.EventTypeWarning, EventFailed, "Error: %v", err)
+		return fail(ErrCreateConfig, "pod %s: %w", podRef(pod), err)
+	}
 	env, err := m.ResolveEnv(pod, c, podIPs) // first: subPathExpr expands with it
 	if err != nil {
 		return fail(ErrCreateConfig, "pod %s: %w", podRef(pod), err)
