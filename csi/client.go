@@ -60,19 +60,41 @@ func (c *Client) NodeGetInfo(ctx context.Context) (DriverInfo, error) {
 	return info, nil
 }
 
-// StageUnstage says whether the driver stages volumes (its node service
-// has the STAGE_UNSTAGE_VOLUME capability).
-func (c *Client) StageUnstage(ctx context.Context) (bool, error) {
+// NodeCapabilities are the node service capabilities a driver has that
+// change what the node does.
+type NodeCapabilities struct {
+	// StageUnstage: volumes are staged (NodeStageVolume) before they are
+	// published.
+	StageUnstage bool
+	// VolumeMountGroup: the driver applies the pod's fsGroup itself,
+	// given as the volume mount group.
+	VolumeMountGroup bool
+	// GetVolumeStats: NodeGetVolumeStats reports a volume's usage.
+	GetVolumeStats bool
+	// ExpandVolume: NodeExpandVolume grows a volume on the node.
+	ExpandVolume bool
+}
+
+// Capabilities asks the driver for its node service's capabilities.
+func (c *Client) Capabilities(ctx context.Context) (NodeCapabilities, error) {
 	r, err := c.node.NodeGetCapabilities(ctx, &csipb.NodeGetCapabilitiesRequest{})
 	if err != nil {
-		return false, err
+		return NodeCapabilities{}, err
 	}
+	var caps NodeCapabilities
 	for _, cp := range r.GetCapabilities() {
-		if cp.GetRpc().GetType() == csipb.NodeServiceCapability_RPC_STAGE_UNSTAGE_VOLUME {
-			return true, nil
+		switch cp.GetRpc().GetType() {
+		case csipb.NodeServiceCapability_RPC_STAGE_UNSTAGE_VOLUME:
+			caps.StageUnstage = true
+		case csipb.NodeServiceCapability_RPC_VOLUME_MOUNT_GROUP:
+			caps.VolumeMountGroup = true
+		case csipb.NodeServiceCapability_RPC_GET_VOLUME_STATS:
+			caps.GetVolumeStats = true
+		case csipb.NodeServiceCapability_RPC_EXPAND_VOLUME:
+			caps.ExpandVolume = true
 		}
 	}
-	return false, nil
+	return caps, nil
 }
 
 // Volume is what staging and publishing a volume need.
@@ -82,6 +104,9 @@ type Volume struct {
 	// CSI access mode of its PV's first access mode.
 	FSType     string
 	MountFlags []string
+	// MountGroup is the volume mount group (the pod's fsGroup) for a
+	// driver with VOLUME_MOUNT_GROUP.
+	MountGroup string
 	AccessMode csipb.VolumeCapability_AccessMode_Mode
 	ReadOnly   bool
 	// Context is the PV's volumeAttributes (and the pod's, when the driver
@@ -93,7 +118,8 @@ type Volume struct {
 
 func (v Volume) capability() *csipb.VolumeCapability {
 	return &csipb.VolumeCapability{
-		AccessType: &csipb.VolumeCapability_Mount{Mount: &csipb.VolumeCapability_MountVolume{FsType: v.FSType, MountFlags: v.MountFlags}},
+		AccessType: &csipb.VolumeCapability_Mount{Mount: &csipb.VolumeCapability_MountVolume{FsType: v.FSType, MountFlags: v.MountFlags,
+			VolumeMountGroup: v.MountGroup}},
 		AccessMode: &csipb.VolumeCapability_AccessMode{Mode: v.AccessMode}}
 }
 

@@ -9,12 +9,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"strconv"
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
 // VolDataFile records, beside a published or staged volume, what undoing
@@ -29,11 +28,13 @@ type volData struct {
 	StagingPath string `json:"stagingPath,omitempty"`
 }
 
-// Objects reads the CSI API objects attaching needs; csi/apiclient's
-// Objects implements it.
+// Objects reads the API objects publishing needs (the CSIDriver, the
+// VolumeAttachment, the PV's secrets); csi/apiclient's Objects implements
+// it.
 type Objects interface {
 	GetCSIDriver(ctx context.Context, name string) (*storagev1.CSIDriver, error)
 	GetVolumeAttachment(ctx context.Context, name string) (*storagev1.VolumeAttachment, error)
+	GetSecret(ctx context.Context, namespace, name string) (*v1.Secret, error)
 }
 
 // Drivers gives a registered driver's client; *Registry implements it.
@@ -57,43 +58,69 @@ type Volumes struct {
 	// Objects, if set, makes a volume wait for its VolumeAttachment when
 	// its driver needs attaching (no CSIDriver object, or one with
 	// attachRequired): the attach-detach controller and the driver's
-	// external attacher attach it, for NodeName.
+	// external attacher attach it, for NodeName. Without it, no driver
+	// has a CSIDriver object and PVs' secrets cannot be read.
 	Objects  Objects
 	NodeName string
 }
 
-// Publish makes pv's volume available at target for pod.
-func (v *Volumes) Publish(ctx context.Context, pod *v1.Pod, pv *v1.PersistentVolume, readOnly bool, target string) error {
+// Publish makes pv's volume available at target for pod, as the
+// kubelet's CSI plugin: it waits for the volume's attachment when the
+// driver needs one, adds the pod's information to the volume context when
+// the driver's CSIDriver asks (podInfoOnMount), passes the PV's stage and
+// publish secrets, and the pod's fsGroup as the volume mount group to a
+// driver with VOLUME_MOUNT_GROUP. fsGroup says whether the caller is to
+// apply the pod's fsGroup to target itself (the kubelet's
+// supportsFSGroup: the driver's fsGroupPolicy allows it and the driver
+// does not take the group).
+func (v *Volumes) Publish(ctx context.Context, pod *v1.Pod, pv *v1.PersistentVolume, readOnly bool, target string) (fsGroup bool, err error) {
 	src := pv.Spec.CSI
 	c, err := v.Drivers.Client(src.Driver)
 	if err != nil {
-		return err
+		return false, err
+	}
+	driver, err := v.csiDriver(ctx, src.Driver)
+	if err != nil {
+		return false, err
+	}
+	caps, err := c.Capabilities(ctx)
+	if err != nil {
+		return false, fmt.Errorf("NodeGetCapabilities of CSI driver %s: %w", src.Driver, err)
 	}
 	vol := Volume{Handle: src.VolumeHandle, FSType: src.FSType, MountFlags: pv.Spec.MountOptions, AccessMode: accessMode(pv),
 		ReadOnly: readOnly || src.ReadOnly, Context: src.VolumeAttributes}
-	stage, err := c.StageUnstage(ctx)
-	if err != nil {
-		return fmt.Errorf("NodeGetCapabilities of CSI driver %s: %w", src.Driver, err)
+	group := podFSGroup(pod)
+	if caps.VolumeMountGroup && group != nil {
+		vol.MountGroup = strconv.FormatInt(*group, 10)
+	}
+	if driver != nil && driver.Spec.PodInfoOnMount != nil && *driver.Spec.PodInfoOnMount {
+		vol.Context = podInfo(vol.Context, pod, false)
+	}
+	if vol.StageSecrets, err = v.secret(ctx, "NodeStageSecretRef", src.NodeStageSecretRef); err != nil {
+		return false, err
+	}
+	if vol.PublishSecrets, err = v.secret(ctx, "NodePublishSecretRef", src.NodePublishSecretRef); err != nil {
+		return false, err
 	}
 	data := volData{Driver: src.Driver, Handle: src.VolumeHandle}
-	if vol.PublishContext, err = v.attached(ctx, src.Driver, src.VolumeHandle); err != nil {
-		return err
+	if vol.PublishContext, err = v.attached(ctx, driver, src.Driver, src.VolumeHandle); err != nil {
+		return false, err
 	}
-	if stage {
+	if caps.StageUnstage {
 		if data.StagingPath, err = v.stage(ctx, c, vol, data); err != nil {
-			return err
+			return false, err
 		}
 	}
 	if err := os.MkdirAll(filepath.Dir(target), 0o750); err != nil {
-		return err
+		return false, err
 	}
 	if err := writeVolData(filepath.Dir(target), data); err != nil {
-		return err
+		return false, err
 	}
 	if err := c.NodePublishVolume(ctx, vol, data.StagingPath, target); err != nil {
-		return fmt.Errorf("MountVolume.SetUp failed for volume %q : %w", pv.Name, err)
+		return false, err
 	}
-	return nil
+	return !caps.VolumeMountGroup && supportsFSGroup(fsGroupPolicy(driver), src.FSType, pv.Spec.AccessModes, group, vol.ReadOnly), nil
 }
 
 // stage is MountDevice: NodeStageVolume unless the volume is staged.
@@ -194,70 +221,4 @@ func readVolData(file string) (volData, error) {
 		return d, err
 	}
 	return d, json.Unmarshal(b, &d)
-}
-
-// AttachmentName is the VolumeAttachment of a CSI volume on a node (the
-// attach-detach controller's name for it): csi-<sha256(handle, driver,
-// node)>.
-func AttachmentName(handle, driver, node string) string {
-	return fmt.Sprintf("csi-%x", sha256.Sum256([]byte(handle+driver+node)))
-}
-
-// attached is the kubelet's WaitForAttach, once (the sync is retried): a
-// volume whose driver needs attaching waits until its VolumeAttachment
-// says attached, and its attachment metadata is the publish context.
-func (v *Volumes) attached(ctx context.Context, driver, handle string) (map[string]string, error) {
-	if v.Objects == nil {
-		return nil, nil
-	}
-	d, err := v.Objects.GetCSIDriver(ctx, driver)
-	switch {
-	case apierrors.IsNotFound(err):
-	case err != nil:
-		return nil, fmt.Errorf("CSIDriver %s: %w", driver, err)
-	case d.Spec.AttachRequired != nil && !*d.Spec.AttachRequired:
-		return nil, nil
-	}
-	name := AttachmentName(handle, driver, v.NodeName)
-	va, err := v.Objects.GetVolumeAttachment(ctx, name)
-	switch {
-	case apierrors.IsNotFound(err) || apierrors.IsForbidden(err):
-		// The Node authorizer lets a node read only the attachments of
-		// its own: one not made yet is forbidden, not missing.
-		return nil, fmt.Errorf("volume %s is not attached for volume attachment %s", handle, name)
-	case err != nil:
-		return nil, fmt.Errorf("volume attachment %s: %w", name, err)
-	case va.DeletionTimestamp != nil:
-		return nil, errors.New("volume attachment is being deleted")
-	case va.Status.Attached:
-		return va.Status.AttachmentMetadata, nil
-	case va.Status.AttachError != nil:
-		return nil, errors.New(va.Status.AttachError.Message)
-	}
-	return nil, fmt.Errorf("volume %s is not attached for volume attachment %s", handle, name)
-}
-
-// InUse are the node's status.volumesInUse of CSI: each volume a pod's
-// record names (kubernetes.io/csi/<driver>^<handle>), sorted, so that
-// the attach-detach controller does not detach it under the pod.
-func (v *Volumes) InUse() []v1.UniqueVolumeName {
-	if v.Published == nil {
-		return nil
-	}
-	files, err := v.Published()
-	if err != nil {
-		return nil
-	}
-	seen := map[v1.UniqueVolumeName]bool{}
-	for _, f := range files {
-		if d, err := readVolData(f); err == nil {
-			seen[v1.UniqueVolumeName("kubernetes.io/csi/"+d.Driver+"^"+d.Handle)] = true
-		}
-	}
-	out := make([]v1.UniqueVolumeName, 0, len(seen))
-	for n := range seen {
-		out = append(out, n)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
 }

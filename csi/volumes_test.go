@@ -2,9 +2,10 @@ package csi_test
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -25,6 +26,14 @@ type objects struct {
 	driver     *storagev1.CSIDriver
 	attachment *storagev1.VolumeAttachment
 	forbidden  bool
+	secrets    map[string]*v1.Secret // namespace/name
+}
+
+func (o *objects) GetSecret(_ context.Context, namespace, name string) (*v1.Secret, error) {
+	if s := o.secrets[namespace+"/"+name]; s != nil {
+		return s, nil
+	}
+	return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "secrets"}, name)
 }
 
 func (o *objects) GetCSIDriver(context.Context, string) (*storagev1.CSIDriver, error) {
@@ -45,44 +54,131 @@ func (o *objects) GetVolumeAttachment(_ context.Context, name string) (*storagev
 	return o.attachment, nil
 }
 
-// TestPublishWaitsForTheAttachment: the kubelet's WaitForAttach, once per
-// sync. Nothing is staged or published before the volume is attached.
-func TestPublishWaitsForTheAttachment(t *testing.T) {
-	dir := t.TempDir()
-	d, err := csitest.Start(csitest.Config{Name: "fake.csi.example.com", RegistryDir: filepath.Join(dir, "reg"),
-		EndpointDir: filepath.Join(dir, "fake"), NodeID: "node-1"})
+// startDriver serves a fake driver (no DataDir: publish makes the
+// target, no root needed) and registers it.
+func startDriver(t *testing.T, cfg csitest.Config) (*csitest.Driver, *csi.Registry) {
+	dir, err := os.MkdirTemp("", "csi") // short: a socket's path has 107 bytes at most
 	require.NoError(t, err)
-	defer d.Stop()
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	cfg.Name, cfg.RegistryDir, cfg.EndpointDir, cfg.NodeID = "fake.csi.example.com", filepath.Join(dir, "reg"), filepath.Join(dir, "fake"), "node-1"
+	d, err := csitest.Start(cfg)
+	require.NoError(t, err)
+	t.Cleanup(d.Stop)
 	reg := csi.NewRegistry(csi.RegistryConfig{})
-	defer reg.Close()
+	t.Cleanup(func() { reg.Close() })
 	require.NoError(t, reg.RegisterPlugin(context.Background(), "fake.csi.example.com", d.Endpoint(), []string{"1.0.0"}))
+	return d, reg
+}
+
+func csiPV(src v1.CSIPersistentVolumeSource, modes ...v1.PersistentVolumeAccessMode) *v1.PersistentVolume {
+	src.Driver, src.VolumeHandle = "fake.csi.example.com", "vol-1"
+	return &v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-1"}, Spec: v1.PersistentVolumeSpec{AccessModes: modes,
+		PersistentVolumeSource: v1.PersistentVolumeSource{CSI: &src}}}
+}
+
+// TestPublishWaitsForTheAttachment: the kubelet's WaitForAttach, once per
+// try; a volume not attached yet is a pending NotAttachedError. Nothing is
+// published before the volume is attached.
+func TestPublishWaitsForTheAttachment(t *testing.T) {
 	name := csi.AttachmentName("vol-1", "fake.csi.example.com", "node-1")
-	pv := &v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-1"}, Spec: v1.PersistentVolumeSpec{
-		PersistentVolumeSource: v1.PersistentVolumeSource{CSI: &v1.CSIPersistentVolumeSource{Driver: "fake.csi.example.com", VolumeHandle: "vol-1"}}}}
+	notAttached := "volume vol-1 is not attached for volume attachment " + name
 	for _, tc := range []struct {
-		name string
-		objs *objects
-		err  string
+		name    string
+		objs    *objects
+		err     string
+		pending bool
 	}{
-		{"no CSIDriver, no attachment yet", &objects{}, "volume vol-1 is not attached for volume attachment " + name},
-		{"forbidden: not the node's yet", &objects{forbidden: true}, "volume vol-1 is not attached for volume attachment " + name},
-		{"attaching", &objects{attachment: &storagev1.VolumeAttachment{}}, "volume vol-1 is not attached for volume attachment " + name},
+		{"no CSIDriver, no attachment yet", &objects{}, notAttached, true},
+		{"forbidden: not the node's yet", &objects{forbidden: true}, notAttached, true},
+		{"attaching", &objects{attachment: &storagev1.VolumeAttachment{}}, notAttached, true},
 		{"attach failed", &objects{attachment: &storagev1.VolumeAttachment{Status: storagev1.VolumeAttachmentStatus{
-			AttachError: &storagev1.VolumeError{Message: "rpc error: disk busy"}}}}, "rpc error: disk busy"},
+			AttachError: &storagev1.VolumeError{Message: "rpc error: disk busy"}}}}, "rpc error: disk busy", false},
 		{"being deleted", &objects{attachment: &storagev1.VolumeAttachment{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &metav1.Time{}}}},
-			"volume attachment is being deleted"},
-		// Without DataDir the fake driver neither stages nor publishes:
-		// getting that far is what these two show.
-		{"attached", &objects{attachment: &storagev1.VolumeAttachment{Status: storagev1.VolumeAttachmentStatus{Attached: true}}}, "MountVolume.SetUp failed for volume \"pv-1\" : rpc error: code = InvalidArgument"},
-		{"no attach needed", &objects{driver: &storagev1.CSIDriver{Spec: storagev1.CSIDriverSpec{AttachRequired: ptr.To(false)}}}, "MountVolume.SetUp failed for volume \"pv-1\" : rpc error: code = InvalidArgument"},
+			"volume attachment is being deleted", false},
+		{"attached", &objects{attachment: &storagev1.VolumeAttachment{Status: storagev1.VolumeAttachmentStatus{Attached: true}}}, "", false},
+		{"no attach needed", &objects{driver: &storagev1.CSIDriver{Spec: storagev1.CSIDriverSpec{AttachRequired: ptr.To(false)}}}, "", false},
 	} {
-		vols := &csi.Volumes{Drivers: reg, RootDir: t.TempDir(), Objects: tc.objs, NodeName: "node-1"}
-		target := filepath.Join(t.TempDir(), "mount")
-		err := vols.Publish(context.Background(), &v1.Pod{}, pv, false, target)
-		require.Error(t, err, tc.name)
-		assert.Contains(t, err.Error(), tc.err, tc.name)
-		_, statErr := os.Stat(filepath.Join(filepath.Dir(target), csi.VolDataFile))
-		assert.Equal(t, strings.HasPrefix(tc.err, "MountVolume.SetUp"), statErr == nil, "%s: recorded only once attached", tc.name)
+		t.Run(tc.name, func(t *testing.T) {
+			d, reg := startDriver(t, csitest.Config{})
+			vols := &csi.Volumes{Drivers: reg, RootDir: t.TempDir(), Objects: tc.objs, NodeName: "node-1"}
+			target := filepath.Join(t.TempDir(), "mount")
+			_, err := vols.Publish(context.Background(), &v1.Pod{}, csiPV(v1.CSIPersistentVolumeSource{}), false, target)
+			if tc.err == "" {
+				require.NoError(t, err)
+				assert.Equal(t, []string{"publish vol-1"}, d.Calls())
+				return
+			}
+			require.ErrorContains(t, err, tc.err)
+			var na *csi.NotAttachedError
+			assert.Equal(t, tc.pending, errors.As(err, &na) && na.Pending())
+			assert.Empty(t, d.Calls())
+			_, statErr := os.Stat(filepath.Join(filepath.Dir(target), csi.VolDataFile))
+			assert.ErrorIs(t, statErr, fs.ErrNotExist, "nothing recorded before it is attached")
+		})
 	}
-	assert.Empty(t, d.Calls())
+}
+
+// TestPublishAsTheCSIDriverSays: the kubelet's CSI mounter. podInfoOnMount
+// adds the pod to the volume context; the PV's publish secret reaches the
+// driver; the pod's fsGroup is the caller's to apply as fsGroupPolicy
+// says (supportsFSGroup), or the driver's when it has VOLUME_MOUNT_GROUP.
+func TestPublishAsTheCSIDriverSays(t *testing.T) {
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "db-0", Namespace: "ns", UID: "uid-1"},
+		Spec: v1.PodSpec{ServiceAccountName: "sa", SecurityContext: &v1.PodSecurityContext{FSGroup: ptr.To[int64](2000)}}}
+	noGroup := &v1.Pod{ObjectMeta: pod.ObjectMeta}
+	policy := func(p storagev1.FSGroupPolicy) *storagev1.CSIDriver {
+		return &storagev1.CSIDriver{Spec: storagev1.CSIDriverSpec{AttachRequired: ptr.To(false), FSGroupPolicy: &p}}
+	}
+	unset := &storagev1.CSIDriver{Spec: storagev1.CSIDriverSpec{AttachRequired: ptr.To(false)}}
+	rwo, rwx := v1.ReadWriteOnce, v1.ReadWriteMany
+	for _, tc := range []struct {
+		name       string
+		driver     *storagev1.CSIDriver
+		mountGroup bool
+		pod        *v1.Pod
+		src        v1.CSIPersistentVolumeSource
+		modes      []v1.PersistentVolumeAccessMode
+		readOnly   bool
+		fsGroup    bool
+		wantGroup  string
+	}{
+		{name: "File", driver: policy(storagev1.FileFSGroupPolicy), pod: pod, modes: []v1.PersistentVolumeAccessMode{rwx}, fsGroup: true},
+		{name: "File, read-only", driver: policy(storagev1.FileFSGroupPolicy), pod: pod, readOnly: true},
+		{name: "File, no fsGroup", driver: policy(storagev1.FileFSGroupPolicy), pod: noGroup},
+		{name: "None", driver: policy(storagev1.NoneFSGroupPolicy), pod: pod, src: v1.CSIPersistentVolumeSource{FSType: "ext4"}, modes: []v1.PersistentVolumeAccessMode{rwo}},
+		{name: "default policy, ext4 RWO", driver: unset, pod: pod, src: v1.CSIPersistentVolumeSource{FSType: "ext4"}, modes: []v1.PersistentVolumeAccessMode{rwo}, fsGroup: true},
+		{name: "default policy, no fsType", driver: unset, pod: pod, modes: []v1.PersistentVolumeAccessMode{rwo}},
+		{name: "default policy, ext4 RWX", driver: unset, pod: pod, src: v1.CSIPersistentVolumeSource{FSType: "ext4"}, modes: []v1.PersistentVolumeAccessMode{rwx}},
+		{name: "VOLUME_MOUNT_GROUP: the driver's", driver: policy(storagev1.FileFSGroupPolicy), mountGroup: true, pod: pod, wantGroup: "2000"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, reg := startDriver(t, csitest.Config{VolumeMountGroup: tc.mountGroup})
+			vols := &csi.Volumes{Drivers: reg, RootDir: t.TempDir(), Objects: &objects{driver: tc.driver}, NodeName: "node-1"}
+			fsGroup, err := vols.Publish(context.Background(), tc.pod, csiPV(tc.src, tc.modes...), tc.readOnly, filepath.Join(t.TempDir(), "mount"))
+			require.NoError(t, err)
+			assert.Equal(t, tc.fsGroup, fsGroup)
+			assert.Equal(t, tc.wantGroup, d.PublishRequest("vol-1").GetVolumeCapability().GetMount().GetVolumeMountGroup())
+		})
+	}
+
+	t.Run("podInfoOnMount and secrets", func(t *testing.T) {
+		d, reg := startDriver(t, csitest.Config{})
+		objs := &objects{driver: &storagev1.CSIDriver{Spec: storagev1.CSIDriverSpec{AttachRequired: ptr.To(false), PodInfoOnMount: ptr.To(true)}},
+			secrets: map[string]*v1.Secret{"kube-system/creds": {Data: map[string][]byte{"key": []byte("s3cret")}}}}
+		vols := &csi.Volumes{Drivers: reg, RootDir: t.TempDir(), Objects: objs, NodeName: "node-1"}
+		src := v1.CSIPersistentVolumeSource{VolumeAttributes: map[string]string{"size": "1Gi"},
+			NodePublishSecretRef: &v1.SecretReference{Namespace: "kube-system", Name: "creds"}}
+		_, err := vols.Publish(context.Background(), pod, csiPV(src), false, filepath.Join(t.TempDir(), "mount"))
+		require.NoError(t, err)
+		r := d.PublishRequest("vol-1")
+		assert.Equal(t, map[string]string{"size": "1Gi", "csi.storage.k8s.io/pod.name": "db-0", "csi.storage.k8s.io/pod.namespace": "ns",
+			"csi.storage.k8s.io/pod.uid": "uid-1", "csi.storage.k8s.io/serviceAccount.name": "sa", "csi.storage.k8s.io/ephemeral": "false"},
+			r.GetVolumeContext())
+		assert.Equal(t, map[string]string{"key": "s3cret"}, r.GetSecrets())
+		assert.Equal(t, map[string]string{"size": "1Gi"}, src.VolumeAttributes, "the PV is not changed")
+
+		src.NodePublishSecretRef.Name = "missing"
+		_, err = vols.Publish(context.Background(), pod, csiPV(src), false, filepath.Join(t.TempDir(), "mount"))
+		require.ErrorContains(t, err, `fetching NodePublishSecretRef kube-system/missing failed: secrets "missing" not found`)
+	})
 }

@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -118,12 +118,19 @@ func TestCSIVolumeOnContainerd(t *testing.T) {
 	require.NoError(t, err)
 	defer d.Stop()
 	poll.Eventually(t, func() bool { ok, _, told := d.Registered(); return told && ok }, 30*time.Second, 100*time.Millisecond, "driver registered")
+	_, err = admin.StorageV1().CSIDrivers().Create(ctx, &storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: "fake.csi.nodekit.dev"},
+		Spec: storagev1.CSIDriverSpec{AttachRequired: ptr.To(true), FSGroupPolicy: ptr.To(storagev1.FileFSGroupPolicy)}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = admin.StorageV1().CSIDrivers().Delete(context.Background(), "fake.csi.nodekit.dev", metav1.DeleteOptions{})
+	})
 	boundClaim(ctx, t, admin, ns, "csi-data", v1.PersistentVolumeSource{CSI: &v1.CSIPersistentVolumeSource{
 		Driver: "fake.csi.nodekit.dev", VolumeHandle: "vol-1"}}, nil)
 
 	writer, err := admin.CoreV1().Pods(ns).Create(ctx, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "csi-writer"},
 		Spec: v1.PodSpec{NodeName: api.Node, HostNetwork: true, TerminationGracePeriodSeconds: ptr.To[int64](0), RestartPolicy: v1.RestartPolicyNever,
-			Volumes: []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "csi-data"}}}},
+			SecurityContext: &v1.PodSecurityContext{FSGroup: ptr.To[int64](2000)},
+			Volumes:         []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "csi-data"}}}},
 			Containers: []v1.Container{{Name: "c", Image: "nodekit.local/testbin:1", ImagePullPolicy: v1.PullNever,
 				Args: []string{"write", "/data/hello", "through CSI"}, VolumeMounts: []v1.VolumeMount{{Name: "data", MountPath: "/data"}}}}}},
 		metav1.CreateOptions{})
@@ -133,9 +140,10 @@ func TestCSIVolumeOnContainerd(t *testing.T) {
 	})
 	attachment := csi.AttachmentName("vol-1", "fake.csi.nodekit.dev", api.Node)
 	poll.Eventually(t, func() bool {
-		evs, err := admin.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.uid=" + string(writer.UID) + ",reason=FailedMount"})
-		return err == nil && len(evs.Items) > 0 && strings.Contains(evs.Items[0].Message, "volume vol-1 is not attached for volume attachment "+attachment)
-	}, time.Minute, 100*time.Millisecond, "waiting for the attachment")
+		p, err := admin.CoreV1().Pods(ns).Get(ctx, "csi-writer", metav1.GetOptions{})
+		return err == nil && len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Waiting != nil &&
+			p.Status.ContainerStatuses[0].State.Waiting.Reason == "ContainerCreating"
+	}, time.Minute, 100*time.Millisecond, "ContainerCreating, waiting for the attachment")
 	assert.Empty(t, d.Calls(), "nothing staged before it is attached")
 	va, err := admin.StorageV1().VolumeAttachments().Create(ctx, &storagev1.VolumeAttachment{ObjectMeta: metav1.ObjectMeta{Name: attachment},
 		Spec: storagev1.VolumeAttachmentSpec{Attacher: "fake.csi.nodekit.dev", NodeName: api.Node,
@@ -155,6 +163,14 @@ func TestCSIVolumeOnContainerd(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "through CSI", string(b))
 	assert.Equal(t, []string{"stage vol-1", "publish vol-1"}, d.Calls())
+	for _, f := range []string{filepath.Join(data, "vol-1"), filepath.Join(data, "vol-1", "hello")} {
+		fi, err := os.Stat(f)
+		require.NoError(t, err)
+		assert.Equal(t, uint32(2000), fi.Sys().(*syscall.Stat_t).Gid, "%s: the pod's fsGroup (fsGroupPolicy File)", f)
+	}
+	evs, err := admin.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.uid=" + string(writer.UID) + ",reason=FailedMount"})
+	require.NoError(t, err)
+	assert.Empty(t, evs.Items, "no FailedMount while the attachment was awaited")
 	poll.Eventually(t, func() bool {
 		n, err := admin.CoreV1().Nodes().Get(ctx, api.Node, metav1.GetOptions{})
 		return err == nil && slices.Contains(n.Status.VolumesInUse, v1.UniqueVolumeName("kubernetes.io/csi/fake.csi.nodekit.dev^vol-1"))

@@ -97,8 +97,10 @@ type Config struct {
 	UserNamespaces UserNamespaces
 	// Metrics, if set, observes the pods' start durations.
 	Metrics *Metrics
-	Clock   clock.PassiveClock
-	Log     logr.Logger
+	// Clock times the wait for pending volumes (see AttachAndMountTimeout)
+	// and stamps statuses.
+	Clock clock.Clock
+	Log   logr.Logger
 }
 
 // UserNamespaces frees pods' user namespaces; package userns's *Manager
@@ -167,7 +169,7 @@ func (s *Syncer) Sync(ctx context.Context, w podworkers.Work) error {
 			s.cfg.Log.Error(err, "mirror pod", "pod", podName(pod))
 		}
 	}
-	if err := s.setUpVolumes(pod, w.Status); err != nil {
+	if err := s.setUpVolumes(ctx, pod, w.Status); err != nil {
 		s.publish(pod, w.Status, nil, false)
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/podstatus"
@@ -402,4 +404,94 @@ func TestSyncWaitsForVolumesBeforeTheFirstStart(t *testing.T) {
 	vols.err = errors.Join(&volErr{"cfg", errors.New("gone")})
 	require.NoError(t, s.Sync(ctx, podworkers.Work{Type: podworkers.SyncPod, Pod: pod, Status: st}), "running: goes on")
 	assert.Len(t, rec.got, 1, "no event for a running pod's refresh")
+}
+
+// pendingVolumes fails SetUpAll with a pending error (a CSI volume not
+// attached yet) until attachedAfter tries, or forever when it is 0.
+type pendingVolumes struct {
+	mu            sync.Mutex
+	tries         int
+	attachedAfter int
+}
+
+type notAttached struct{}
+
+func (notAttached) Error() string { return "volume h1 is not attached for volume attachment csi-1" }
+func (notAttached) Pending() bool { return true }
+
+func (v *pendingVolumes) SetUpAll(*v1.Pod) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.tries++
+	if v.attachedAfter > 0 && v.tries > v.attachedAfter {
+		return nil
+	}
+	return errors.Join(&volErr{"data", notAttached{}})
+}
+func (*pendingVolumes) TearDown(*v1.Pod) error { return nil }
+func (*pendingVolumes) PodUIDs() []types.UID   { return nil }
+
+// kubelet WaitForAttachAndMount: a volume that is pending (not attached
+// yet) is tried every 300 ms within the same sync, without an event, and
+// the pod starts as soon as it is set up; one still pending after
+// 2m3s is a FailedMount event of WaitForAttach; a sync whose context ends
+// (the pod is being killed) stops waiting, with no event.
+func TestSyncWaitsForPendingVolumesWithinTheSync(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		attachedAfter int
+		cancel        bool
+		wantTries     int
+		wantEvents    []string
+	}{
+		{name: "attached on the fourth try", attachedAfter: 3, wantTries: 4},
+		{name: "never attached", wantTries: 1 + int(podsync.AttachAndMountTimeout/podsync.AttachAndMountRetryInterval),
+			wantEvents: []string{`Warning FailedMount MountVolume.WaitForAttach failed for volume "data" : volume h1 is not attached for volume attachment csi-1`}},
+		{name: "killed while waiting", cancel: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			vols := &pendingVolumes{attachedAfter: tc.attachedAfter}
+			rec := &events{}
+			clk := clocktesting.NewFakeClock(time.Now())
+			s, err := podsync.New(podsync.Config{Runtime: e.mgr, Prober: e.probes, Cache: e.cache, Statuses: e.statuses, Volumes: vols,
+				Recorder: rec, Reasons: podstatus.NewReasonCache(), RuntimeName: "nodekit-fake", HostIPs: []string{"127.0.0.1"}, Clock: clk})
+			require.NoError(t, err)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "default", UID: "u1"},
+				Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: testImage, Args: []string{"serve"}}}}}
+			done := make(chan error, 1)
+			go func() { done <- s.Sync(ctx, podworkers.Work{Type: podworkers.SyncPod, Pod: pod}) }()
+			var syncErr error
+			poll.Eventually(t, func() bool {
+				select {
+				case syncErr = <-done:
+					return true
+				default:
+				}
+				if clk.HasWaiters() {
+					if tc.cancel {
+						cancel()
+					} else {
+						clk.Step(podsync.AttachAndMountRetryInterval)
+					}
+				}
+				return false
+			}, 20*time.Second, 0, "the sync returns")
+			pods, err := e.mgr.GetPods(context.Background(), true)
+			require.NoError(t, err)
+			if tc.attachedAfter > 0 {
+				require.NoError(t, syncErr)
+				assert.Len(t, pods, 1, "started once attached")
+			} else {
+				require.ErrorContains(t, syncErr, "unmounted volumes=[data]")
+				assert.Empty(t, pods, "no sandbox")
+			}
+			if tc.wantTries > 0 {
+				assert.Equal(t, tc.wantTries, vols.tries)
+			}
+			assert.Equal(t, tc.wantEvents, rec.got)
+		})
+	}
 }

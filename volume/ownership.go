@@ -89,6 +89,13 @@ func rootMatches(root *os.Root, gid int64, mask os.FileMode) bool {
 }
 
 // podFSGroup is the pod's fsGroup, or nil.
+func fsGroupChangePolicy(pod *v1.Pod) *v1.PodFSGroupChangePolicy {
+	if pod.Spec.SecurityContext == nil {
+		return nil
+	}
+	return pod.Spec.SecurityContext.FSGroupChangePolicy
+}
+
 func podFSGroup(pod *v1.Pod) *int64 {
 	if pod.Spec.SecurityContext == nil {
 		return nil

@@ -27,7 +27,9 @@ type ClaimObjects interface {
 type CSIVolumes interface {
 	// Publish makes pv's volume available for pod at target, a directory
 	// it creates (read-only with readOnly).
-	Publish(ctx context.Context, pod *v1.Pod, pv *v1.PersistentVolume, readOnly bool, target string) error
+	// fsGroup says whether the caller is to apply the pod's fsGroup (the
+	// driver's fsGroupPolicy).
+	Publish(ctx context.Context, pod *v1.Pod, pv *v1.PersistentVolume, readOnly bool, target string) (fsGroup bool, err error)
 	// Unpublish undoes Publish at target, from what Publish recorded
 	// beside it (also after a restart); nothing when nothing was.
 	Unpublish(ctx context.Context, target string) error
@@ -101,11 +103,26 @@ func (p *PersistentVolumeClaim) SetUp(pod *v1.Pod, vol *v1.Volume, vd VolumeDir)
 		if _, err := vd.Create(0o750); err != nil {
 			return "", err
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), csiTimeout)
-		defer cancel()
-		return target, p.CSI.Publish(ctx, pod, pv, readOnly, target)
+		return target, p.publishCSI(pod, pv, readOnly, target)
 	}
 	return "", fmt.Errorf("persistent volume %s: its type is not supported on this node (local, hostPath and, with CSI, csi are)", pv.Name)
+}
+
+// publishCSI publishes a CSI volume and applies the pod's fsGroup when
+// the driver leaves it to the node; a volume whose ownership cannot be
+// set is unpublished again (the next try starts over).
+func (p *PersistentVolumeClaim) publishCSI(pod *v1.Pod, pv *v1.PersistentVolume, readOnly bool, target string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), csiTimeout)
+	defer cancel()
+	fsGroup, err := p.CSI.Publish(ctx, pod, pv, readOnly, target)
+	if err != nil || !fsGroup {
+		return err
+	}
+	if err := SetVolumeOwnership(target, podFSGroup(pod), fsGroupChangePolicy(pod), false); err != nil {
+		return errors.Join(fmt.Errorf("applyFSGroup failed for vol %s: %w", pv.Spec.CSI.VolumeHandle, err),
+			p.CSI.Unpublish(ctx, target))
+	}
+	return nil
 }
 
 // mountLocal bind-mounts a local volume's path on the volume's directory,
@@ -125,11 +142,7 @@ func (p *PersistentVolumeClaim) mountLocal(pod *v1.Pod, pv *v1.PersistentVolume,
 		return "", fmt.Errorf("persistent volume %s: mounting %s on %s: %w", pv.Name, path, dir, err)
 	}
 	if !readOnly {
-		var policy *v1.PodFSGroupChangePolicy
-		if pod.Spec.SecurityContext != nil {
-			policy = pod.Spec.SecurityContext.FSGroupChangePolicy
-		}
-		if err := SetVolumeOwnership(dir, podFSGroup(pod), policy, false); err != nil {
+		if err := SetVolumeOwnership(dir, podFSGroup(pod), fsGroupChangePolicy(pod), false); err != nil {
 			return "", fmt.Errorf("fsGroup: %w", err)
 		}
 	}

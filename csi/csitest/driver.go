@@ -1,7 +1,7 @@
 // Package csitest serves a fake CSI driver for tests: the registration API
 // a node-driver-registrar serves in <root-dir>/plugins_registry, and a
-// node service answering NodeGetInfo (the rest, for now, unimplemented),
-// both over unix sockets.
+// node service (NodeGetInfo, NodeGetCapabilities, stage and publish; see
+// Config.DataDir), both over unix sockets.
 //
 //	d, _ := csitest.Start(csitest.Config{Name: "fake.csi.example.com", RegistryDir: dir, NodeID: "node-1"})
 //	defer d.Stop()
@@ -41,8 +41,12 @@ type Config struct {
 	// driver stages volumes (STAGE_UNSTAGE_VOLUME) by bind-mounting that
 	// directory on the staging path and publishes them by bind-mounting
 	// the staging path on the target, as a real driver mounts (root
-	// only). Empty: no stage, no publish.
+	// only). Empty: it does not stage, and publishes a volume by making
+	// the target directory (no mount, no root needed).
 	DataDir string
+	// VolumeMountGroup makes it take the pod's fsGroup itself (the
+	// VOLUME_MOUNT_GROUP capability).
+	VolumeMountGroup bool
 }
 
 // Driver is a running fake driver.
@@ -52,6 +56,7 @@ type Driver struct {
 	mu       sync.Mutex
 	statuses []*registerapi.RegistrationStatus
 	calls    []string
+	publish  map[string]*csipb.NodePublishVolumeRequest
 }
 
 func (d *Driver) record(call, volume string) {
@@ -66,6 +71,14 @@ func (d *Driver) Calls() []string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return append([]string(nil), d.calls...)
+}
+
+// PublishRequest is the last NodePublishVolume request of a volume (its
+// context, secrets and capability), nil if none came.
+func (d *Driver) PublishRequest(volumeID string) *csipb.NodePublishVolumeRequest {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.publish[volumeID]
 }
 
 // Start serves the driver; Stop removes its sockets, so a plugin manager
@@ -155,11 +168,18 @@ type nodeServer struct {
 }
 
 func (n *nodeServer) NodeGetCapabilities(context.Context, *csipb.NodeGetCapabilitiesRequest) (*csipb.NodeGetCapabilitiesResponse, error) {
-	if n.d.cfg.DataDir == "" {
-		return &csipb.NodeGetCapabilitiesResponse{}, nil
+	var caps []*csipb.NodeServiceCapability
+	add := func(t csipb.NodeServiceCapability_RPC_Type) {
+		caps = append(caps, &csipb.NodeServiceCapability{Type: &csipb.NodeServiceCapability_Rpc{
+			Rpc: &csipb.NodeServiceCapability_RPC{Type: t}}})
 	}
-	return &csipb.NodeGetCapabilitiesResponse{Capabilities: []*csipb.NodeServiceCapability{{Type: &csipb.NodeServiceCapability_Rpc{
-		Rpc: &csipb.NodeServiceCapability_RPC{Type: csipb.NodeServiceCapability_RPC_STAGE_UNSTAGE_VOLUME}}}}}, nil
+	if n.d.cfg.DataDir != "" {
+		add(csipb.NodeServiceCapability_RPC_STAGE_UNSTAGE_VOLUME)
+	}
+	if n.d.cfg.VolumeMountGroup {
+		add(csipb.NodeServiceCapability_RPC_VOLUME_MOUNT_GROUP)
+	}
+	return &csipb.NodeGetCapabilitiesResponse{Capabilities: caps}, nil
 }
 
 func (n *nodeServer) NodeStageVolume(_ context.Context, r *csipb.NodeStageVolumeRequest) (*csipb.NodeStageVolumeResponse, error) {
@@ -186,16 +206,25 @@ func (n *nodeServer) NodeUnstageVolume(_ context.Context, r *csipb.NodeUnstageVo
 }
 
 func (n *nodeServer) NodePublishVolume(_ context.Context, r *csipb.NodePublishVolumeRequest) (*csipb.NodePublishVolumeResponse, error) {
-	if r.GetStagingTargetPath() == "" || r.GetTargetPath() == "" {
-		return nil, status.Error(codes.InvalidArgument, "staging target path and target path are required")
+	staged := n.d.cfg.DataDir != ""
+	if r.GetVolumeId() == "" || r.GetTargetPath() == "" || staged && r.GetStagingTargetPath() == "" {
+		return nil, status.Error(codes.InvalidArgument, "volume ID, target path and (staged) staging target path are required")
 	}
 	if err := os.MkdirAll(r.GetTargetPath(), 0o750); err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
-	if err := bind(r.GetStagingTargetPath(), r.GetTargetPath(), r.GetReadonly()); err != nil {
-		return nil, err
+	if staged {
+		if err := bind(r.GetStagingTargetPath(), r.GetTargetPath(), r.GetReadonly()); err != nil {
+			return nil, err
+		}
 	}
 	n.d.record("publish", r.GetVolumeId())
+	n.d.mu.Lock()
+	if n.d.publish == nil {
+		n.d.publish = map[string]*csipb.NodePublishVolumeRequest{}
+	}
+	n.d.publish[r.GetVolumeId()] = r
+	n.d.mu.Unlock()
 	return &csipb.NodePublishVolumeResponse{}, nil
 }
 
