@@ -106,11 +106,11 @@ func TestPackageDependencies(t *testing.T) {
 		// The kubelet's plugin registration: grpc and the pluginregistration
 		// API, no client-go.
 		{"pluginmanager", nil, []string{criAPI, prometheus, containerd, clientGo}, 12},
-		// CSI's node side: the CSI spec, grpc and k8s.io/api, no client-go (csi/nodeinfo
-		// has it).
-		{"csi", nil, []string{criAPI, prometheus, containerd, clientGo}, 23},
-		{"csi/nodeinfo", []string{"csi"}, []string{criAPI, prometheus, containerd}, 49},
-		{"csi/apiclient", []string{"csi"}, []string{criAPI, prometheus, containerd}, 49},
+		// CSI's node side: the CSI spec, grpc, k8s.io/api and k8s.io/kubelet (the
+		// Summary API's volume stats), no client-go (csi/nodeinfo has it).
+		{"csi", nil, []string{criAPI, prometheus, containerd, clientGo}, 24},
+		{"csi/nodeinfo", []string{"csi"}, []string{criAPI, prometheus, containerd}, 50},
+		{"csi/apiclient", []string{"csi"}, []string{criAPI, prometheus, containerd}, 50},
 		// k8s.io/kubelet for the Summary API's types, golang.org/x/sys for statfs;
 		// internal/fsstats, nodekit's one statfs reader; admission for the
 		// admit handlers' Result (with it k8s.io/component-helpers).

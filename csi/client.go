@@ -150,3 +150,34 @@ func (c *Client) NodeUnpublishVolume(ctx context.Context, handle, targetPath str
 	_, err := c.node.NodeUnpublishVolume(ctx, &csipb.NodeUnpublishVolumeRequest{VolumeId: handle, TargetPath: targetPath})
 	return err
 }
+
+// VolumeUsage is what NodeGetVolumeStats says of a volume: bytes and
+// inodes, each total, available and used; nil where the driver did not
+// say.
+type VolumeUsage struct {
+	Bytes, Inodes *Usage
+}
+
+// Usage is one unit's figures.
+type Usage struct{ Total, Available, Used uint64 }
+
+// NodeGetVolumeStats asks the driver how much of a published volume is
+// used (volumePath: its target; stagingPath: "" when not staged).
+func (c *Client) NodeGetVolumeStats(ctx context.Context, handle, volumePath, stagingPath string) (VolumeUsage, error) {
+	r, err := c.node.NodeGetVolumeStats(ctx, &csipb.NodeGetVolumeStatsRequest{VolumeId: handle, VolumePath: volumePath,
+		StagingTargetPath: stagingPath})
+	if err != nil {
+		return VolumeUsage{}, err
+	}
+	var u VolumeUsage
+	for _, e := range r.GetUsage() {
+		v := &Usage{Total: uint64(max(e.GetTotal(), 0)), Available: uint64(max(e.GetAvailable(), 0)), Used: uint64(max(e.GetUsed(), 0))}
+		switch e.GetUnit() {
+		case csipb.VolumeUsage_BYTES:
+			u.Bytes = v
+		case csipb.VolumeUsage_INODES:
+			u.Inodes = v
+		}
+	}
+	return u, nil
+}

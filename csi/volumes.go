@@ -14,6 +14,8 @@ import (
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 )
 
 // VolDataFile records, beside a published or staged volume, what undoing
@@ -221,4 +223,39 @@ func readVolData(file string) (volData, error) {
 		return d, err
 	}
 	return d, json.Unmarshal(b, &d)
+}
+
+// Stats measures the volume published at target with the driver's
+// NodeGetVolumeStats, as the kubelet's CSI metrics provider: capacity,
+// available and used bytes, and inodes when the driver reports them.
+// errors.ErrUnsupported when the driver has no GET_VOLUME_STATS.
+func (v *Volumes) Stats(ctx context.Context, target string) (*statsapi.FsStats, error) {
+	data, err := readVolData(filepath.Join(filepath.Dir(target), VolDataFile))
+	if err != nil {
+		return nil, err
+	}
+	c, err := v.Drivers.Client(data.Driver)
+	if err != nil {
+		return nil, err
+	}
+	caps, err := c.Capabilities(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("NodeGetCapabilities of CSI driver %s: %w", data.Driver, err)
+	}
+	if !caps.GetVolumeStats {
+		return nil, fmt.Errorf("CSI driver %s: no GET_VOLUME_STATS: %w", data.Driver, errors.ErrUnsupported)
+	}
+	now := metav1.Now()
+	u, err := c.NodeGetVolumeStats(ctx, data.Handle, target, data.StagingPath)
+	if err != nil {
+		return nil, fmt.Errorf("NodeGetVolumeStats of volume %s: %w", data.Handle, err)
+	}
+	if u.Bytes == nil {
+		return nil, fmt.Errorf("NodeGetVolumeStats of volume %s: no usage in bytes", data.Handle)
+	}
+	st := &statsapi.FsStats{Time: now, CapacityBytes: &u.Bytes.Total, AvailableBytes: &u.Bytes.Available, UsedBytes: &u.Bytes.Used}
+	if u.Inodes != nil {
+		st.Inodes, st.InodesFree, st.InodesUsed = &u.Inodes.Total, &u.Inodes.Available, &u.Inodes.Used
+	}
+	return st, nil
 }

@@ -5,18 +5,25 @@ package nodeagent_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/component-base/metrics/testutil"
+	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/ptr"
 
 	"github.com/nodekit-dev/nodekit/csi"
@@ -24,6 +31,7 @@ import (
 	"github.com/nodekit-dev/nodekit/csi/nodeinfo"
 	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
+	"github.com/nodekit-dev/nodekit/nodeagent"
 	"github.com/nodekit-dev/nodekit/pluginmanager"
 )
 
@@ -106,7 +114,9 @@ func TestCSIVolumeOnContainerd(t *testing.T) {
 	cfg.Client = apiClient(t, api.NodeConfig)
 	cfg.ManifestPath, cfg.CgroupsPerQOS, cfg.NodeStatusUpdateFrequency = t.TempDir(), ptr.To(false), time.Second
 	cfg.SyncFrequency = 2 * time.Second
-	_, stop := startContainerdAgent(t, ctx, cfg)
+	reg := prometheus.NewRegistry()
+	cfg.Registerer = reg
+	agent, stop := startContainerdAgent(t, ctx, cfg)
 	defer stop()
 	t.Cleanup(func() {
 		_ = admin.CoreV1().Nodes().Delete(context.Background(), api.Node, metav1.DeleteOptions{})
@@ -176,12 +186,78 @@ func TestCSIVolumeOnContainerd(t *testing.T) {
 		return err == nil && slices.Contains(n.Status.VolumesInUse, v1.UniqueVolumeName("kubernetes.io/csi/fake.csi.nodekit.dev^vol-1"))
 	}, 30*time.Second, 100*time.Millisecond, "the volume in the node's volumesInUse")
 
-	require.NoError(t, admin.CoreV1().Pods(ns).Delete(ctx, "csi-writer", metav1.DeleteOptions{}))
-	poll.Eventually(t, func() bool { return len(d.Calls()) == 4 }, time.Minute, 100*time.Millisecond, "unpublished and unstaged")
-	assert.Equal(t, []string{"stage vol-1", "publish vol-1", "unpublish vol-1", "unstage vol-1"}, d.Calls())
+	checkCSIVolumeStats(ctx, t, admin, agent, reg, api.Node, data)
+
+	for _, name := range []string{"csi-writer", "csi-holder"} {
+		require.NoError(t, admin.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{}))
+	}
+	count := func(calls []string, call string) (n int) {
+		for _, c := range calls {
+			if c == call+" vol-1" {
+				n++
+			}
+		}
+		return n
+	}
+	poll.Eventually(t, func() bool {
+		calls := d.Calls()
+		return count(calls, "publish") == 2 && count(calls, "unpublish") == 2 && count(calls, "unstage") == count(calls, "stage") &&
+			calls[len(calls)-1] == "unstage vol-1"
+	}, time.Minute, 100*time.Millisecond, func() string { return fmt.Sprintf("unpublished and unstaged: %q", d.Calls()) })
 	mounts, err := os.ReadFile("/proc/self/mountinfo")
 	require.NoError(t, err)
 	assert.NotContains(t, string(mounts), cfg.RootDir, "nothing left mounted below the root dir")
 	staged, _ := filepath.Glob(filepath.Join(cfg.RootDir, "plugins", "kubernetes.io", "csi", "fake.csi.nodekit.dev", "*"))
 	assert.Empty(t, staged, "the staging directory is gone")
+}
+
+// checkCSIVolumeStats runs a pod holding the claim csi-data and reads its
+// volume's stats, from the driver's NodeGetVolumeStats (the statfs of the
+// filesystem dataDir is on), in the Summary API and kubelet_volume_stats_*.
+func checkCSIVolumeStats(ctx context.Context, t *testing.T, admin kubernetes.Interface, agent *nodeagent.Agent, reg *prometheus.Registry, node, dataDir string) {
+	t.Helper()
+	_, err := admin.CoreV1().Pods("default").Create(ctx, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "csi-holder"},
+		Spec: v1.PodSpec{NodeName: node, HostNetwork: true, TerminationGracePeriodSeconds: ptr.To[int64](0),
+			Volumes: []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "csi-data"}}}},
+			Containers: []v1.Container{{Name: "c", Image: "nodekit.local/testbin:1", ImagePullPolicy: v1.PullNever,
+				Args: []string{"sleep"}, VolumeMounts: []v1.VolumeMount{{Name: "data", MountPath: "/data"}}}}}},
+		metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = admin.CoreV1().Pods("default").Delete(context.Background(), "csi-holder", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+	})
+	poll.Eventually(t, func() bool {
+		p, err := admin.CoreV1().Pods("default").Get(ctx, "csi-holder", metav1.GetOptions{})
+		return err == nil && p.Status.Phase == v1.PodRunning
+	}, time.Minute, 100*time.Millisecond, "csi-holder Running")
+	var st unix.Statfs_t
+	require.NoError(t, unix.Statfs(dataDir, &st))
+	capacity, inodes := uint64(st.Blocks)*uint64(st.Bsize), st.Files
+
+	summary, err := agent.Summary().Summary(ctx)
+	require.NoError(t, err)
+	var got *statsapi.VolumeStats
+	for _, ps := range summary.Pods {
+		if ps.PodRef.Name == "csi-holder" {
+			for i := range ps.VolumeStats {
+				if ps.VolumeStats[i].Name == "data" {
+					got = &ps.VolumeStats[i]
+				}
+			}
+		}
+	}
+	require.NotNil(t, got, "csi-holder's volume in /stats/summary")
+	assert.Equal(t, &statsapi.PVCReference{Name: "csi-data", Namespace: "default"}, got.PVCRef)
+	assert.Equal(t, capacity, *got.CapacityBytes)
+	assert.Equal(t, inodes, *got.Inodes)
+	assert.InEpsilon(t, float64(st.Bavail)*float64(st.Bsize), float64(*got.AvailableBytes), 0.05)
+
+	expected := fmt.Sprintf(`# HELP kubelet_volume_stats_capacity_bytes Capacity in bytes of the volume
+# TYPE kubelet_volume_stats_capacity_bytes gauge
+kubelet_volume_stats_capacity_bytes{namespace="default",persistentvolumeclaim="csi-data"} %d
+# HELP kubelet_volume_stats_inodes Maximum number of inodes in the volume
+# TYPE kubelet_volume_stats_inodes gauge
+kubelet_volume_stats_inodes{namespace="default",persistentvolumeclaim="csi-data"} %d
+`, capacity, inodes)
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(expected), "kubelet_volume_stats_capacity_bytes", "kubelet_volume_stats_inodes"))
 }

@@ -164,6 +164,10 @@ func (a *Agent) newPodSync(volumes *volume.Manager, m *metrics) error {
 	}
 	if a.cluster != nil {
 		sc.Mirrors, sc.Recorder = a.cluster.mirrors, a.cluster.recorder
+		// kubelet_volume_stats_*: only claims have them.
+		if err := register(cfg.Registerer, server.NewVolumeStatsMetrics(a, volumes)); err != nil {
+			return err
+		}
 	}
 	var err error
 	// Resizes are decided beside the active pods by the predicate, made

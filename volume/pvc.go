@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,8 +12,12 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+
+	"github.com/nodekit-dev/nodekit/internal/fsstats"
 )
 
 // ClaimObjects reads persistent volume claims and the volumes bound to
@@ -33,6 +38,9 @@ type CSIVolumes interface {
 	// Unpublish undoes Publish at target, from what Publish recorded
 	// beside it (also after a restart); nothing when nothing was.
 	Unpublish(ctx context.Context, target string) error
+	// Stats measures the volume published at target (NodeGetVolumeStats);
+	// errors.ErrUnsupported when its driver does not tell.
+	Stats(ctx context.Context, target string) (*statsapi.FsStats, error)
 }
 
 // pvcProtectionFinalizer keeps a claim in use from going (the API's
@@ -123,6 +131,40 @@ func (p *PersistentVolumeClaim) publishCSI(pod *v1.Pod, pv *v1.PersistentVolume,
 			p.CSI.Unpublish(ctx, target))
 	}
 	return nil
+}
+
+// VolumeStats measures a claim's volume as the kubelet's plugins do: a
+// local PV by statfs of its mount (MetricsStatFS), a CSI PV by its
+// driver; a hostPath PV has none (errors.ErrUnsupported).
+func (p *PersistentVolumeClaim) VolumeStats(pod *v1.Pod, vol *v1.Volume, vd VolumeDir) (*statsapi.FsStats, error) {
+	p.mu.Lock()
+	pv := p.resolved[pod.UID][vol.Name]
+	p.mu.Unlock()
+	switch {
+	case pv == nil:
+		return nil, fs.ErrNotExist // not set up (yet)
+	case pv.Spec.Local != nil:
+		if !mnt.isMountPoint(vd.Path()) {
+			return nil, fs.ErrNotExist
+		}
+		now := metav1.Now()
+		sf, err := fsstats.Statfs(vd.Path())
+		if err != nil {
+			return nil, err
+		}
+		used := sf.InodesUsed()
+		return &statsapi.FsStats{Time: now, AvailableBytes: &sf.Available, CapacityBytes: &sf.Capacity, UsedBytes: &sf.Used,
+			Inodes: &sf.Inodes, InodesFree: &sf.InodesFree, InodesUsed: &used}, nil
+	case pv.Spec.CSI != nil && p.CSI != nil:
+		target := filepath.Join(vd.Path(), csiTargetDir)
+		if !mnt.isMountPoint(target) {
+			return nil, fs.ErrNotExist
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), getTimeout)
+		defer cancel()
+		return p.CSI.Stats(ctx, target)
+	}
+	return nil, errors.ErrUnsupported
 }
 
 // mountLocal bind-mounts a local volume's path on the volume's directory,

@@ -12,7 +12,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 
+	"github.com/nodekit-dev/nodekit/internal/fsstats"
 	"github.com/nodekit-dev/nodekit/podpath"
 )
 
@@ -111,6 +113,20 @@ func TestPersistentVolumeClaim(t *testing.T) {
 	_, err = m.SetUp(pod, claim("data", false))
 	require.NoError(t, err)
 	assert.Equal(t, reads, objs.reads, "resolved once for the pod's life")
+
+	// Stats: the local PV by statfs of its mount, with its claim; the
+	// hostPath PV has none.
+	pod.Spec.Volumes = []v1.Volume{*claim("data", false), *claim("host", false)}
+	st, err := m.PodPersistentVolumeStats(pod)
+	require.NoError(t, err)
+	require.Len(t, st, 1)
+	assert.Equal(t, "v-data", st[0].Name)
+	assert.Equal(t, &statsapi.PVCReference{Name: "data", Namespace: "ns"}, st[0].PVCRef)
+	sf, err := fsstats.Statfs(local1)
+	require.NoError(t, err)
+	assert.Equal(t, sf.Capacity, *st[0].CapacityBytes)
+	assert.Equal(t, sf.Inodes, *st[0].Inodes)
+	pod.Spec.Volumes = nil
 
 	ro := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "q", Namespace: "ns", UID: "pod-2"},
 		Spec: v1.PodSpec{Volumes: []v1.Volume{*claim("data", true)}, Containers: []v1.Container{{Name: "c",

@@ -1,7 +1,7 @@
 // Package csitest serves a fake CSI driver for tests: the registration API
 // a node-driver-registrar serves in <root-dir>/plugins_registry, and a
-// node service (NodeGetInfo, NodeGetCapabilities, stage and publish; see
-// Config.DataDir), both over unix sockets.
+// node service (NodeGetInfo, NodeGetCapabilities, stage, publish and, with
+// a Config.DataDir, NodeGetVolumeStats), both over unix sockets.
 //
 //	d, _ := csitest.Start(csitest.Config{Name: "fake.csi.example.com", RegistryDir: dir, NodeID: "node-1"})
 //	defer d.Stop()
@@ -175,6 +175,7 @@ func (n *nodeServer) NodeGetCapabilities(context.Context, *csipb.NodeGetCapabili
 	}
 	if n.d.cfg.DataDir != "" {
 		add(csipb.NodeServiceCapability_RPC_STAGE_UNSTAGE_VOLUME)
+		add(csipb.NodeServiceCapability_RPC_GET_VOLUME_STATS)
 	}
 	if n.d.cfg.VolumeMountGroup {
 		add(csipb.NodeServiceCapability_RPC_VOLUME_MOUNT_GROUP)
@@ -237,6 +238,23 @@ func (n *nodeServer) NodeUnpublishVolume(_ context.Context, r *csipb.NodeUnpubli
 	}
 	n.d.record("unpublish", r.GetVolumeId())
 	return &csipb.NodeUnpublishVolumeResponse{}, nil
+}
+
+// NodeGetVolumeStats reports the statfs figures of the filesystem a
+// published volume is on, as csi-driver-host-path does.
+func (n *nodeServer) NodeGetVolumeStats(_ context.Context, r *csipb.NodeGetVolumeStatsRequest) (*csipb.NodeGetVolumeStatsResponse, error) {
+	if !mounted(r.GetVolumePath()) {
+		return nil, status.Errorf(codes.NotFound, "volume %s is not published at %s", r.GetVolumeId(), r.GetVolumePath())
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(r.GetVolumePath(), &st); err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	bs := st.Bsize
+	return &csipb.NodeGetVolumeStatsResponse{Usage: []*csipb.VolumeUsage{
+		{Unit: csipb.VolumeUsage_BYTES, Total: int64(st.Blocks) * bs, Available: int64(st.Bavail) * bs, Used: int64(st.Blocks-st.Bfree) * bs},
+		{Unit: csipb.VolumeUsage_INODES, Total: int64(st.Files), Available: int64(st.Ffree), Used: int64(st.Files - st.Ffree)},
+	}}, nil
 }
 
 // bind mounts src on dir unless something is mounted there (idempotent,
