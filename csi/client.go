@@ -181,3 +181,16 @@ func (c *Client) NodeGetVolumeStats(ctx context.Context, handle, volumePath, sta
 	}
 	return u, nil
 }
+
+// NodeExpandVolume grows v, published at volumePath (staged at
+// stagingPath, "" if not), to at least requiredBytes; it returns the
+// capacity the driver reports (0: it did not say).
+func (c *Client) NodeExpandVolume(ctx context.Context, v Volume, volumePath, stagingPath string, requiredBytes int64, secrets map[string]string) (int64, error) {
+	r, err := c.node.NodeExpandVolume(ctx, &csipb.NodeExpandVolumeRequest{VolumeId: v.Handle, VolumePath: volumePath,
+		StagingTargetPath: stagingPath, CapacityRange: &csipb.CapacityRange{RequiredBytes: requiredBytes},
+		VolumeCapability: v.capability(), Secrets: secrets})
+	if err != nil {
+		return 0, err
+	}
+	return r.GetCapacityBytes(), nil
+}

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/component-base/metrics/testutil"
@@ -187,6 +188,7 @@ func TestCSIVolumeOnContainerd(t *testing.T) {
 	}, 30*time.Second, 100*time.Millisecond, "the volume in the node's volumesInUse")
 
 	checkCSIVolumeStats(ctx, t, admin, agent, reg, api.Node, data)
+	checkCSIExpansion(ctx, t, admin, d)
 
 	for _, name := range []string{"csi-writer", "csi-holder"} {
 		require.NoError(t, admin.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{}))
@@ -260,4 +262,39 @@ kubelet_volume_stats_capacity_bytes{namespace="default",persistentvolumeclaim="c
 kubelet_volume_stats_inodes{namespace="default",persistentvolumeclaim="csi-data"} %d
 `, capacity, inodes)
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(expected), "kubelet_volume_stats_capacity_bytes", "kubelet_volume_stats_inodes"))
+}
+
+// checkCSIExpansion plays the external resizer for csi-data (the PV grown
+// to 2Gi, the claim NodeResizePending) and waits for the agent's online
+// expansion: NodeExpandVolume to 2Gi, the claim's status at 2Gi with no
+// resize status left, FileSystemResizeSuccessful on the pod using it.
+func checkCSIExpansion(ctx context.Context, t *testing.T, admin kubernetes.Interface, d *csitest.Driver) {
+	t.Helper()
+	two := resource.MustParse("2Gi")
+	pv, err := admin.CoreV1().PersistentVolumes().Get(ctx, "pv-csi-data", metav1.GetOptions{})
+	require.NoError(t, err)
+	pv.Spec.Capacity[v1.ResourceStorage] = two
+	_, err = admin.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	pvc, err := admin.CoreV1().PersistentVolumeClaims("default").Get(ctx, "csi-data", metav1.GetOptions{})
+	require.NoError(t, err)
+	pvc.Status.Capacity = v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}
+	pvc.Status.AllocatedResources = v1.ResourceList{v1.ResourceStorage: two}
+	pvc.Status.AllocatedResourceStatuses = map[v1.ResourceName]v1.ClaimResourceStatus{v1.ResourceStorage: v1.PersistentVolumeClaimNodeResizePending}
+	pvc.Status.Conditions = []v1.PersistentVolumeClaimCondition{{Type: v1.PersistentVolumeClaimFileSystemResizePending, Status: v1.ConditionTrue}}
+	_, err = admin.CoreV1().PersistentVolumeClaims("default").UpdateStatus(ctx, pvc, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	poll.Eventually(t, func() bool {
+		pvc, err := admin.CoreV1().PersistentVolumeClaims("default").Get(ctx, "csi-data", metav1.GetOptions{})
+		return err == nil && pvc.Status.Capacity.Storage().Cmp(two) == 0 && pvc.Status.AllocatedResourceStatuses == nil &&
+			len(pvc.Status.Conditions) == 0
+	}, time.Minute, 100*time.Millisecond, func() string {
+		pvc, _ := admin.CoreV1().PersistentVolumeClaims("default").Get(ctx, "csi-data", metav1.GetOptions{})
+		return fmt.Sprintf("the claim's status says 2Gi: %+v", pvc.Status)
+	})
+	assert.Contains(t, d.Calls(), fmt.Sprintf("expand vol-1 %d", two.Value()))
+	poll.Eventually(t, func() bool {
+		evs, err := admin.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=csi-holder,reason=FileSystemResizeSuccessful"})
+		return err == nil && len(evs.Items) == 1 && strings.HasPrefix(evs.Items[0].Message, `MountVolume.NodeExpandVolume succeeded for volume "pv-csi-data"`)
+	}, 30*time.Second, 100*time.Millisecond, "FileSystemResizeSuccessful on the pod")
 }

@@ -59,7 +59,7 @@ func (a *Agent) volumePlugins() []volume.Plugin {
 	if a.cluster == nil {
 		return append(plugins, volume.Projected{NodeAllocatable: a.allocatable, PodMemoryLimit: podMemoryLimit}) // downwardAPI sources only
 	}
-	claims := &volume.PersistentVolumeClaim{Objects: a.cluster.objects, Node: a.admissionNode}
+	claims := &volume.PersistentVolumeClaim{Objects: a.cluster.objects, Node: a.admissionNode, Recorder: a.cluster.recorder}
 	if a.cluster.csiVolumes != nil { // no typed nils in the interfaces
 		claims.CSI = a.cluster.csiVolumes
 	}

@@ -41,6 +41,9 @@ type CSIVolumes interface {
 	// Stats measures the volume published at target (NodeGetVolumeStats);
 	// errors.ErrUnsupported when its driver does not tell.
 	Stats(ctx context.Context, target string) (*statsapi.FsStats, error)
+	// Expand grows pv's volume published at target to size bytes on the
+	// node; errors.ErrUnsupported when its driver needs nothing done.
+	Expand(ctx context.Context, pv *v1.PersistentVolume, target string, size int64) error
 }
 
 // pvcProtectionFinalizer keeps a claim in use from going (the API's
@@ -63,11 +66,13 @@ const pvcProtectionFinalizer = "kubernetes.io/pvc-protection"
 //   - a hostPath volume is mounted from its path directly, after the
 //     path's type check (CheckHostPath);
 //   - a CSI volume is staged and published by CSI (the volume's "mount"
-//     directory is its target), unpublished by TearDown.
+//     directory is its target), unpublished by TearDown; once published,
+//     each SetUp reads its claim and PV again for an online expansion
+//     (see expand).
 //
 // Other volume types (nfs, ...), CSI without CSI, and block mode are
-// refused with an error naming them. A claim resolved once is not read again for the
-// pod's life.
+// refused with an error naming them. A claim resolved once is not read
+// again for the pod's life, but for expansion.
 type PersistentVolumeClaim struct {
 	Objects ClaimObjects
 	// Node is the node the pods run on, for a volume's node affinity; nil
@@ -75,6 +80,8 @@ type PersistentVolumeClaim struct {
 	Node func() (*v1.Node, error)
 	// CSI serves CSI volumes; nil refuses them.
 	CSI CSIVolumes
+	// Recorder, if set, gets the FileSystemResize events of expansions.
+	Recorder EventRecorder
 
 	mu       sync.Mutex
 	resolved map[types.UID]map[string]*v1.PersistentVolume // pod UID → volume name → PV
@@ -106,7 +113,7 @@ func (p *PersistentVolumeClaim) SetUp(pod *v1.Pod, vol *v1.Volume, vd VolumeDir)
 	case src.CSI != nil && p.CSI != nil:
 		target := filepath.Join(vd.Path(), csiTargetDir)
 		if mnt.isMountPoint(target) {
-			return target, nil
+			return target, p.expand(pod, vol, target)
 		}
 		if _, err := vd.Create(0o750); err != nil {
 			return "", err

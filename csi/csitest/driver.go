@@ -1,7 +1,8 @@
 // Package csitest serves a fake CSI driver for tests: the registration API
 // a node-driver-registrar serves in <root-dir>/plugins_registry, and a
 // node service (NodeGetInfo, NodeGetCapabilities, stage, publish and, with
-// a Config.DataDir, NodeGetVolumeStats), both over unix sockets.
+// a Config.DataDir, NodeGetVolumeStats and NodeExpandVolume), both over
+// unix sockets.
 //
 //	d, _ := csitest.Start(csitest.Config{Name: "fake.csi.example.com", RegistryDir: dir, NodeID: "node-1"})
 //	defer d.Stop()
@@ -10,6 +11,7 @@ package csitest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -176,6 +178,7 @@ func (n *nodeServer) NodeGetCapabilities(context.Context, *csipb.NodeGetCapabili
 	if n.d.cfg.DataDir != "" {
 		add(csipb.NodeServiceCapability_RPC_STAGE_UNSTAGE_VOLUME)
 		add(csipb.NodeServiceCapability_RPC_GET_VOLUME_STATS)
+		add(csipb.NodeServiceCapability_RPC_EXPAND_VOLUME)
 	}
 	if n.d.cfg.VolumeMountGroup {
 		add(csipb.NodeServiceCapability_RPC_VOLUME_MOUNT_GROUP)
@@ -238,6 +241,16 @@ func (n *nodeServer) NodeUnpublishVolume(_ context.Context, r *csipb.NodeUnpubli
 	}
 	n.d.record("unpublish", r.GetVolumeId())
 	return &csipb.NodeUnpublishVolumeResponse{}, nil
+}
+
+// NodeExpandVolume has nothing to grow (the data is a directory): it
+// records the call and the size asked for ("expand vol-1 2147483648").
+func (n *nodeServer) NodeExpandVolume(_ context.Context, r *csipb.NodeExpandVolumeRequest) (*csipb.NodeExpandVolumeResponse, error) {
+	if !mounted(r.GetVolumePath()) {
+		return nil, status.Errorf(codes.NotFound, "volume %s is not published at %s", r.GetVolumeId(), r.GetVolumePath())
+	}
+	n.d.record("expand", fmt.Sprintf("%s %d", r.GetVolumeId(), r.GetCapacityRange().GetRequiredBytes()))
+	return &csipb.NodeExpandVolumeResponse{CapacityBytes: r.GetCapacityRange().GetRequiredBytes()}, nil
 }
 
 // NodeGetVolumeStats reports the statfs figures of the filesystem a

@@ -12,11 +12,15 @@ package apiclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 
 	authv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -55,4 +59,33 @@ func (o *Objects) GetPersistentVolumeClaim(ctx context.Context, namespace, name 
 // GetPersistentVolume reads one persistent volume.
 func (o *Objects) GetPersistentVolume(ctx context.Context, name string) (*v1.PersistentVolume, error) {
 	return o.client.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
+}
+
+// PatchPersistentVolumeClaimStatus writes the change from old to updated
+// to the claim's status as a strategic merge patch that carries old's
+// resourceVersion (a claim changed meanwhile is a conflict), as the
+// kubelet's PatchPVCStatus.
+func (o *Objects) PatchPersistentVolumeClaimStatus(ctx context.Context, old, updated *v1.PersistentVolumeClaim) (*v1.PersistentVolumeClaim, error) {
+	oldJSON, err := json.Marshal(old)
+	if err != nil {
+		return nil, err
+	}
+	newJSON, err := json.Marshal(updated)
+	if err != nil {
+		return nil, err
+	}
+	patch, err := strategicpatch.CreateTwoWayMergePatch(oldJSON, newJSON, old)
+	if err != nil {
+		return nil, fmt.Errorf("claim %s/%s: %w", old.Namespace, old.Name, err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(patch, &m); err != nil {
+		return nil, err
+	}
+	m["metadata"] = map[string]any{"resourceVersion": old.ResourceVersion}
+	if patch, err = json.Marshal(m); err != nil {
+		return nil, err
+	}
+	return o.client.CoreV1().PersistentVolumeClaims(old.Namespace).Patch(ctx, old.Name, types.StrategicMergePatchType, patch,
+		metav1.PatchOptions{}, "status")
 }
