@@ -107,6 +107,9 @@ type Volume struct {
 	// MountGroup is the volume mount group (the pod's fsGroup) for a
 	// driver with VOLUME_MOUNT_GROUP.
 	MountGroup string
+	// Block asks for a block device (volumeMode Block) instead of a
+	// mounted filesystem.
+	Block      bool
 	AccessMode csipb.VolumeCapability_AccessMode_Mode
 	ReadOnly   bool
 	// Context is the PV's volumeAttributes (and the pod's, when the driver
@@ -117,6 +120,10 @@ type Volume struct {
 }
 
 func (v Volume) capability() *csipb.VolumeCapability {
+	if v.Block {
+		return &csipb.VolumeCapability{AccessType: &csipb.VolumeCapability_Block{Block: &csipb.VolumeCapability_BlockVolume{}},
+			AccessMode: &csipb.VolumeCapability_AccessMode{Mode: v.AccessMode}}
+	}
 	return &csipb.VolumeCapability{
 		AccessType: &csipb.VolumeCapability_Mount{Mount: &csipb.VolumeCapability_MountVolume{FsType: v.FSType, MountFlags: v.MountFlags,
 			VolumeMountGroup: v.MountGroup}},

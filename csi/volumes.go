@@ -28,6 +28,8 @@ type volData struct {
 	Driver      string `json:"driverName"`
 	Handle      string `json:"volumeHandle"`
 	StagingPath string `json:"stagingPath,omitempty"`
+	// Block: published as a block device (the target is a file).
+	Block bool `json:"block,omitempty"`
 }
 
 // Objects reads the API objects publishing needs (the CSIDriver, the
@@ -90,8 +92,11 @@ func (v *Volumes) Publish(ctx context.Context, pod *v1.Pod, pv *v1.PersistentVol
 		return false, fmt.Errorf("NodeGetCapabilities of CSI driver %s: %w", src.Driver, err)
 	}
 	vol := Volume{Handle: src.VolumeHandle, FSType: src.FSType, MountFlags: pv.Spec.MountOptions, AccessMode: accessMode(pv),
-		ReadOnly: readOnly || src.ReadOnly, Context: src.VolumeAttributes}
+		ReadOnly: readOnly || src.ReadOnly, Context: src.VolumeAttributes, Block: isBlock(pv)}
 	group := podFSGroup(pod)
+	if vol.Block {
+		group = nil // a device has no ownership to set
+	}
 	if caps.VolumeMountGroup && group != nil {
 		vol.MountGroup = strconv.FormatInt(*group, 10)
 	}
@@ -104,7 +109,7 @@ func (v *Volumes) Publish(ctx context.Context, pod *v1.Pod, pv *v1.PersistentVol
 	if vol.PublishSecrets, err = v.secret(ctx, "NodePublishSecretRef", src.NodePublishSecretRef); err != nil {
 		return false, err
 	}
-	data := volData{Driver: src.Driver, Handle: src.VolumeHandle}
+	data := volData{Driver: src.Driver, Handle: src.VolumeHandle, Block: vol.Block}
 	if vol.PublishContext, err = v.attached(ctx, driver, src.Driver, src.VolumeHandle); err != nil {
 		return false, err
 	}
@@ -142,6 +147,14 @@ func (v *Volumes) stage(ctx context.Context, c *Client, vol Volume, data volData
 	return staging, writeVolData(dir, volData{Driver: data.Driver, Handle: data.Handle, StagingPath: staging})
 }
 
+// BlockTarget is the name a block volume's target must have: Unpublish
+// tells the two targets a volume directory can hold by it.
+const BlockTarget = "dev"
+
+func isBlock(pv *v1.PersistentVolume) bool {
+	return pv.Spec.VolumeMode != nil && *pv.Spec.VolumeMode == v1.PersistentVolumeBlock
+}
+
 // Unpublish undoes Publish at target, from its VolDataFile, and unstages
 // the volume when no other publication of it remains. A target without
 // one was never published: nothing to do.
@@ -154,12 +167,21 @@ func (v *Volumes) Unpublish(ctx context.Context, target string) error {
 	if err != nil {
 		return err
 	}
+	if data.Block != (filepath.Base(target) == BlockTarget) {
+		return nil // the record is of the volume's other target
+	}
 	c, err := v.Drivers.Client(data.Driver)
 	if err != nil {
 		return fmt.Errorf("UnmountVolume.TearDown: %w", err)
 	}
 	if err := c.NodeUnpublishVolume(ctx, data.Handle, target); err != nil {
 		return fmt.Errorf("UnmountVolume.TearDown failed for volume %q: %w", data.Handle, err)
+	}
+	if data.Block {
+		// The driver bind-mounted the device on a file it made.
+		if err := os.Remove(target); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
 	}
 	if err := os.Remove(file); err != nil {
 		return err

@@ -132,6 +132,10 @@ type Mount struct {
 	// ImageSubPath is the path inside Image to mount (the volumeMount's
 	// subPath or expanded subPathExpr); "" for the whole image.
 	ImageSubPath string
+	// Device says HostPath is a block device a volumeDevices entry puts at
+	// ContainerPath: the runtime gets it as a device (permissions mrw, r
+	// when ReadOnly), not as a mount.
+	Device bool
 }
 
 // ContainerEventType is the kind of a runtime container event.

@@ -111,6 +111,7 @@ func (m *Manager) ContainerConfig(pod *v1.Pod, c *v1.Container, in ContainerInpu
 		Labels:      containerLabels(pod, c),
 		Annotations: containerAnnotations(pod, c, in.RestartCount),
 		Mounts:      criMounts(pod, in.Mounts, m.cfg.RuntimeHandler),
+		Devices:     criDevices(in.Mounts),
 		LogPath:     logPath,
 		Stdin:       c.Stdin,
 		StdinOnce:   c.StdinOnce,
@@ -337,6 +338,9 @@ func linuxResources(r resources.LinuxResources) *runtimeapi.LinuxContainerResour
 func criMounts(pod *v1.Pod, ms []kc.Mount, runtimeHandler string) []*runtimeapi.Mount {
 	out := make([]*runtimeapi.Mount, 0, len(ms))
 	for _, m := range ms {
+		if m.Device {
+			continue
+		}
 		cm := &runtimeapi.Mount{ContainerPath: m.ContainerPath, HostPath: m.HostPath, Readonly: m.ReadOnly}
 		if m.Image != "" {
 			spec := &runtimeapi.ImageSpec{Image: m.Image, UserSpecifiedImage: imageVolumeReference(pod, m.Name), RuntimeHandler: runtimeHandler}
@@ -346,6 +350,22 @@ func criMounts(pod *v1.Pod, ms []kc.Mount, runtimeHandler string) []*runtimeapi.
 			cm.Image, cm.ImageSubPath, cm.HostPath, cm.Readonly = spec, m.ImageSubPath, "", true
 		}
 		out = append(out, cm)
+	}
+	return out
+}
+
+// criDevices are the block volumes' devices, as the kubelet's
+// makeBlockVolumes: permissions mrw, r for a read-only claim.
+func criDevices(ms []kc.Mount) []*runtimeapi.Device {
+	var out []*runtimeapi.Device
+	for _, m := range ms {
+		if m.Device {
+			perm := "mrw"
+			if m.ReadOnly {
+				perm = "r"
+			}
+			out = append(out, &runtimeapi.Device{ContainerPath: m.ContainerPath, HostPath: m.HostPath, Permissions: perm})
+		}
 	}
 	return out
 }

@@ -6,13 +6,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
@@ -205,7 +209,7 @@ func TestCSIVolumeOnContainerd(t *testing.T) {
 		calls := d.Calls()
 		return count(calls, "publish") == 2 && count(calls, "unpublish") == 2 && count(calls, "unstage") == count(calls, "stage") &&
 			calls[len(calls)-1] == "unstage vol-1"
-	}, time.Minute, 100*time.Millisecond, func() string { return fmt.Sprintf("unpublished and unstaged: %q", d.Calls()) })
+	}, time.Minute, 100*time.Millisecond, "unpublished and unstaged: %s", func() string { return fmt.Sprintf("%q", d.Calls()) })
 	mounts, err := os.ReadFile("/proc/self/mountinfo")
 	require.NoError(t, err)
 	assert.NotContains(t, string(mounts), cfg.RootDir, "nothing left mounted below the root dir")
@@ -288,13 +292,96 @@ func checkCSIExpansion(ctx context.Context, t *testing.T, admin kubernetes.Inter
 		pvc, err := admin.CoreV1().PersistentVolumeClaims("default").Get(ctx, "csi-data", metav1.GetOptions{})
 		return err == nil && pvc.Status.Capacity.Storage().Cmp(two) == 0 && pvc.Status.AllocatedResourceStatuses == nil &&
 			len(pvc.Status.Conditions) == 0
-	}, time.Minute, 100*time.Millisecond, func() string {
+	}, time.Minute, 100*time.Millisecond, "the claim's status says 2Gi: %s", func() string {
 		pvc, _ := admin.CoreV1().PersistentVolumeClaims("default").Get(ctx, "csi-data", metav1.GetOptions{})
-		return fmt.Sprintf("the claim's status says 2Gi: %+v", pvc.Status)
+		return fmt.Sprintf("%+v", pvc.Status)
 	})
 	assert.Contains(t, d.Calls(), fmt.Sprintf("expand vol-1 %d", two.Value()))
+	holder, err := admin.CoreV1().Pods("default").Get(ctx, "csi-holder", metav1.GetOptions{})
+	require.NoError(t, err)
 	poll.Eventually(t, func() bool {
-		evs, err := admin.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=csi-holder,reason=FileSystemResizeSuccessful"})
+		evs, err := admin.CoreV1().Events("default").List(ctx, metav1.ListOptions{
+			FieldSelector: "involvedObject.uid=" + string(holder.UID) + ",reason=FileSystemResizeSuccessful"})
 		return err == nil && len(evs.Items) == 1 && strings.HasPrefix(evs.Items[0].Message, `MountVolume.NodeExpandVolume succeeded for volume "pv-csi-data"`)
-	}, 30*time.Second, 100*time.Millisecond, "FileSystemResizeSuccessful on the pod")
+	}, 30*time.Second, 100*time.Millisecond, "FileSystemResizeSuccessful on the pod; events: %s", func() string {
+		evs, _ := admin.CoreV1().Events("default").List(ctx, metav1.ListOptions{})
+		var got []string
+		for _, e := range evs.Items {
+			got = append(got, e.InvolvedObject.Name+" "+e.Reason+": "+e.Message)
+		}
+		return fmt.Sprintf("%q", got)
+	})
+}
+
+// TestCSIBlockVolumeOnContainerd: a claim of volumeMode Block is published
+// as a block device (CSI block access type: the fake driver bind-mounts a
+// loop device on the target file) and is a device at its devicePath in
+// the container, which writes to it; the host reads that from the loop
+// device. The pod gone, it is unpublished and unstaged, nothing left.
+func TestCSIBlockVolumeOnContainerd(t *testing.T) {
+	cd := testenv.NeedContainerd(t)
+	api := testenv.NeedAPIServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	admin, ns := api.Admin, "default"
+	backing := filepath.Join(t.TempDir(), "disk")
+	require.NoError(t, os.WriteFile(backing, make([]byte, 64<<10), 0o600))
+	out, err := exec.Command("losetup", "--find", "--show", backing).CombinedOutput()
+	require.NoError(t, err, "losetup (util-linux) makes the test's loop device: %s", out)
+	loop := strings.TrimSpace(string(out))
+	t.Cleanup(func() { _ = exec.Command("losetup", "-d", loop).Run() })
+
+	cfg := containerdConfig(t, cd, api.Node)
+	cfg.Client = apiClient(t, api.NodeConfig)
+	cfg.ManifestPath, cfg.CgroupsPerQOS, cfg.NodeStatusUpdateFrequency = t.TempDir(), ptr.To(false), time.Second
+	_, stop := startContainerdAgent(t, ctx, cfg)
+	defer stop()
+	t.Cleanup(func() {
+		_ = admin.CoreV1().Nodes().Delete(context.Background(), api.Node, metav1.DeleteOptions{})
+		_ = admin.StorageV1().CSINodes().Delete(context.Background(), api.Node, metav1.DeleteOptions{})
+	})
+	d, err := csitest.Start(csitest.Config{Name: "block.csi.nodekit.dev", RegistryDir: filepath.Join(cfg.RootDir, pluginmanager.DefaultDirName),
+		EndpointDir: filepath.Join(cfg.RootDir, "plugins", "block.csi.nodekit.dev"), NodeID: api.Node, DataDir: t.TempDir(), BlockDevice: loop})
+	require.NoError(t, err)
+	defer d.Stop()
+	poll.Eventually(t, func() bool { ok, _, told := d.Registered(); return told && ok }, 30*time.Second, 100*time.Millisecond, "driver registered")
+	_, err = admin.StorageV1().CSIDrivers().Create(ctx, &storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: "block.csi.nodekit.dev"},
+		Spec: storagev1.CSIDriverSpec{AttachRequired: ptr.To(false)}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = admin.StorageV1().CSIDrivers().Delete(context.Background(), "block.csi.nodekit.dev", metav1.DeleteOptions{})
+	})
+	boundClaim(ctx, t, admin, ns, "block-data", v1.PersistentVolumeSource{CSI: &v1.CSIPersistentVolumeSource{
+		Driver: "block.csi.nodekit.dev", VolumeHandle: "disk-1"}}, nil, v1.PersistentVolumeBlock)
+
+	_, err = admin.CoreV1().Pods(ns).Create(ctx, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "block-writer"},
+		Spec: v1.PodSpec{NodeName: api.Node, HostNetwork: true, TerminationGracePeriodSeconds: ptr.To[int64](0), RestartPolicy: v1.RestartPolicyNever,
+			Volumes: []v1.Volume{{Name: "disk", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "block-data"}}}},
+			Containers: []v1.Container{{Name: "c", Image: "nodekit.local/testbin:1", ImagePullPolicy: v1.PullNever,
+				Args: []string{"write", "/dev/xvda", "written to the device"}, VolumeDevices: []v1.VolumeDevice{{Name: "disk", DevicePath: "/dev/xvda"}}}}}},
+		metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = admin.CoreV1().Pods(ns).Delete(context.Background(), "block-writer", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+	})
+	poll.Eventually(t, func() bool {
+		p, err := admin.CoreV1().Pods(ns).Get(ctx, "block-writer", metav1.GetOptions{})
+		return err == nil && p.Status.Phase == v1.PodSucceeded
+	}, time.Minute, 100*time.Millisecond, "the pod wrote to the device")
+	f, err := os.Open(loop)
+	require.NoError(t, err)
+	head := make([]byte, len("written to the device"))
+	_, err = io.ReadFull(f, head)
+	f.Close()
+	require.NoError(t, err)
+	assert.Equal(t, "written to the device", string(head))
+	assert.Equal(t, csipb.VolumeCapability_AccessMode_SINGLE_NODE_WRITER, d.PublishRequest("disk-1").GetVolumeCapability().GetAccessMode().GetMode())
+	assert.NotNil(t, d.PublishRequest("disk-1").GetVolumeCapability().GetBlock(), "published with the block access type")
+
+	require.NoError(t, admin.CoreV1().Pods(ns).Delete(ctx, "block-writer", metav1.DeleteOptions{}))
+	poll.Eventually(t, func() bool { return len(d.Calls()) == 4 }, time.Minute, 100*time.Millisecond, "unpublished and unstaged")
+	assert.Equal(t, []string{"stage disk-1", "publish disk-1", "unpublish disk-1", "unstage disk-1"}, d.Calls())
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	require.NoError(t, err)
+	assert.NotContains(t, string(mounts), cfg.RootDir, "nothing left mounted below the root dir")
 }

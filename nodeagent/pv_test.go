@@ -27,16 +27,23 @@ import (
 // boundClaim makes a persistent volume of src and a claim bound to it, as
 // the PV controller would (no kube-controller-manager here): the claim
 // names the volume and says Bound, the volume's claimRef has its UID.
-func boundClaim(ctx context.Context, t *testing.T, admin kubernetes.Interface, ns, name string, src v1.PersistentVolumeSource, affinity *v1.VolumeNodeAffinity) {
+// boundClaim makes a claim bound to a volume of src (volumeMode mode, or
+// Filesystem).
+func boundClaim(ctx context.Context, t *testing.T, admin kubernetes.Interface, ns, name string, src v1.PersistentVolumeSource, affinity *v1.VolumeNodeAffinity,
+	mode ...v1.PersistentVolumeMode) {
 	t.Helper()
 	rwo := []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}
 	size := v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}
+	volumeMode := ptr.To(v1.PersistentVolumeFilesystem)
+	if len(mode) > 0 {
+		volumeMode = &mode[0]
+	}
 	pvc, err := admin.CoreV1().PersistentVolumeClaims(ns).Create(ctx, &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: v1.PersistentVolumeClaimSpec{AccessModes: rwo, VolumeName: "pv-" + name, StorageClassName: ptr.To(""),
+		Spec: v1.PersistentVolumeClaimSpec{AccessModes: rwo, VolumeName: "pv-" + name, StorageClassName: ptr.To(""), VolumeMode: volumeMode,
 			Resources: v1.VolumeResourceRequirements{Requests: size}}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	_, err = admin.CoreV1().PersistentVolumes().Create(ctx, &v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-" + name},
-		Spec: v1.PersistentVolumeSpec{AccessModes: rwo, Capacity: size, PersistentVolumeSource: src, NodeAffinity: affinity,
+		Spec: v1.PersistentVolumeSpec{AccessModes: rwo, Capacity: size, PersistentVolumeSource: src, NodeAffinity: affinity, VolumeMode: volumeMode,
 			StorageClassName: "", ClaimRef: &v1.ObjectReference{Namespace: ns, Name: name, UID: pvc.UID}}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	pvc.Status.Phase = v1.ClaimBound

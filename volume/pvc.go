@@ -58,20 +58,28 @@ const pvcProtectionFinalizer = "kubernetes.io/pvc-protection"
 //     deleted without kubernetes.io/pvc-protection, and its volume's
 //     claimRef must name it (by UID): else the kubelet's "error processing
 //     PVC <ns>/<name>: ..." errors, and the pod waits;
+//
 //   - the volume's node affinity must match the node (Node): "no matching
 //     NodeSelectorTerms";
+//
 //   - a local volume is bind-mounted (read-only with the claim's readOnly)
 //     on the volume's directory below the pod's, its ownership set to the
 //     pod's fsGroup unless read-only; TearDown unmounts it;
+//
 //   - a hostPath volume is mounted from its path directly, after the
 //     path's type check (CheckHostPath);
+//
 //   - a CSI volume is staged and published by CSI (the volume's "mount"
 //     directory is its target), unpublished by TearDown; once published,
 //     each SetUp reads its claim and PV again for an online expansion
 //     (see expand).
 //
-// Other volume types (nfs, ...), CSI without CSI, and block mode are
-// refused with an error naming them. A claim resolved once is not read
+//   - a CSI volume of volumeMode Block is published as a device on the
+//     file "dev" in the volume's directory, which containers get through
+//     volumeDevices (IsDevice).
+//
+// Other volume types (nfs, ...), CSI without CSI, and block mode of
+// anything but CSI are refused with an error naming them. A claim resolved once is not read
 // again for the pod's life, but for expansion.
 type PersistentVolumeClaim struct {
 	Objects ClaimObjects
@@ -101,8 +109,8 @@ func (p *PersistentVolumeClaim) SetUp(pod *v1.Pod, vol *v1.Volume, vd VolumeDir)
 	}
 	readOnly := vol.PersistentVolumeClaim.ReadOnly
 	switch src := pv.Spec.PersistentVolumeSource; {
-	case pv.Spec.VolumeMode != nil && *pv.Spec.VolumeMode == v1.PersistentVolumeBlock:
-		return "", fmt.Errorf("persistent volume %s: volumeMode Block is not supported on this node", pv.Name)
+	case block(pv) && (src.CSI == nil || p.CSI == nil):
+		return "", fmt.Errorf("persistent volume %s: volumeMode Block is supported for CSI volumes only on this node", pv.Name)
 	case src.HostPath != nil:
 		if err := CheckHostPath(&v1.HostPathVolumeSource{Path: src.HostPath.Path, Type: src.HostPath.Type}); err != nil {
 			return "", fmt.Errorf("persistent volume %s: %w", pv.Name, err)
@@ -111,7 +119,7 @@ func (p *PersistentVolumeClaim) SetUp(pod *v1.Pod, vol *v1.Volume, vd VolumeDir)
 	case src.Local != nil:
 		return p.mountLocal(pod, pv, src.Local.Path, readOnly, vd)
 	case src.CSI != nil && p.CSI != nil:
-		target := filepath.Join(vd.Path(), csiTargetDir)
+		target := filepath.Join(vd.Path(), csiTarget(pv))
 		if mnt.isMountPoint(target) {
 			return target, p.expand(pod, vol, target)
 		}
@@ -163,7 +171,7 @@ func (p *PersistentVolumeClaim) VolumeStats(pod *v1.Pod, vol *v1.Volume, vd Volu
 		return &statsapi.FsStats{Time: now, AvailableBytes: &sf.Available, CapacityBytes: &sf.Capacity, UsedBytes: &sf.Used,
 			Inodes: &sf.Inodes, InodesFree: &sf.InodesFree, InodesUsed: &used}, nil
 	case pv.Spec.CSI != nil && p.CSI != nil:
-		target := filepath.Join(vd.Path(), csiTargetDir)
+		target := filepath.Join(vd.Path(), csiTarget(pv))
 		if !mnt.isMountPoint(target) {
 			return nil, fs.ErrNotExist
 		}
@@ -268,9 +276,34 @@ func (p *PersistentVolumeClaim) nodeAffinity(pv *v1.PersistentVolume) error {
 // csiTargetDir is a CSI volume's target below its directory (the
 // kubelet's "mount"); csiTimeout bounds its CSI calls.
 const (
-	csiTargetDir = "mount"
-	csiTimeout   = 2 * time.Minute
+	csiTargetDir    = "mount"
+	csiTargetDevice = "dev" // csi.BlockTarget
+	csiTimeout      = 2 * time.Minute
 )
+
+// csiTarget is where a CSI volume is published in its volume directory:
+// the mount directory, or for a block volume the device file (the
+// kubelet publishes those under plugins/kubernetes.io/csi/volumeDevices/
+// and links them from the pod's volumeDevices/ directory; one place per
+// volume is enough here).
+func csiTarget(pv *v1.PersistentVolume) string {
+	if block(pv) {
+		return csiTargetDevice
+	}
+	return csiTargetDir
+}
+
+func block(pv *v1.PersistentVolume) bool {
+	return pv.Spec.VolumeMode != nil && *pv.Spec.VolumeMode == v1.PersistentVolumeBlock
+}
+
+// IsDevice says whether the claim's volume is a block device.
+func (p *PersistentVolumeClaim) IsDevice(pod *v1.Pod, vol *v1.Volume) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pv := p.resolved[pod.UID][vol.Name]
+	return pv != nil && block(pv)
+}
 
 // TearDown unpublishes a CSI volume and unmounts a local volume's bind
 // mount.
@@ -278,8 +311,10 @@ func (p *PersistentVolumeClaim) TearDown(dir string) error {
 	if p.CSI != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), csiTimeout)
 		defer cancel()
-		if err := p.CSI.Unpublish(ctx, filepath.Join(dir, csiTargetDir)); err != nil {
-			return err
+		for _, target := range []string{csiTargetDir, csiTargetDevice} {
+			if err := p.CSI.Unpublish(ctx, filepath.Join(dir, target)); err != nil {
+				return err
+			}
 		}
 	}
 	if mnt.isMountPoint(dir) {

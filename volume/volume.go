@@ -161,6 +161,9 @@ func (m *Manager) mounts(pod *v1.Pod, c *v1.Container, env map[string]string) ([
 		if err != nil {
 			return nil, fmt.Errorf("volumes[%s]: %w", vol.Name, err)
 		}
+		if isDevice(p, pod, vol) {
+			return nil, fmt.Errorf("volumeMounts[%d]: volume %q has volumeMode Block, but is specified in volumeMounts", i, vm.Name)
+		}
 		sub, field, err := subPath(vm, env)
 		if err != nil {
 			return nil, fmt.Errorf("volumeMounts[%d].%s: %w", i, field, err)
@@ -181,6 +184,42 @@ func (m *Manager) mounts(pod *v1.Pod, c *v1.Container, env map[string]string) ([
 		ro, _ := p.(ReadOnlyPlugin)
 		readOnly := vm.ReadOnly || ro != nil && ro.ReadOnly() || vol.PersistentVolumeClaim != nil && vol.PersistentVolumeClaim.ReadOnly
 		out = append(out, kc.Mount{Name: vm.Name, ContainerPath: vm.MountPath, HostPath: host, ReadOnly: readOnly})
+	}
+	return m.devices(pod, c, byName, out)
+}
+
+// DevicePlugin is a Plugin some of whose volumes are block devices (a
+// claim of volumeMode Block): SetUp's host path is then the device, which
+// only volumeDevices may use.
+type DevicePlugin interface {
+	IsDevice(pod *v1.Pod, vol *v1.Volume) bool
+}
+
+func isDevice(p Plugin, pod *v1.Pod, vol *v1.Volume) bool {
+	d, ok := p.(DevicePlugin)
+	return ok && d.IsDevice(pod, vol)
+}
+
+// devices adds c's volumeDevices to out, as the kubelet's
+// makeBlockVolumes: each a block volume's device at its devicePath.
+func (m *Manager) devices(pod *v1.Pod, c *v1.Container, byName map[string]*v1.Volume, out []kc.Mount) ([]kc.Mount, error) {
+	for i, vd := range c.VolumeDevices {
+		vol, ok := byName[vd.Name]
+		if !ok {
+			return nil, fmt.Errorf("volumeDevices[%d].name: Not found: %q", i, vd.Name)
+		}
+		if !filepath.IsAbs(vd.DevicePath) {
+			return nil, fmt.Errorf("volumeDevices[%d].devicePath: error DevicePath `%s` must be an absolute path", i, vd.DevicePath)
+		}
+		host, p, err := m.setUp(pod, vol)
+		if err != nil {
+			return nil, fmt.Errorf("volumes[%s]: %w", vol.Name, err)
+		}
+		if !isDevice(p, pod, vol) {
+			return nil, fmt.Errorf("volumeDevices[%d]: volume %q has volumeMode Filesystem, but is specified in volumeDevices", i, vd.Name)
+		}
+		readOnly := vol.PersistentVolumeClaim != nil && vol.PersistentVolumeClaim.ReadOnly
+		out = append(out, kc.Mount{Name: vd.Name, ContainerPath: vd.DevicePath, HostPath: host, ReadOnly: readOnly, Device: true})
 	}
 	return out, nil
 }

@@ -49,6 +49,10 @@ type Config struct {
 	// VolumeMountGroup makes it take the pod's fsGroup itself (the
 	// VOLUME_MOUNT_GROUP capability).
 	VolumeMountGroup bool
+	// BlockDevice is the device (a loop device, say) it publishes every
+	// block volume as, bind-mounted on the target file; empty: it refuses
+	// block volumes.
+	BlockDevice string
 }
 
 // Driver is a running fake driver.
@@ -214,10 +218,13 @@ func (n *nodeServer) NodePublishVolume(_ context.Context, r *csipb.NodePublishVo
 	if r.GetVolumeId() == "" || r.GetTargetPath() == "" || staged && r.GetStagingTargetPath() == "" {
 		return nil, status.Error(codes.InvalidArgument, "volume ID, target path and (staged) staging target path are required")
 	}
-	if err := os.MkdirAll(r.GetTargetPath(), 0o750); err != nil {
+	if r.GetVolumeCapability().GetBlock() != nil {
+		if err := n.publishBlock(r.GetTargetPath(), r.GetReadonly()); err != nil {
+			return nil, err
+		}
+	} else if err := os.MkdirAll(r.GetTargetPath(), 0o750); err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
-	}
-	if staged {
+	} else if staged {
 		if err := bind(r.GetStagingTargetPath(), r.GetTargetPath(), r.GetReadonly()); err != nil {
 			return nil, err
 		}
@@ -241,6 +248,19 @@ func (n *nodeServer) NodeUnpublishVolume(_ context.Context, r *csipb.NodeUnpubli
 	}
 	n.d.record("unpublish", r.GetVolumeId())
 	return &csipb.NodeUnpublishVolumeResponse{}, nil
+}
+
+// publishBlock bind-mounts the BlockDevice on target, a file it makes.
+func (n *nodeServer) publishBlock(target string, readOnly bool) error {
+	if n.d.cfg.BlockDevice == "" {
+		return status.Error(codes.InvalidArgument, "block volumes need Config.BlockDevice")
+	}
+	f, err := os.OpenFile(target, os.O_CREATE, 0o640)
+	if err != nil {
+		return status.Error(codes.Internal, err.Error())
+	}
+	f.Close()
+	return bind(n.d.cfg.BlockDevice, target, readOnly)
 }
 
 // NodeExpandVolume has nothing to grow (the data is a directory): it
