@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 	v1 "k8s.io/api/core/v1"
@@ -66,6 +67,42 @@ type Volumes struct {
 	// has a CSIDriver object and PVs' secrets cannot be read.
 	Objects  Objects
 	NodeName string
+
+	// locks serialise the operations on one volume (driver and handle),
+	// as the kubelet's nested pending operations do: a pod's publication
+	// must not reuse a staging that a gone pod's teardown is unstaging.
+	locksMu sync.Mutex
+	locks   map[string]*volumeLock
+}
+
+type volumeLock struct {
+	sync.Mutex
+	users int
+}
+
+// lock takes the volume's lock; the returned func releases it.
+func (v *Volumes) lock(driver, handle string) func() {
+	key := driver + "^" + handle
+	v.locksMu.Lock()
+	if v.locks == nil {
+		v.locks = map[string]*volumeLock{}
+	}
+	l := v.locks[key]
+	if l == nil {
+		l = &volumeLock{}
+		v.locks[key] = l
+	}
+	l.users++
+	v.locksMu.Unlock()
+	l.Lock()
+	return func() {
+		l.Unlock()
+		v.locksMu.Lock()
+		if l.users--; l.users == 0 {
+			delete(v.locks, key)
+		}
+		v.locksMu.Unlock()
+	}
 }
 
 // Publish makes pv's volume available at target for pod, as the
@@ -110,6 +147,7 @@ func (v *Volumes) Publish(ctx context.Context, pod *v1.Pod, pv *v1.PersistentVol
 		return false, err
 	}
 	data := volData{Driver: src.Driver, Handle: src.VolumeHandle, Block: vol.Block}
+	defer v.lock(src.Driver, src.VolumeHandle)()
 	if vol.PublishContext, err = v.attached(ctx, driver, src.Driver, src.VolumeHandle); err != nil {
 		return false, err
 	}
@@ -170,6 +208,7 @@ func (v *Volumes) Unpublish(ctx context.Context, target string) error {
 	if data.Block != (filepath.Base(target) == BlockTarget) {
 		return nil // the record is of the volume's other target
 	}
+	defer v.lock(data.Driver, data.Handle)()
 	c, err := v.Drivers.Client(data.Driver)
 	if err != nil {
 		return fmt.Errorf("UnmountVolume.TearDown: %w", err)
