@@ -33,7 +33,7 @@ import (
 // this host, fresh root and log directories, the kubelet's default
 // eviction thresholds and its metrics in a registry of its own; the
 // other fields are the kubelet's defaults.
-func containerdConfig(t *testing.T, cd testenv.Containerd, node string) nodeagent.Config {
+func containerdConfig(t testing.TB, cd testenv.Containerd, node string) nodeagent.Config {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	return nodeagent.Config{NodeName: node, NodeIP: "127.0.0.1", RootDir: t.TempDir(), PodLogsDir: t.TempDir(),
@@ -44,7 +44,7 @@ func containerdConfig(t *testing.T, cd testenv.Containerd, node string) nodeagen
 
 // startContainerdAgent runs the agent cfg makes until stop or the test's
 // end, whichever comes first.
-func startContainerdAgent(t *testing.T, ctx context.Context, cfg nodeagent.Config) (a *nodeagent.Agent, stop func()) {
+func startContainerdAgent(t testing.TB, ctx context.Context, cfg nodeagent.Config) (a *nodeagent.Agent, stop func()) {
 	t.Helper()
 	a, err := nodeagent.New(ctx, cfg)
 	require.NoError(t, err)

@@ -138,7 +138,7 @@ func startClusterAgent(t *testing.T, ctx context.Context, edit ...func(*nodeagen
 
 // apiClient is the agent's API client over connections of its own, with
 // the kubelet's rate limits, closed when the test ends (after the agent).
-func apiClient(t *testing.T, rc *rest.Config) kubernetes.Interface {
+func apiClient(t testing.TB, rc *rest.Config) kubernetes.Interface {
 	t.Helper()
 	c, err := nodeagent.NewAPIClient(nodeagent.APIClientConfig{Rest: rc})
 	require.NoError(t, err)

@@ -29,7 +29,7 @@ import (
 // names the volume and says Bound, the volume's claimRef has its UID.
 // boundClaim makes a claim bound to a volume of src (volumeMode mode, or
 // Filesystem).
-func boundClaim(ctx context.Context, t *testing.T, admin kubernetes.Interface, ns, name string, src v1.PersistentVolumeSource, affinity *v1.VolumeNodeAffinity,
+func boundClaim(ctx context.Context, t testing.TB, admin kubernetes.Interface, ns, name string, src v1.PersistentVolumeSource, affinity *v1.VolumeNodeAffinity,
 	mode ...v1.PersistentVolumeMode) {
 	t.Helper()
 	rwo := []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}
@@ -55,7 +55,7 @@ func boundClaim(ctx context.Context, t *testing.T, admin kubernetes.Interface, n
 // deleteClaim deletes a claim and its volume, and takes their protection
 // finalizers off: without kube-controller-manager nothing else would, and
 // they would stay terminating in the test's API server for good.
-func deleteClaim(t *testing.T, admin kubernetes.Interface, ns, claim, pv string) {
+func deleteClaim(t testing.TB, admin kubernetes.Interface, ns, claim, pv string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	noFinalizers := []byte(`{"metadata":{"finalizers":null}}`)
