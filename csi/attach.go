@@ -75,7 +75,7 @@ func (v *Volumes) InUse() []v1.UniqueVolumeName {
 	}
 	seen := map[v1.UniqueVolumeName]bool{}
 	for _, f := range files {
-		if d, err := readVolData(f); err == nil {
+		if d, err := readVolData(f); err == nil && !d.Ephemeral {
 			seen[v1.UniqueVolumeName("kubernetes.io/csi/"+d.Driver+"^"+d.Handle)] = true
 		}
 	}

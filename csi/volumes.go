@@ -31,6 +31,8 @@ type volData struct {
 	StagingPath string `json:"stagingPath,omitempty"`
 	// Block: published as a block device (the target is a file).
 	Block bool `json:"block,omitempty"`
+	// Ephemeral: a pod's inline volume (not in the node's volumesInUse).
+	Ephemeral bool `json:"ephemeral,omitempty"`
 }
 
 // Objects reads the API objects publishing needs (the CSIDriver, the
@@ -122,6 +124,9 @@ func (v *Volumes) Publish(ctx context.Context, pod *v1.Pod, pv *v1.PersistentVol
 	}
 	driver, err := v.csiDriver(ctx, src.Driver)
 	if err != nil {
+		return false, err
+	}
+	if err := lifecycleMode(driver, src.Driver, storagev1.VolumeLifecyclePersistent); err != nil {
 		return false, err
 	}
 	caps, err := c.Capabilities(ctx)

@@ -182,3 +182,47 @@ func TestPublishAsTheCSIDriverSays(t *testing.T) {
 		require.ErrorContains(t, err, `fetching NodePublishSecretRef kube-system/missing failed: secrets "missing" not found`)
 	})
 }
+
+// TestPublishInline: the kubelet's CSI mounter for a pod's inline
+// ephemeral volume: only where the CSIDriver lists Ephemeral; the handle
+// InlineHandle, no staging, the pod's information with ephemeral "true",
+// the publish secret from the pod's namespace; not in volumesInUse.
+func TestPublishInline(t *testing.T) {
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "uid-1"}, Spec: v1.PodSpec{ServiceAccountName: "sa"}}
+	vol := &v1.Volume{Name: "scratch", VolumeSource: v1.VolumeSource{CSI: &v1.CSIVolumeSource{Driver: "fake.csi.example.com",
+		VolumeAttributes: map[string]string{"size": "1Mi"}, NodePublishSecretRef: &v1.LocalObjectReference{Name: "creds"}}}}
+	for _, tc := range []struct {
+		name   string
+		driver *storagev1.CSIDriver
+		err    string
+	}{
+		{"no CSIDriver", nil, `volume mode "Ephemeral" not supported by driver fake.csi.example.com (no CSIDriver object)`},
+		{"persistent only", &storagev1.CSIDriver{}, `volume mode "Ephemeral" not supported by driver fake.csi.example.com (only supports ["Persistent"])`},
+		{"ephemeral", &storagev1.CSIDriver{Spec: storagev1.CSIDriverSpec{PodInfoOnMount: ptr.To(true),
+			VolumeLifecycleModes: []storagev1.VolumeLifecycleMode{storagev1.VolumeLifecycleEphemeral}}}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, reg := startDriver(t, csitest.Config{})
+			published := filepath.Join(t.TempDir(), "scratch")
+			vols := &csi.Volumes{Drivers: reg, RootDir: t.TempDir(), NodeName: "node-1", Objects: &objects{driver: tc.driver,
+				secrets: map[string]*v1.Secret{"ns/creds": {Data: map[string][]byte{"k": []byte("v")}}}},
+				Published: func() ([]string, error) { return []string{filepath.Join(published, csi.VolDataFile)}, nil }}
+			_, err := vols.PublishInline(context.Background(), pod, vol, filepath.Join(published, "mount"))
+			if tc.err != "" {
+				require.EqualError(t, err, tc.err)
+				assert.Empty(t, d.Calls())
+				return
+			}
+			require.NoError(t, err)
+			handle := csi.InlineHandle(pod, "scratch")
+			assert.Equal(t, []string{"publish " + handle}, d.Calls(), "published, not staged")
+			r := d.PublishRequest(handle)
+			assert.Equal(t, "true", r.GetVolumeContext()["csi.storage.k8s.io/ephemeral"])
+			assert.Equal(t, "1Mi", r.GetVolumeContext()["size"])
+			assert.Equal(t, map[string]string{"k": "v"}, r.GetSecrets())
+			assert.Empty(t, vols.InUse(), "inline volumes are not attachable")
+			require.NoError(t, vols.Unpublish(context.Background(), filepath.Join(published, "mount")))
+			assert.Equal(t, []string{"publish " + handle, "unpublish " + handle}, d.Calls())
+		})
+	}
+}

@@ -385,3 +385,66 @@ func TestCSIBlockVolumeOnContainerd(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(mounts), cfg.RootDir, "nothing left mounted below the root dir")
 }
+
+// TestCSIInlineVolumeOnContainerd: a pod's inline ephemeral CSI volume
+// (a driver whose CSIDriver lists Ephemeral) is published for the pod,
+// not staged, with the pod's information, written by the container, and
+// unpublished when the pod goes.
+func TestCSIInlineVolumeOnContainerd(t *testing.T) {
+	cd := testenv.NeedContainerd(t)
+	api := testenv.NeedAPIServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	admin, ns := api.Admin, "default"
+	cfg := containerdConfig(t, cd, api.Node)
+	cfg.Client = apiClient(t, api.NodeConfig)
+	cfg.ManifestPath, cfg.CgroupsPerQOS, cfg.NodeStatusUpdateFrequency = t.TempDir(), ptr.To(false), time.Second
+	_, stop := startContainerdAgent(t, ctx, cfg)
+	defer stop()
+	t.Cleanup(func() {
+		_ = admin.CoreV1().Nodes().Delete(context.Background(), api.Node, metav1.DeleteOptions{})
+		_ = admin.StorageV1().CSINodes().Delete(context.Background(), api.Node, metav1.DeleteOptions{})
+	})
+	data := t.TempDir()
+	d, err := csitest.Start(csitest.Config{Name: "inline.csi.nodekit.dev", RegistryDir: filepath.Join(cfg.RootDir, pluginmanager.DefaultDirName),
+		EndpointDir: filepath.Join(cfg.RootDir, "plugins", "inline.csi.nodekit.dev"), NodeID: api.Node, DataDir: data})
+	require.NoError(t, err)
+	defer d.Stop()
+	poll.Eventually(t, func() bool { ok, _, told := d.Registered(); return told && ok }, 30*time.Second, 100*time.Millisecond, "driver registered")
+	_, err = admin.StorageV1().CSIDrivers().Create(ctx, &storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: "inline.csi.nodekit.dev"},
+		Spec: storagev1.CSIDriverSpec{AttachRequired: ptr.To(false), PodInfoOnMount: ptr.To(true),
+			VolumeLifecycleModes: []storagev1.VolumeLifecycleMode{storagev1.VolumeLifecycleEphemeral}}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = admin.StorageV1().CSIDrivers().Delete(context.Background(), "inline.csi.nodekit.dev", metav1.DeleteOptions{})
+	})
+	pod, err := admin.CoreV1().Pods(ns).Create(ctx, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "inline-writer"},
+		Spec: v1.PodSpec{NodeName: api.Node, HostNetwork: true, TerminationGracePeriodSeconds: ptr.To[int64](0), RestartPolicy: v1.RestartPolicyNever,
+			Volumes: []v1.Volume{{Name: "scratch", VolumeSource: v1.VolumeSource{CSI: &v1.CSIVolumeSource{Driver: "inline.csi.nodekit.dev",
+				VolumeAttributes: map[string]string{"size": "1Mi"}}}}},
+			Containers: []v1.Container{{Name: "c", Image: "nodekit.local/testbin:1", ImagePullPolicy: v1.PullNever,
+				Args: []string{"write", "/scratch/hello", "inline"}, VolumeMounts: []v1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}}}}}},
+		metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = admin.CoreV1().Pods(ns).Delete(context.Background(), "inline-writer", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+	})
+	poll.Eventually(t, func() bool {
+		p, err := admin.CoreV1().Pods(ns).Get(ctx, "inline-writer", metav1.GetOptions{})
+		return err == nil && p.Status.Phase == v1.PodSucceeded
+	}, time.Minute, 100*time.Millisecond, "the pod wrote through the inline volume")
+	handle := csi.InlineHandle(pod, "scratch")
+	b, err := os.ReadFile(filepath.Join(data, handle, "hello"))
+	require.NoError(t, err)
+	assert.Equal(t, "inline", string(b))
+	ctxAttrs := d.PublishRequest(handle).GetVolumeContext()
+	assert.Equal(t, "true", ctxAttrs["csi.storage.k8s.io/ephemeral"])
+	assert.Equal(t, "inline-writer", ctxAttrs["csi.storage.k8s.io/pod.name"])
+
+	require.NoError(t, admin.CoreV1().Pods(ns).Delete(ctx, "inline-writer", metav1.DeleteOptions{}))
+	poll.Eventually(t, func() bool { return len(d.Calls()) == 2 }, time.Minute, 100*time.Millisecond, "unpublished")
+	assert.Equal(t, []string{"publish " + handle, "unpublish " + handle}, d.Calls())
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	require.NoError(t, err)
+	assert.NotContains(t, string(mounts), cfg.RootDir, "nothing left mounted below the root dir")
+}

@@ -62,6 +62,7 @@ func (a *Agent) volumePlugins() []volume.Plugin {
 	claims := &volume.PersistentVolumeClaim{Objects: a.cluster.objects, Node: a.admissionNode, Recorder: a.cluster.recorder}
 	if a.cluster.csiVolumes != nil { // no typed nils in the interfaces
 		claims.CSI = a.cluster.csiVolumes
+		plugins = append(plugins, volume.CSIInline{CSI: a.cluster.csiVolumes})
 	}
 	return append(plugins, claims,
 		volume.ConfigMap{Objects: a.cluster.objects}, volume.Secret{Objects: a.cluster.objects,

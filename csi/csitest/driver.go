@@ -214,18 +214,32 @@ func (n *nodeServer) NodeUnstageVolume(_ context.Context, r *csipb.NodeUnstageVo
 }
 
 func (n *nodeServer) NodePublishVolume(_ context.Context, r *csipb.NodePublishVolumeRequest) (*csipb.NodePublishVolumeResponse, error) {
-	staged := n.d.cfg.DataDir != ""
-	if r.GetVolumeId() == "" || r.GetTargetPath() == "" || staged && r.GetStagingTargetPath() == "" {
-		return nil, status.Error(codes.InvalidArgument, "volume ID, target path and (staged) staging target path are required")
+	if r.GetVolumeId() == "" || r.GetTargetPath() == "" {
+		return nil, status.Error(codes.InvalidArgument, "volume ID and target path are required")
 	}
-	if r.GetVolumeCapability().GetBlock() != nil {
+	switch {
+	case r.GetVolumeCapability().GetBlock() != nil:
 		if err := n.publishBlock(r.GetTargetPath(), r.GetReadonly()); err != nil {
 			return nil, err
 		}
-	} else if err := os.MkdirAll(r.GetTargetPath(), 0o750); err != nil {
-		return nil, status.Error(codes.Internal, err.Error())
-	} else if staged {
-		if err := bind(r.GetStagingTargetPath(), r.GetTargetPath(), r.GetReadonly()); err != nil {
+	case n.d.cfg.DataDir == "":
+		if err := os.MkdirAll(r.GetTargetPath(), 0o750); err != nil {
+			return nil, status.Error(codes.Internal, err.Error())
+		}
+	default:
+		// From the staging path; an inline volume, not staged, from its
+		// data directory directly.
+		src := r.GetStagingTargetPath()
+		if src == "" {
+			src = filepath.Join(n.d.cfg.DataDir, r.GetVolumeId())
+			if err := os.MkdirAll(src, 0o750); err != nil {
+				return nil, status.Error(codes.Internal, err.Error())
+			}
+		}
+		if err := os.MkdirAll(r.GetTargetPath(), 0o750); err != nil {
+			return nil, status.Error(codes.Internal, err.Error())
+		}
+		if err := bind(src, r.GetTargetPath(), r.GetReadonly()); err != nil {
 			return nil, err
 		}
 	}
