@@ -8,6 +8,10 @@
 // its read-only API across a SIGKILL and a restart; TestMeasureAgent
 // reports its start latency, CPU and RSS (README, Measuring).
 //
+// TestCSIStatefulSet (build tag csie2e; hack/csi-e2e.sh starts its
+// cluster) runs a StatefulSet on CSI volumes served by the external
+// provisioner, attacher and resizer and a fake driver.
+//
 // TestSoak churns API pods for a while (NODEKIT_SOAK, default 150s) while
 // it kills the agent, restarts containerd, stops the apiserver, deletes the
 // Node and changes the node's IP, then checks that nothing stayed stuck:

@@ -4,7 +4,8 @@
 # the real-part tests (build tag "integration": containerd, cgroups, a real
 # kube-apiserver + etcd, loopback servers), the kubectl-driven black-box run
 # (hack/e2e-kubectl.sh), the upstream e2e suite's fast [NodeConformance]
-# specs (hack/conformance.sh subset), and every benchmark once with a short -benchtime;
+# specs (hack/conformance.sh subset), persistent volumes through CSI on a
+# whole cluster (hack/csi-e2e.sh), and every benchmark once with a short -benchtime;
 # Go tests and benchmarks with -race.
 #
 # Needs root and Debian (apt) for containerd; installs what is missing.
@@ -81,6 +82,12 @@ bash hack/e2e-kubectl.sh
 # hack/conformance.sh all runs every [NodeConformance] spec (hours at v1.37).
 log "Kubernetes e2e [NodeConformance] subset (hack/conformance.sh subset)"
 bash hack/conformance.sh subset
+
+# A StatefulSet on CSI volumes: the external provisioner, attacher and
+# resizer (built from the Go module proxy, 5-6 min cold) with
+# kube-controller-manager and the agent, around a fake driver (2-3 min).
+log "persistent volumes through CSI (hack/csi-e2e.sh)"
+bash hack/csi-e2e.sh
 
 # The manifest parser against arbitrary bytes (podsource's FuzzParse; its
 # seeds in podsource/testdata/seeds also run as a plain test above, with

@@ -49,6 +49,10 @@ type Config struct {
 	// VolumeMountGroup makes it take the pod's fsGroup itself (the
 	// VOLUME_MOUNT_GROUP capability).
 	VolumeMountGroup bool
+	// Controller serves the Controller service too (on the same socket,
+	// with the Identity service the external sidecars ask): volumes made
+	// as directories of DataDir, attached and grown by recording it.
+	Controller bool
 	// BlockDevice is the device (a loop device, say) it publishes every
 	// block volume as, bind-mounted on the target file; empty: it refuses
 	// block volumes.
@@ -71,8 +75,9 @@ func (d *Driver) record(call, volume string) {
 	d.calls = append(d.calls, call+" "+volume)
 }
 
-// Calls are the stage, unstage, publish and unpublish calls the driver
-// served, in order ("publish vol-1").
+// Calls are the volume calls the driver served, in order ("publish
+// vol-1"): stage, unstage, publish, unpublish and expand, and with a
+// Controller create, delete, attach, detach and controller-expand.
 func (d *Driver) Calls() []string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -99,6 +104,10 @@ func Start(cfg Config) (*Driver, error) {
 	d := &Driver{cfg: cfg}
 	node := grpc.NewServer()
 	csipb.RegisterNodeServer(node, &nodeServer{d: d})
+	csipb.RegisterIdentityServer(node, &identityServer{d: d})
+	if cfg.Controller {
+		csipb.RegisterControllerServer(node, &controllerServer{d: d})
+	}
 	if err := d.serve(node, d.Endpoint()); err != nil {
 		return nil, err
 	}
