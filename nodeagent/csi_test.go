@@ -38,6 +38,7 @@ import (
 	"github.com/nodekit-dev/nodekit/internal/testenv"
 	"github.com/nodekit-dev/nodekit/nodeagent"
 	"github.com/nodekit-dev/nodekit/pluginmanager"
+	"github.com/nodekit-dev/nodekit/runtime"
 )
 
 // TestCSIDriverRegistration: with the node's own credentials on a real
@@ -381,6 +382,12 @@ func TestCSIBlockVolumeOnContainerd(t *testing.T) {
 	require.NoError(t, admin.CoreV1().Pods(ns).Delete(ctx, "block-writer", metav1.DeleteOptions{}))
 	poll.Eventually(t, func() bool { return len(d.Calls()) == 4 }, time.Minute, 100*time.Millisecond, "unpublished and unstaged")
 	assert.Equal(t, []string{"stage disk-1", "publish disk-1", "unpublish disk-1", "unstage disk-1"}, d.Calls())
+
+	checkBlockExpansion(ctx, t, admin, cfg.Runtime, api.Node)
+	require.NoError(t, admin.CoreV1().Pods(ns).Delete(ctx, "block-holder", metav1.DeleteOptions{}))
+	poll.Eventually(t, func() bool { return len(d.Calls()) == 9 }, time.Minute, 100*time.Millisecond, "%s", func() string {
+		return fmt.Sprintf("unpublished and unstaged again: %q", d.Calls())
+	})
 	mounts, err := os.ReadFile("/proc/self/mountinfo")
 	require.NoError(t, err)
 	assert.NotContains(t, string(mounts), cfg.RootDir, "nothing left mounted below the root dir")
@@ -447,4 +454,56 @@ func TestCSIInlineVolumeOnContainerd(t *testing.T) {
 	mounts, err := os.ReadFile("/proc/self/mountinfo")
 	require.NoError(t, err)
 	assert.NotContains(t, string(mounts), cfg.RootDir, "nothing left mounted below the root dir")
+}
+
+// checkBlockExpansion runs a pod holding block-data (64 KiB), plays the
+// external resizer (the PV grown to 128 KiB, the claim NodeResizePending)
+// and reads the device from inside the running container until it is
+// 128 KiB long: the node's NodeExpandVolume grew the fake driver's loop
+// device under the pod.
+func checkBlockExpansion(ctx context.Context, t *testing.T, admin kubernetes.Interface, rt *runtime.Client, node string) {
+	t.Helper()
+	_, err := admin.CoreV1().Pods("default").Create(ctx, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "block-holder"},
+		Spec: v1.PodSpec{NodeName: node, HostNetwork: true, TerminationGracePeriodSeconds: ptr.To[int64](0),
+			Volumes: []v1.Volume{{Name: "disk", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "block-data"}}}},
+			Containers: []v1.Container{{Name: "c", Image: "nodekit.local/testbin:1", ImagePullPolicy: v1.PullNever,
+				Args: []string{"sleep"}, VolumeDevices: []v1.VolumeDevice{{Name: "disk", DevicePath: "/dev/xvda"}}}}}},
+		metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = admin.CoreV1().Pods("default").Delete(context.Background(), "block-holder", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+	})
+	var id string
+	poll.Eventually(t, func() bool {
+		p, err := admin.CoreV1().Pods("default").Get(ctx, "block-holder", metav1.GetOptions{})
+		if err != nil || p.Status.Phase != v1.PodRunning || len(p.Status.ContainerStatuses) != 1 {
+			return false
+		}
+		_, id, _ = strings.Cut(p.Status.ContainerStatuses[0].ContainerID, "://")
+		return true
+	}, time.Minute, 100*time.Millisecond, "block-holder Running")
+	deviceSize := func() int {
+		out, _, err := rt.ExecSync(ctx, id, []string{"/testbin", "read", "/dev/xvda"}, 10*time.Second)
+		require.NoError(t, err)
+		return len(out)
+	}
+	require.Equal(t, 64<<10, deviceSize(), "the device in the container before")
+
+	grown := resource.MustParse("128Ki")
+	pv, err := admin.CoreV1().PersistentVolumes().Get(ctx, "pv-block-data", metav1.GetOptions{})
+	require.NoError(t, err)
+	pv.Spec.Capacity[v1.ResourceStorage] = grown
+	_, err = admin.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	pvc, err := admin.CoreV1().PersistentVolumeClaims("default").Get(ctx, "block-data", metav1.GetOptions{})
+	require.NoError(t, err)
+	pvc.Status.Capacity = v1.ResourceList{v1.ResourceStorage: resource.MustParse("64Ki")}
+	pvc.Status.AllocatedResourceStatuses = map[v1.ResourceName]v1.ClaimResourceStatus{v1.ResourceStorage: v1.PersistentVolumeClaimNodeResizePending}
+	_, err = admin.CoreV1().PersistentVolumeClaims("default").UpdateStatus(ctx, pvc, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	poll.Eventually(t, func() bool {
+		pvc, err := admin.CoreV1().PersistentVolumeClaims("default").Get(ctx, "block-data", metav1.GetOptions{})
+		return err == nil && pvc.Status.Capacity.Storage().Cmp(grown) == 0 && pvc.Status.AllocatedResourceStatuses == nil
+	}, time.Minute, 100*time.Millisecond, "the claim's status says 128Ki")
+	assert.Equal(t, 128<<10, deviceSize(), "the device in the running container after the online expansion")
 }

@@ -286,14 +286,40 @@ func (n *nodeServer) publishBlock(target string, readOnly bool) error {
 	return bind(n.d.cfg.BlockDevice, target, readOnly)
 }
 
-// NodeExpandVolume has nothing to grow (the data is a directory): it
-// records the call and the size asked for ("expand vol-1 2147483648").
+// NodeExpandVolume records the call and the size asked for ("expand
+// vol-1 2147483648"). A filesystem volume is a directory, with nothing to
+// grow; a block one is the BlockDevice, which, when it is a loop device,
+// grows to that size (its backing file, then the device's capacity).
 func (n *nodeServer) NodeExpandVolume(_ context.Context, r *csipb.NodeExpandVolumeRequest) (*csipb.NodeExpandVolumeResponse, error) {
 	if !mounted(r.GetVolumePath()) {
 		return nil, status.Errorf(codes.NotFound, "volume %s is not published at %s", r.GetVolumeId(), r.GetVolumePath())
 	}
-	n.d.record("expand", fmt.Sprintf("%s %d", r.GetVolumeId(), r.GetCapacityRange().GetRequiredBytes()))
-	return &csipb.NodeExpandVolumeResponse{CapacityBytes: r.GetCapacityRange().GetRequiredBytes()}, nil
+	size := r.GetCapacityRange().GetRequiredBytes()
+	if r.GetVolumeCapability().GetBlock() != nil {
+		if err := growLoop(n.d.cfg.BlockDevice, size); err != nil {
+			return nil, status.Error(codes.Internal, err.Error())
+		}
+	}
+	n.d.record("expand", fmt.Sprintf("%s %d", r.GetVolumeId(), size))
+	return &csipb.NodeExpandVolumeResponse{CapacityBytes: size}, nil
+}
+
+// growLoop grows loop device dev (/dev/loopN) to size bytes: its backing
+// file first, then LOOP_SET_CAPACITY, as losetup -c does.
+func growLoop(dev string, size int64) error {
+	b, err := os.ReadFile(filepath.Join("/sys/block", filepath.Base(dev), "loop", "backing_file"))
+	if err != nil {
+		return fmt.Errorf("%s is not a loop device: %w", dev, err)
+	}
+	if err := os.Truncate(strings.TrimSpace(string(b)), size); err != nil {
+		return err
+	}
+	f, err := os.Open(dev)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return unix.IoctlSetInt(int(f.Fd()), unix.LOOP_SET_CAPACITY, 0)
 }
 
 // NodeGetVolumeStats reports the statfs figures of the filesystem a
