@@ -13,7 +13,7 @@
 //	  fieldpath            the downward API: pod fields, container resources, $(VAR) expansion
 //	  podpath              every path built from pod data, kept below its base directory
 //	node parts: the runtime, cgroups, volumes and disk under the pods
-//	  volume               emptyDir, hostPath, configMap, secret, downwardAPI, projected, as mounts
+//	  volume               emptyDir, hostPath, configMap, secret, downwardAPI, projected, image, PVCs, CSI inline, as mounts
 //	  cgroupmgr            the QoS and pod cgroup tree, cgroupfs or systemd, v1 or v2
 //	  userns               the pods' user namespaces (hostUsers: false): ID ranges kept per pod
 //	  runtime              CRI client: RuntimeService and ImageService over gRPC or in process
@@ -23,6 +23,12 @@
 //	  runtime/fake         in-memory CRI runtime served over real gRPC, for tests
 //	  runtime/runtimetest  CRI contract suite (the fake and containerd pass it)
 //	  volume/apiclient     volume's ConfigMaps, Secrets and service account tokens over client-go
+//	  pluginmanager        plugin registration in <root-dir>/plugins_registry, per-type handlers
+//	  csi                  CSI drivers' node side: registration, attach wait, stage, publish, expand, stats
+//	  csi/nodeinfo         the Node's CSI annotation and labels, the CSINode object
+//	  csi/apiclient        csi's CSIDrivers, VolumeAttachments and secrets over client-go
+//	  csi/csitest          a fake CSI driver (identity, node and controller services) for tests
+//	  allocation           in-place pod resize: allocated and actuated resources, resize decisions
 //	  gc                   container and image garbage collection with the kubelet's policies
 //	  eviction             eviction manager: thresholds, pressure conditions, evictions
 //	pod lifecycle: from a pod's sources to its status

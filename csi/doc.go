@@ -3,6 +3,21 @@
 // the pluginmanager.Handler for registerapi.CSIPlugin) and a client of a
 // driver's node service (Client).
 //
+// Volumes is the kubelet's CSI volume plugin for package volume: it waits
+// for a volume's VolumeAttachment when the driver needs attaching, stages
+// it once (NodeStageVolume under <root-dir>/plugins/kubernetes.io/csi/),
+// publishes it for each pod (NodePublishVolume, filesystem or block),
+// follows the driver's CSIDriver (fsGroupPolicy, podInfoOnMount, lifecycle
+// modes), passes the PV's secrets, grows a published volume
+// (NodeExpandVolume), measures it (NodeGetVolumeStats), serves pods'
+// inline ephemeral volumes, and undoes all of it from the vol_data.json it
+// leaves beside each target, after an agent restart too. Its deviations
+// from the kubelet: a block volume is published on a file in the pod's
+// volume directory rather than under plugins/kubernetes.io/csi/
+// volumeDevices; a ReadWriteMany claim already at its new size is not
+// expanded on further nodes; CSI volume health (alpha) and SELinux mount
+// options are not done.
+//
 // A driver registers through the plugin registry (its node-driver-registrar
 // sidecar puts a socket in <root-dir>/plugins_registry): Registry checks
 // its versions (one of the 1.x family; a driver already registered must

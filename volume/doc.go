@@ -2,10 +2,11 @@
 // manager their mounts, as the kubelet's volume manager does for the
 // volumes a node can serve by itself: emptyDir (disk or tmpfs), hostPath,
 // configMap, secret, downwardAPI, projected (with service account tokens),
-// image (the runtime mounts the image; nothing on the node) and
-// persistentVolumeClaim bound to a local or hostPath persistent volume
-// (PersistentVolumeClaim; CSI volumes are not served yet), each a Plugin
-// (Manager lists what each does). API-backed volumes are written
+// image (the runtime mounts the image; nothing on the node),
+// persistentVolumeClaim bound to a local, hostPath or CSI persistent
+// volume (PersistentVolumeClaim: filesystem or block, grown online) and
+// csi inline ephemeral volumes (CSIInline), CSI through package csi, each
+// a Plugin (Manager lists what each does). API-backed volumes are written
 // atomically and again on every sync, so updated ConfigMaps, Secrets,
 // labels and tokens reach running pods; secrets live on tmpfs.
 //
@@ -23,8 +24,10 @@
 // fieldRefs). TearDown unmounts the tmpfs and bind mounts and removes the
 // pod's directory, from the UID alone, and refuses while anything is still
 // mounted below it; call it once the containers are gone.
-// PodVolumeStats measures a pod's volumes for the Summary API (a
-// server.VolumeStatsProvider).
+// A claim of volumeMode Block is a device that ContainerMounts hands out
+// for the container's volumeDevices (Mount.Device). PodVolumeStats
+// measures a pod's volumes for the Summary API (a
+// server.VolumeStatsProvider), claims with their PVCRef.
 //
 //	vols, err := volume.New(volume.Config{Layout: podpath.Layout{RootDir: "/var/lib/kubelet"}})
 //	// or, with an API server (objs from volume/apiclient):
