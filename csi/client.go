@@ -73,6 +73,10 @@ type NodeCapabilities struct {
 	GetVolumeStats bool
 	// ExpandVolume: NodeExpandVolume grows a volume on the node.
 	ExpandVolume bool
+	// SingleNodeMultiWriter: the driver tells ReadWriteOnce
+	// (SINGLE_NODE_MULTI_WRITER) from ReadWriteOncePod
+	// (SINGLE_NODE_SINGLE_WRITER).
+	SingleNodeMultiWriter bool
 }
 
 // Capabilities asks the driver for its node service's capabilities.
@@ -92,6 +96,8 @@ func (c *Client) Capabilities(ctx context.Context) (NodeCapabilities, error) {
 			caps.GetVolumeStats = true
 		case csipb.NodeServiceCapability_RPC_EXPAND_VOLUME:
 			caps.ExpandVolume = true
+		case csipb.NodeServiceCapability_RPC_SINGLE_NODE_MULTI_WRITER:
+			caps.SingleNodeMultiWriter = true
 		}
 	}
 	return caps, nil

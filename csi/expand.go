@@ -34,7 +34,7 @@ func (v *Volumes) Expand(ctx context.Context, pv *v1.PersistentVolume, target st
 	if err != nil {
 		return err
 	}
-	vol := Volume{Handle: src.VolumeHandle, FSType: src.FSType, MountFlags: pv.Spec.MountOptions, AccessMode: accessMode(pv), Block: isBlock(pv)}
+	vol := Volume{Handle: src.VolumeHandle, FSType: src.FSType, MountFlags: pv.Spec.MountOptions, AccessMode: accessMode(pv, caps.SingleNodeMultiWriter), Block: isBlock(pv)}
 	if _, err := c.NodeExpandVolume(ctx, vol, target, data.StagingPath, size, secrets); err != nil {
 		return fmt.Errorf("NodeExpandVolume of volume %s: %w", src.VolumeHandle, err)
 	}

@@ -133,7 +133,7 @@ func (v *Volumes) Publish(ctx context.Context, pod *v1.Pod, pv *v1.PersistentVol
 	if err != nil {
 		return false, fmt.Errorf("NodeGetCapabilities of CSI driver %s: %w", src.Driver, err)
 	}
-	vol := Volume{Handle: src.VolumeHandle, FSType: src.FSType, MountFlags: pv.Spec.MountOptions, AccessMode: accessMode(pv),
+	vol := Volume{Handle: src.VolumeHandle, FSType: src.FSType, MountFlags: pv.Spec.MountOptions, AccessMode: accessMode(pv, caps.SingleNodeMultiWriter),
 		ReadOnly: readOnly || src.ReadOnly, Context: src.VolumeAttributes, Block: isBlock(pv)}
 	group := podFSGroup(pod)
 	if vol.Block {
@@ -258,8 +258,11 @@ func (v *Volumes) stillPublished(data volData) bool {
 	return false
 }
 
-// accessMode is the kubelet's asCSIAccessMode of the PV's first mode.
-func accessMode(pv *v1.PersistentVolume) csipb.VolumeCapability_AccessMode_Mode {
+// accessMode is the CSI access mode of the PV's first access mode, as the
+// kubelet maps it: ReadWriteOnce and ReadWriteOncePod are single-node
+// writer, unless the driver has SINGLE_NODE_MULTI_WRITER, for which they
+// are single-node multi-writer and single writer.
+func accessMode(pv *v1.PersistentVolume, multiWriter bool) csipb.VolumeCapability_AccessMode_Mode {
 	if len(pv.Spec.AccessModes) == 0 {
 		return csipb.VolumeCapability_AccessMode_SINGLE_NODE_WRITER
 	}
@@ -268,8 +271,14 @@ func accessMode(pv *v1.PersistentVolume) csipb.VolumeCapability_AccessMode_Mode 
 		return csipb.VolumeCapability_AccessMode_MULTI_NODE_READER_ONLY
 	case v1.ReadWriteMany:
 		return csipb.VolumeCapability_AccessMode_MULTI_NODE_MULTI_WRITER
+	case v1.ReadWriteOnce:
+		if multiWriter {
+			return csipb.VolumeCapability_AccessMode_SINGLE_NODE_MULTI_WRITER
+		}
 	case v1.ReadWriteOncePod:
-		return csipb.VolumeCapability_AccessMode_SINGLE_NODE_SINGLE_WRITER
+		if multiWriter {
+			return csipb.VolumeCapability_AccessMode_SINGLE_NODE_SINGLE_WRITER
+		}
 	}
 	return csipb.VolumeCapability_AccessMode_SINGLE_NODE_WRITER
 }

@@ -3,11 +3,13 @@ package csi_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
 
+	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
@@ -158,6 +160,29 @@ func TestPublishAsTheCSIDriverSays(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tc.fsGroup, fsGroup)
 			assert.Equal(t, tc.wantGroup, d.PublishRequest("vol-1").GetVolumeCapability().GetMount().GetVolumeMountGroup())
+		})
+	}
+
+	// The kubelet's access modes: RWO and RWOP are single-node writer
+	// unless the driver tells them apart (SINGLE_NODE_MULTI_WRITER).
+	for _, tc := range []struct {
+		mode        v1.PersistentVolumeAccessMode
+		multiWriter bool
+		want        csipb.VolumeCapability_AccessMode_Mode
+	}{
+		{v1.ReadWriteOnce, false, csipb.VolumeCapability_AccessMode_SINGLE_NODE_WRITER},
+		{v1.ReadWriteOncePod, false, csipb.VolumeCapability_AccessMode_SINGLE_NODE_WRITER},
+		{v1.ReadWriteOnce, true, csipb.VolumeCapability_AccessMode_SINGLE_NODE_MULTI_WRITER},
+		{v1.ReadWriteOncePod, true, csipb.VolumeCapability_AccessMode_SINGLE_NODE_SINGLE_WRITER},
+		{v1.ReadWriteMany, true, csipb.VolumeCapability_AccessMode_MULTI_NODE_MULTI_WRITER},
+		{v1.ReadOnlyMany, false, csipb.VolumeCapability_AccessMode_MULTI_NODE_READER_ONLY},
+	} {
+		t.Run(fmt.Sprintf("%s, multi-writer %v", tc.mode, tc.multiWriter), func(t *testing.T) {
+			d, reg := startDriver(t, csitest.Config{SingleNodeMultiWriter: tc.multiWriter})
+			vols := &csi.Volumes{Drivers: reg, RootDir: t.TempDir(), Objects: &objects{driver: unset}, NodeName: "node-1"}
+			_, err := vols.Publish(context.Background(), pod, csiPV(v1.CSIPersistentVolumeSource{}, tc.mode), false, filepath.Join(t.TempDir(), "mount"))
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, d.PublishRequest("vol-1").GetVolumeCapability().GetAccessMode().GetMode())
 		})
 	}
 

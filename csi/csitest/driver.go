@@ -49,6 +49,9 @@ type Config struct {
 	// VolumeMountGroup makes it take the pod's fsGroup itself (the
 	// VOLUME_MOUNT_GROUP capability).
 	VolumeMountGroup bool
+	// SingleNodeMultiWriter gives it the SINGLE_NODE_MULTI_WRITER
+	// capability.
+	SingleNodeMultiWriter bool
 	// Controller serves the Controller service too (on the same socket,
 	// with the Identity service the external sidecars ask): volumes made
 	// as directories of DataDir, attached and grown by recording it.
@@ -195,6 +198,9 @@ func (n *nodeServer) NodeGetCapabilities(context.Context, *csipb.NodeGetCapabili
 	}
 	if n.d.cfg.VolumeMountGroup {
 		add(csipb.NodeServiceCapability_RPC_VOLUME_MOUNT_GROUP)
+	}
+	if n.d.cfg.SingleNodeMultiWriter {
+		add(csipb.NodeServiceCapability_RPC_SINGLE_NODE_MULTI_WRITER)
 	}
 	return &csipb.NodeGetCapabilitiesResponse{Capabilities: caps}, nil
 }
