@@ -75,7 +75,7 @@ func (m *volumeStatsMetrics) Collect(ch chan<- prometheus.Metric) {
 
 func usesClaims(pod *v1.Pod) bool {
 	for i := range pod.Spec.Volumes {
-		if pod.Spec.Volumes[i].PersistentVolumeClaim != nil {
+		if pod.Spec.Volumes[i].PersistentVolumeClaim != nil || pod.Spec.Volumes[i].Ephemeral != nil {
 			return true
 		}
 	}

@@ -46,7 +46,7 @@ func (p *PersistentVolumeClaim) expand(pod *v1.Pod, vol *v1.Volume, target strin
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), csiTimeout)
 	defer cancel()
-	pvc, err := p.Objects.GetPersistentVolumeClaim(ctx, pod.Namespace, vol.PersistentVolumeClaim.ClaimName)
+	pvc, err := p.Objects.GetPersistentVolumeClaim(ctx, pod.Namespace, ClaimName(pod, vol))
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/component-helpers/storage/ephemeral"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 
 	"github.com/nodekit-dev/nodekit/internal/fsstats"
@@ -50,9 +51,11 @@ type CSIVolumes interface {
 // kubernetes.io/pvc-protection).
 const pvcProtectionFinalizer = "kubernetes.io/pvc-protection"
 
-// PersistentVolumeClaim serves persistentVolumeClaim volumes whose claim
-// is bound to a local or a hostPath persistent volume, as the kubelet's
-// volume manager and its local-volume and host-path plugins do:
+// PersistentVolumeClaim serves persistentVolumeClaim volumes, and generic
+// ephemeral volumes (the claim <pod>-<volume> the ephemeral volume
+// controller makes, owned by the pod: ClaimName), whose claim is bound to
+// a local, a hostPath or a CSI persistent volume, as the kubelet's volume
+// manager and its local-volume, host-path and CSI plugins do:
 //
 //   - the claim must be bound (status Bound, spec.volumeName), not being
 //     deleted without kubernetes.io/pvc-protection, and its volume's
@@ -99,7 +102,28 @@ type PersistentVolumeClaim struct {
 func (*PersistentVolumeClaim) Name() string { return "kubernetes.io~local-volume" }
 
 // Supports reports a persistentVolumeClaim volume.
-func (*PersistentVolumeClaim) Supports(vol *v1.Volume) bool { return vol.PersistentVolumeClaim != nil }
+func (*PersistentVolumeClaim) Supports(vol *v1.Volume) bool {
+	return vol.PersistentVolumeClaim != nil || vol.Ephemeral != nil
+}
+
+// ClaimName is the claim a volume uses: a persistentVolumeClaim's, or
+// for a generic ephemeral volume the one the ephemeral volume controller
+// makes for the pod (<pod>-<volume>); "" for other volumes.
+func ClaimName(pod *v1.Pod, vol *v1.Volume) string {
+	switch {
+	case vol.PersistentVolumeClaim != nil:
+		return vol.PersistentVolumeClaim.ClaimName
+	case vol.Ephemeral != nil:
+		return ephemeral.VolumeClaimName(pod, vol)
+	}
+	return ""
+}
+
+// claimReadOnly: the claim is mounted read-only (a persistentVolumeClaim's
+// readOnly; an ephemeral volume's claim never is).
+func claimReadOnly(vol *v1.Volume) bool {
+	return vol.PersistentVolumeClaim != nil && vol.PersistentVolumeClaim.ReadOnly
+}
 
 // SetUp resolves the claim and sets its volume up.
 func (p *PersistentVolumeClaim) SetUp(pod *v1.Pod, vol *v1.Volume, vd VolumeDir) (string, error) {
@@ -107,7 +131,7 @@ func (p *PersistentVolumeClaim) SetUp(pod *v1.Pod, vol *v1.Volume, vd VolumeDir)
 	if err != nil {
 		return "", err
 	}
-	readOnly := vol.PersistentVolumeClaim.ReadOnly
+	readOnly := claimReadOnly(vol)
 	switch src := pv.Spec.PersistentVolumeSource; {
 	case block(pv) && (src.CSI == nil || p.CSI == nil):
 		return "", fmt.Errorf("persistent volume %s: volumeMode Block is supported for CSI volumes only on this node", pv.Name)
@@ -215,7 +239,7 @@ func (p *PersistentVolumeClaim) volume(pod *v1.Pod, vol *v1.Volume) (*v1.Persist
 	if pv != nil {
 		return pv, nil
 	}
-	claim := vol.PersistentVolumeClaim.ClaimName
+	claim := ClaimName(pod, vol)
 	pvcErr := func(err error) error { return fmt.Errorf("error processing PVC %s/%s: %w", pod.Namespace, claim, err) }
 	ctx, cancel := context.WithTimeout(context.Background(), getTimeout)
 	defer cancel()
@@ -223,6 +247,10 @@ func (p *PersistentVolumeClaim) volume(pod *v1.Pod, vol *v1.Volume) (*v1.Persist
 	switch {
 	case err != nil:
 		return nil, pvcErr(fmt.Errorf("failed to fetch PVC from API server: %w", err))
+	case vol.Ephemeral != nil && ephemeral.VolumeIsForPod(pod, pvc) != nil:
+		// Not the ephemeral volume controller's claim for this pod, but
+		// one of the same name made by someone else.
+		return nil, ephemeral.VolumeIsForPod(pod, pvc)
 	case pvc.DeletionTimestamp != nil && !slices.Contains(pvc.Finalizers, pvcProtectionFinalizer):
 		return nil, pvcErr(errors.New("PVC is being deleted"))
 	case pvc.Status.Phase != v1.ClaimBound:

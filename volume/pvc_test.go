@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+	"k8s.io/utils/ptr"
 
 	"github.com/nodekit-dev/nodekit/internal/fsstats"
 	"github.com/nodekit-dev/nodekit/podpath"
@@ -174,4 +175,40 @@ func TestMountPointsBelow(t *testing.T) {
 	assert.Equal(t, []string{"/var/lib/kubelet/pods/u/volumes/kubernetes.io~local-volume/v",
 		"/var/lib/kubelet/pods/u/volumes/kubernetes.io~empty-dir/with space"}, mountPointsBelow(info, "/var/lib/kubelet/pods/u/"))
 	assert.Empty(t, mountPointsBelow(info, "/var/lib/kubelet/pods/u3"))
+}
+
+// Generic ephemeral volumes: the claim <pod>-<volume> the ephemeral volume
+// controller made for the pod (its controller owner), served as any
+// claim; one of that name the pod does not own is refused with the
+// kubelet's error.
+func TestEphemeralVolumeClaims(t *testing.T) {
+	fakeMountsFor(t)
+	root, data := t.TempDir(), t.TempDir()
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "pod-1"}}
+	objs := &claims{pvcs: map[string]*v1.PersistentVolumeClaim{}, pvs: map[string]*v1.PersistentVolume{}}
+	for _, name := range []string{"web-scratch", "web-stolen"} {
+		pvc, pv := bound(name, &v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-" + name},
+			Spec: v1.PersistentVolumeSpec{PersistentVolumeSource: v1.PersistentVolumeSource{Local: &v1.LocalVolumeSource{Path: data}}}})
+		owner := pod.UID
+		if name == "web-stolen" {
+			owner = "someone-else"
+		}
+		pvc.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: "web", UID: owner, Controller: ptr.To(true)}}
+		objs.pvcs["ns/"+name], objs.pvs[pv.Name] = pvc, pv
+	}
+	m, err := New(Config{Layout: podpath.Layout{RootDir: root}, Plugins: []Plugin{&PersistentVolumeClaim{Objects: objs}}})
+	require.NoError(t, err)
+	eph := func(name string) *v1.Volume {
+		return &v1.Volume{Name: name, VolumeSource: v1.VolumeSource{Ephemeral: &v1.EphemeralVolumeSource{}}}
+	}
+	host, err := m.SetUp(pod, eph("scratch"))
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(root, "pods/pod-1/volumes/kubernetes.io~local-volume/scratch"), host)
+	_, err = m.SetUp(pod, eph("stolen"))
+	require.EqualError(t, err, "PVC ns/web-stolen was not created for pod ns/web (pod is not owner)")
+	pod.Spec.Volumes = []v1.Volume{*eph("scratch")}
+	st, err := m.PodPersistentVolumeStats(pod)
+	require.NoError(t, err)
+	require.Len(t, st, 1)
+	assert.Equal(t, &statsapi.PVCReference{Name: "web-scratch", Namespace: "ns"}, st[0].PVCRef)
 }

@@ -52,7 +52,8 @@ func (m *Manager) podVolumeStats(pod *v1.Pod, claimsOnly bool) ([]statsapi.Volum
 		vol := &pod.Spec.Volumes[i]
 		p := m.pluginFor(vol)
 		sp, self := p.(StatsPlugin)
-		if p == nil || claimsOnly && vol.PersistentVolumeClaim == nil || !self && !measured(vol) {
+		claim := ClaimName(pod, vol)
+		if p == nil || claimsOnly && claim == "" || !self && !measured(vol) {
 			continue
 		}
 		var st *statsapi.FsStats
@@ -68,8 +69,8 @@ func (m *Manager) podVolumeStats(pod *v1.Pod, claimsOnly bool) ([]statsapi.Volum
 			errs = append(errs, fmt.Errorf("volumes[%s]: %w", vol.Name, err))
 		default:
 			vs := statsapi.VolumeStats{Name: vol.Name, FsStats: *st}
-			if c := vol.PersistentVolumeClaim; c != nil {
-				vs.PVCRef = &statsapi.PVCReference{Name: c.ClaimName, Namespace: pod.Namespace}
+			if claim != "" {
+				vs.PVCRef = &statsapi.PVCReference{Name: claim, Namespace: pod.Namespace}
 			}
 			out = append(out, vs)
 		}

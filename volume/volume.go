@@ -182,7 +182,7 @@ func (m *Manager) mounts(pod *v1.Pod, c *v1.Container, env map[string]string) ([
 		// The kubelet mounts read-only what a container must not change.
 		// A claim's readOnly too (the kubelet's spec.ReadOnly).
 		ro, _ := p.(ReadOnlyPlugin)
-		readOnly := vm.ReadOnly || ro != nil && ro.ReadOnly() || vol.PersistentVolumeClaim != nil && vol.PersistentVolumeClaim.ReadOnly
+		readOnly := vm.ReadOnly || ro != nil && ro.ReadOnly() || claimReadOnly(vol)
 		out = append(out, kc.Mount{Name: vm.Name, ContainerPath: vm.MountPath, HostPath: host, ReadOnly: readOnly})
 	}
 	return m.devices(pod, c, byName, out)
@@ -218,7 +218,7 @@ func (m *Manager) devices(pod *v1.Pod, c *v1.Container, byName map[string]*v1.Vo
 		if !isDevice(p, pod, vol) {
 			return nil, fmt.Errorf("volumeDevices[%d]: volume %q has volumeMode Filesystem, but is specified in volumeDevices", i, vd.Name)
 		}
-		readOnly := vol.PersistentVolumeClaim != nil && vol.PersistentVolumeClaim.ReadOnly
+		readOnly := claimReadOnly(vol)
 		out = append(out, kc.Mount{Name: vd.Name, ContainerPath: vd.DevicePath, HostPath: host, ReadOnly: readOnly, Device: true})
 	}
 	return out, nil
