@@ -143,6 +143,27 @@ func TestCSIStatefulSet(t *testing.T) {
 	}, 3*time.Minute, time.Second, "the claim grown to 128Mi on the node (at the pod's next sync)")
 	assert.Contains(t, d.Calls(), fmt.Sprintf("expand %s %d", volumes["data-db-0"], bigger.Value()))
 
+	// A generic ephemeral volume: its claim made for the pod by the
+	// ephemeral volume controller, provisioned, and gone with the pod.
+	eph, err := c.CoreV1().Pods("default").Create(ctx, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "scratch"}, Spec: v1.PodSpec{
+		HostNetwork: true, TerminationGracePeriodSeconds: ptr.To[int64](1),
+		Containers: []v1.Container{{Name: "c", Image: env["IMAGE"], Command: []string{"sh", "-c", "echo scratch > /scratch/x; exec sleep 100000"},
+			VolumeMounts: []v1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}}}},
+		Volumes: []v1.Volume{{Name: "scratch", VolumeSource: v1.VolumeSource{Ephemeral: &v1.EphemeralVolumeSource{
+			VolumeClaimTemplate: &v1.PersistentVolumeClaimTemplate{Spec: v1.PersistentVolumeClaimSpec{
+				AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}, StorageClassName: ptr.To("csitest"),
+				Resources: v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("16Mi")}}}}}}}},
+	}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	poll.Eventually(t, func() bool {
+		p, err := c.CoreV1().Pods("default").Get(ctx, "scratch", metav1.GetOptions{})
+		return err == nil && p.Status.Phase == v1.PodRunning
+	}, 2*time.Minute, 200*time.Millisecond, "the pod with a generic ephemeral volume Running")
+	scratch, err := c.CoreV1().PersistentVolumeClaims("default").Get(ctx, "scratch-scratch", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "scratch\n", readFile(t, data, scratch.Spec.VolumeName, "x"))
+	require.NoError(t, c.CoreV1().Pods("default").Delete(ctx, eph.Name, metav1.DeleteOptions{}))
+
 	// All gone: detached, deleted, nothing mounted or staged.
 	require.NoError(t, c.AppsV1().StatefulSets("default").Delete(ctx, "db", metav1.DeleteOptions{}))
 	poll.Eventually(t, running(0), 2*time.Minute, 200*time.Millisecond, "the pods gone")
