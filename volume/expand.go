@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -113,4 +114,27 @@ func withoutResizeConditions(cs []v1.PersistentVolumeClaimCondition) []v1.Persis
 		}
 	}
 	return out
+}
+
+// PendingError is a SetUp error expected to clear by itself in a moment:
+// the caller tries again soon instead of backing off (podsync waits for
+// such volumes within the sync, as the kubelet's volume manager retries
+// them on its next loop).
+type PendingError struct{ Err error }
+
+func (e *PendingError) Error() string { return e.Err.Error() }
+func (e *PendingError) Unwrap() error { return e.Err }
+
+// Pending is true.
+func (*PendingError) Pending() bool { return true }
+
+// transient makes err pending when the API server refused the read: the
+// Node authorizer lets a node read a pod's claim and volume only once its
+// graph has the pod, a moment after the pod is created ("no relationship
+// found between node and this object").
+func transient(err error) error {
+	if apierrors.IsForbidden(err) {
+		return &PendingError{Err: err}
+	}
+	return err
 }

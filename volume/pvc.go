@@ -246,7 +246,7 @@ func (p *PersistentVolumeClaim) volume(pod *v1.Pod, vol *v1.Volume) (*v1.Persist
 	pvc, err := p.Objects.GetPersistentVolumeClaim(ctx, pod.Namespace, claim)
 	switch {
 	case err != nil:
-		return nil, pvcErr(fmt.Errorf("failed to fetch PVC from API server: %w", err))
+		return nil, transient(pvcErr(fmt.Errorf("failed to fetch PVC from API server: %w", err)))
 	case vol.Ephemeral != nil && ephemeral.VolumeIsForPod(pod, pvc) != nil:
 		// Not the ephemeral volume controller's claim for this pod, but
 		// one of the same name made by someone else.
@@ -261,7 +261,7 @@ func (p *PersistentVolumeClaim) volume(pod *v1.Pod, vol *v1.Volume) (*v1.Persist
 	pv, err = p.Objects.GetPersistentVolume(ctx, pvc.Spec.VolumeName)
 	switch {
 	case err != nil:
-		return nil, pvcErr(fmt.Errorf("failed to fetch PV %s from API server: %w", pvc.Spec.VolumeName, err))
+		return nil, transient(pvcErr(fmt.Errorf("failed to fetch PV %s from API server: %w", pvc.Spec.VolumeName, err)))
 	case pv.Spec.ClaimRef == nil:
 		return nil, pvcErr(fmt.Errorf("found PV object %s but it has a nil pv.Spec.ClaimRef indicating it is not yet bound to the claim", pv.Name))
 	case pv.Spec.ClaimRef.UID != pvc.UID:

@@ -2,6 +2,7 @@ package volume
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,7 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/ptr"
@@ -211,4 +214,38 @@ func TestEphemeralVolumeClaims(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, st, 1)
 	assert.Equal(t, &statsapi.PVCReference{Name: "web-scratch", Namespace: "ns"}, st[0].PVCRef)
+}
+
+// forbiddenClaims refuses every read, as the Node authorizer does before
+// its graph has the pod.
+type forbiddenClaims struct{ *claims }
+
+func (forbiddenClaims) GetPersistentVolumeClaim(_ context.Context, _, name string) (*v1.PersistentVolumeClaim, error) {
+	return nil, apierrors.NewForbidden(schema.GroupResource{Resource: "persistentvolumeclaims"}, name,
+		errors.New("no relationship found between node 'node-1' and this object"))
+}
+
+// A claim the API server will not show the node yet is pending (tried
+// again within the sync), not a failure to back off from; a claim that
+// is not there is.
+func TestClaimReadsForbiddenArePending(t *testing.T) {
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "pod-1"}}
+	vol := &v1.Volume{Name: "data", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}
+	for _, tc := range []struct {
+		name    string
+		objs    ClaimObjects
+		pending bool
+	}{
+		{"forbidden", forbiddenClaims{&claims{}}, true},
+		{"not found", &claims{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := New(Config{Layout: podpath.Layout{RootDir: t.TempDir()}, Plugins: []Plugin{&PersistentVolumeClaim{Objects: tc.objs}}})
+			require.NoError(t, err)
+			_, err = m.SetUp(pod, vol)
+			require.ErrorContains(t, err, "error processing PVC ns/data: failed to fetch PVC from API server")
+			var p *PendingError
+			assert.Equal(t, tc.pending, errors.As(err, &p))
+		})
+	}
 }
