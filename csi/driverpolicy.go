@@ -11,6 +11,37 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
+// client is a registered driver's client and its node capabilities.
+func (v *Volumes) client(ctx context.Context, driver string) (*Client, NodeCapabilities, error) {
+	c, err := v.Drivers.Client(driver)
+	if err != nil {
+		return nil, NodeCapabilities{}, err
+	}
+	caps, err := c.Capabilities(ctx)
+	if err != nil {
+		return nil, NodeCapabilities{}, fmt.Errorf("NodeGetCapabilities of CSI driver %s: %w", driver, err)
+	}
+	return c, caps, nil
+}
+
+// publisher is what publishing a volume of the lifecycle mode needs: the
+// driver's client and capabilities, and its CSIDriver (nil if none), which
+// must allow the mode.
+func (v *Volumes) publisher(ctx context.Context, driver string, mode storagev1.VolumeLifecycleMode) (*Client, NodeCapabilities, *storagev1.CSIDriver, error) {
+	c, caps, err := v.client(ctx, driver)
+	if err != nil {
+		return nil, caps, nil, err
+	}
+	d, err := v.csiDriver(ctx, driver)
+	if err != nil {
+		return nil, caps, nil, err
+	}
+	if err := lifecycleMode(d, driver, mode); err != nil {
+		return nil, caps, nil, err
+	}
+	return c, caps, d, nil
+}
+
 // csiDriver is the driver's CSIDriver object; nil when it has none (or
 // there is no API): the API's defaults apply then.
 func (v *Volumes) csiDriver(ctx context.Context, name string) (*storagev1.CSIDriver, error) {

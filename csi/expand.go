@@ -19,13 +19,9 @@ func (v *Volumes) Expand(ctx context.Context, pv *v1.PersistentVolume, target st
 	if err != nil {
 		return err
 	}
-	c, err := v.Drivers.Client(src.Driver)
+	c, caps, err := v.client(ctx, src.Driver)
 	if err != nil {
 		return err
-	}
-	caps, err := c.Capabilities(ctx)
-	if err != nil {
-		return fmt.Errorf("NodeGetCapabilities of CSI driver %s: %w", src.Driver, err)
 	}
 	if !caps.ExpandVolume {
 		return fmt.Errorf("NodeExpand is not supported by the CSI driver %s: %w", src.Driver, errors.ErrUnsupported)

@@ -29,20 +29,9 @@ func InlineHandle(pod *v1.Pod, volume string) string {
 // publish secret read in the pod's namespace. fsGroup is as Publish's.
 func (v *Volumes) PublishInline(ctx context.Context, pod *v1.Pod, vol *v1.Volume, target string) (fsGroup bool, err error) {
 	src := vol.CSI
-	c, err := v.Drivers.Client(src.Driver)
+	c, caps, driver, err := v.publisher(ctx, src.Driver, storagev1.VolumeLifecycleEphemeral)
 	if err != nil {
 		return false, err
-	}
-	driver, err := v.csiDriver(ctx, src.Driver)
-	if err != nil {
-		return false, err
-	}
-	if err := lifecycleMode(driver, src.Driver, storagev1.VolumeLifecycleEphemeral); err != nil {
-		return false, err
-	}
-	caps, err := c.Capabilities(ctx)
-	if err != nil {
-		return false, fmt.Errorf("NodeGetCapabilities of CSI driver %s: %w", src.Driver, err)
 	}
 	volume := Volume{Handle: InlineHandle(pod, vol.Name), ReadOnly: src.ReadOnly != nil && *src.ReadOnly,
 		AccessMode: csipb.VolumeCapability_AccessMode_SINGLE_NODE_WRITER, Context: src.VolumeAttributes}

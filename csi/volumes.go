@@ -118,20 +118,9 @@ func (v *Volumes) lock(driver, handle string) func() {
 // does not take the group).
 func (v *Volumes) Publish(ctx context.Context, pod *v1.Pod, pv *v1.PersistentVolume, readOnly bool, target string) (fsGroup bool, err error) {
 	src := pv.Spec.CSI
-	c, err := v.Drivers.Client(src.Driver)
+	c, caps, driver, err := v.publisher(ctx, src.Driver, storagev1.VolumeLifecyclePersistent)
 	if err != nil {
 		return false, err
-	}
-	driver, err := v.csiDriver(ctx, src.Driver)
-	if err != nil {
-		return false, err
-	}
-	if err := lifecycleMode(driver, src.Driver, storagev1.VolumeLifecyclePersistent); err != nil {
-		return false, err
-	}
-	caps, err := c.Capabilities(ctx)
-	if err != nil {
-		return false, fmt.Errorf("NodeGetCapabilities of CSI driver %s: %w", src.Driver, err)
 	}
 	vol := Volume{Handle: src.VolumeHandle, FSType: src.FSType, MountFlags: pv.Spec.MountOptions, AccessMode: accessMode(pv, caps.SingleNodeMultiWriter),
 		ReadOnly: readOnly || src.ReadOnly, Context: src.VolumeAttributes, Block: isBlock(pv)}
@@ -309,13 +298,9 @@ func (v *Volumes) Stats(ctx context.Context, target string) (*statsapi.FsStats, 
 	if err != nil {
 		return nil, err
 	}
-	c, err := v.Drivers.Client(data.Driver)
+	c, caps, err := v.client(ctx, data.Driver)
 	if err != nil {
 		return nil, err
-	}
-	caps, err := c.Capabilities(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("NodeGetCapabilities of CSI driver %s: %w", data.Driver, err)
 	}
 	if !caps.GetVolumeStats {
 		return nil, fmt.Errorf("CSI driver %s: no GET_VOLUME_STATS: %w", data.Driver, errors.ErrUnsupported)
