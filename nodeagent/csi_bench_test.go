@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -25,7 +24,6 @@ import (
 	"github.com/nodekit-dev/nodekit/csi/csitest"
 	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
-	"github.com/nodekit-dev/nodekit/pluginmanager"
 )
 
 // BenchmarkPodStartWithVolume: the time from a pod bound to the node
@@ -51,23 +49,8 @@ func BenchmarkPodStartWithVolume(b *testing.B) {
 	cfg := containerdConfig(b, cd, api.Node)
 	cfg.Client = apiClient(b, api.NodeConfig)
 	cfg.ManifestPath, cfg.CgroupsPerQOS, cfg.NodeStatusUpdateFrequency = b.TempDir(), ptr.To(false), time.Second
-	_, stop := startContainerdAgent(b, ctx, cfg)
-	defer stop()
-	b.Cleanup(func() {
-		_ = admin.CoreV1().Nodes().Delete(context.Background(), api.Node, metav1.DeleteOptions{})
-		_ = admin.StorageV1().CSINodes().Delete(context.Background(), api.Node, metav1.DeleteOptions{})
-	})
-	d, err := csitest.Start(csitest.Config{Name: "bench.csi.nodekit.dev", RegistryDir: filepath.Join(cfg.RootDir, pluginmanager.DefaultDirName),
-		EndpointDir: filepath.Join(cfg.RootDir, "plugins", "bench.csi.nodekit.dev"), NodeID: api.Node, DataDir: b.TempDir()})
-	require.NoError(b, err)
-	defer d.Stop()
-	poll.Eventually(b, func() bool { ok, _, told := d.Registered(); return told && ok }, 30*time.Second, 100*time.Millisecond, "driver registered")
-	_, err = admin.StorageV1().CSIDrivers().Create(ctx, &storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: "bench.csi.nodekit.dev"},
-		Spec: storagev1.CSIDriverSpec{AttachRequired: ptr.To(false)}}, metav1.CreateOptions{})
-	require.NoError(b, err)
-	b.Cleanup(func() {
-		_ = admin.StorageV1().CSIDrivers().Delete(context.Background(), "bench.csi.nodekit.dev", metav1.DeleteOptions{})
-	})
+	startCSIAgent(ctx, b, admin, cfg, api.Node, csitest.Config{Name: "bench.csi.nodekit.dev", DataDir: b.TempDir()},
+		storagev1.CSIDriverSpec{AttachRequired: ptr.To(false)})
 	pods := 0 // names are not reused across the runs of a sub-benchmark
 	for _, kind := range []string{"emptyDir", "csi"} {
 		b.Run(kind, func(b *testing.B) {

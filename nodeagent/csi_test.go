@@ -100,6 +100,31 @@ func TestCSIDriverRegistration(t *testing.T) {
 	assert.Empty(t, a.CSIDrivers().Drivers())
 }
 
+// startCSIAgent runs the agent cfg makes, as node, with the fake driver dc
+// (its registry, endpoint and node ID filled in) registered through the
+// agent's plugin registry and a CSIDriver object of spec for it. The
+// driver, the agent, then the Node and its CSINode go when the test ends.
+func startCSIAgent(ctx context.Context, t testing.TB, admin kubernetes.Interface, cfg nodeagent.Config, node string, dc csitest.Config,
+	spec storagev1.CSIDriverSpec) (*nodeagent.Agent, *csitest.Driver) {
+	t.Helper()
+	t.Cleanup(func() {
+		_ = admin.CoreV1().Nodes().Delete(context.Background(), node, metav1.DeleteOptions{})
+		_ = admin.StorageV1().CSINodes().Delete(context.Background(), node, metav1.DeleteOptions{})
+	})
+	agent, _ := startContainerdAgent(t, ctx, cfg)
+	dc.RegistryDir, dc.EndpointDir, dc.NodeID = filepath.Join(cfg.RootDir, pluginmanager.DefaultDirName), filepath.Join(cfg.RootDir, "plugins", dc.Name), node
+	d, err := csitest.Start(dc)
+	require.NoError(t, err)
+	t.Cleanup(d.Stop)
+	poll.Eventually(t, func() bool { ok, _, told := d.Registered(); return told && ok }, 30*time.Second, 100*time.Millisecond, "driver registered")
+	_, err = admin.StorageV1().CSIDrivers().Create(ctx, &storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: dc.Name}, Spec: spec}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = admin.StorageV1().CSIDrivers().Delete(context.Background(), dc.Name, metav1.DeleteOptions{})
+	})
+	return agent, d
+}
+
 // TestCSIVolumeOnContainerd: a pod on real containerd uses a claim bound
 // to a CSI persistent volume of a registered driver (csitest's, which
 // bind-mounts as a real driver mounts). The driver has no CSIDriver
@@ -122,24 +147,9 @@ func TestCSIVolumeOnContainerd(t *testing.T) {
 	cfg.SyncFrequency = 2 * time.Second
 	reg := prometheus.NewRegistry()
 	cfg.Registerer = reg
-	agent, stop := startContainerdAgent(t, ctx, cfg)
-	defer stop()
-	t.Cleanup(func() {
-		_ = admin.CoreV1().Nodes().Delete(context.Background(), api.Node, metav1.DeleteOptions{})
-		_ = admin.StorageV1().CSINodes().Delete(context.Background(), api.Node, metav1.DeleteOptions{})
-	})
 	data := t.TempDir()
-	d, err := csitest.Start(csitest.Config{Name: "fake.csi.nodekit.dev", RegistryDir: filepath.Join(cfg.RootDir, pluginmanager.DefaultDirName),
-		EndpointDir: filepath.Join(cfg.RootDir, "plugins", "fake.csi.nodekit.dev"), NodeID: api.Node, DataDir: data})
-	require.NoError(t, err)
-	defer d.Stop()
-	poll.Eventually(t, func() bool { ok, _, told := d.Registered(); return told && ok }, 30*time.Second, 100*time.Millisecond, "driver registered")
-	_, err = admin.StorageV1().CSIDrivers().Create(ctx, &storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: "fake.csi.nodekit.dev"},
-		Spec: storagev1.CSIDriverSpec{AttachRequired: ptr.To(true), FSGroupPolicy: ptr.To(storagev1.FileFSGroupPolicy)}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = admin.StorageV1().CSIDrivers().Delete(context.Background(), "fake.csi.nodekit.dev", metav1.DeleteOptions{})
-	})
+	agent, d := startCSIAgent(ctx, t, admin, cfg, api.Node, csitest.Config{Name: "fake.csi.nodekit.dev", DataDir: data},
+		storagev1.CSIDriverSpec{AttachRequired: ptr.To(true), FSGroupPolicy: ptr.To(storagev1.FileFSGroupPolicy)})
 	boundClaim(ctx, t, admin, ns, "csi-data", v1.PersistentVolumeSource{CSI: &v1.CSIPersistentVolumeSource{
 		Driver: "fake.csi.nodekit.dev", VolumeHandle: "vol-1"}}, nil)
 
@@ -335,23 +345,8 @@ func TestCSIBlockVolumeOnContainerd(t *testing.T) {
 	cfg := containerdConfig(t, cd, api.Node)
 	cfg.Client = apiClient(t, api.NodeConfig)
 	cfg.ManifestPath, cfg.CgroupsPerQOS, cfg.NodeStatusUpdateFrequency = t.TempDir(), ptr.To(false), time.Second
-	_, stop := startContainerdAgent(t, ctx, cfg)
-	defer stop()
-	t.Cleanup(func() {
-		_ = admin.CoreV1().Nodes().Delete(context.Background(), api.Node, metav1.DeleteOptions{})
-		_ = admin.StorageV1().CSINodes().Delete(context.Background(), api.Node, metav1.DeleteOptions{})
-	})
-	d, err := csitest.Start(csitest.Config{Name: "block.csi.nodekit.dev", RegistryDir: filepath.Join(cfg.RootDir, pluginmanager.DefaultDirName),
-		EndpointDir: filepath.Join(cfg.RootDir, "plugins", "block.csi.nodekit.dev"), NodeID: api.Node, DataDir: t.TempDir(), BlockDevice: loop})
-	require.NoError(t, err)
-	defer d.Stop()
-	poll.Eventually(t, func() bool { ok, _, told := d.Registered(); return told && ok }, 30*time.Second, 100*time.Millisecond, "driver registered")
-	_, err = admin.StorageV1().CSIDrivers().Create(ctx, &storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: "block.csi.nodekit.dev"},
-		Spec: storagev1.CSIDriverSpec{AttachRequired: ptr.To(false)}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = admin.StorageV1().CSIDrivers().Delete(context.Background(), "block.csi.nodekit.dev", metav1.DeleteOptions{})
-	})
+	_, d := startCSIAgent(ctx, t, admin, cfg, api.Node, csitest.Config{Name: "block.csi.nodekit.dev", DataDir: t.TempDir(), BlockDevice: loop},
+		storagev1.CSIDriverSpec{AttachRequired: ptr.To(false)})
 	boundClaim(ctx, t, admin, ns, "block-data", v1.PersistentVolumeSource{CSI: &v1.CSIPersistentVolumeSource{
 		Driver: "block.csi.nodekit.dev", VolumeHandle: "disk-1"}}, nil, v1.PersistentVolumeBlock)
 
@@ -406,25 +401,10 @@ func TestCSIInlineVolumeOnContainerd(t *testing.T) {
 	cfg := containerdConfig(t, cd, api.Node)
 	cfg.Client = apiClient(t, api.NodeConfig)
 	cfg.ManifestPath, cfg.CgroupsPerQOS, cfg.NodeStatusUpdateFrequency = t.TempDir(), ptr.To(false), time.Second
-	_, stop := startContainerdAgent(t, ctx, cfg)
-	defer stop()
-	t.Cleanup(func() {
-		_ = admin.CoreV1().Nodes().Delete(context.Background(), api.Node, metav1.DeleteOptions{})
-		_ = admin.StorageV1().CSINodes().Delete(context.Background(), api.Node, metav1.DeleteOptions{})
-	})
 	data := t.TempDir()
-	d, err := csitest.Start(csitest.Config{Name: "inline.csi.nodekit.dev", RegistryDir: filepath.Join(cfg.RootDir, pluginmanager.DefaultDirName),
-		EndpointDir: filepath.Join(cfg.RootDir, "plugins", "inline.csi.nodekit.dev"), NodeID: api.Node, DataDir: data})
-	require.NoError(t, err)
-	defer d.Stop()
-	poll.Eventually(t, func() bool { ok, _, told := d.Registered(); return told && ok }, 30*time.Second, 100*time.Millisecond, "driver registered")
-	_, err = admin.StorageV1().CSIDrivers().Create(ctx, &storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: "inline.csi.nodekit.dev"},
-		Spec: storagev1.CSIDriverSpec{AttachRequired: ptr.To(false), PodInfoOnMount: ptr.To(true),
-			VolumeLifecycleModes: []storagev1.VolumeLifecycleMode{storagev1.VolumeLifecycleEphemeral}}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = admin.StorageV1().CSIDrivers().Delete(context.Background(), "inline.csi.nodekit.dev", metav1.DeleteOptions{})
-	})
+	_, d := startCSIAgent(ctx, t, admin, cfg, api.Node, csitest.Config{Name: "inline.csi.nodekit.dev", DataDir: data},
+		storagev1.CSIDriverSpec{AttachRequired: ptr.To(false), PodInfoOnMount: ptr.To(true),
+			VolumeLifecycleModes: []storagev1.VolumeLifecycleMode{storagev1.VolumeLifecycleEphemeral}})
 	pod, err := admin.CoreV1().Pods(ns).Create(ctx, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "inline-writer"},
 		Spec: v1.PodSpec{NodeName: api.Node, HostNetwork: true, TerminationGracePeriodSeconds: ptr.To[int64](0), RestartPolicy: v1.RestartPolicyNever,
 			Volumes: []v1.Volume{{Name: "scratch", VolumeSource: v1.VolumeSource{CSI: &v1.CSIVolumeSource{Driver: "inline.csi.nodekit.dev",
