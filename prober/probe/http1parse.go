@@ -82,7 +82,9 @@ func readStatusLine(br *bufio.Reader) (r fastResponse, http11 bool, err error) {
 	if len(proto) != len("HTTP/1.1") || string(proto[:5]) != "HTTP/" || !isDigit(proto[5]) || proto[6] != '.' || !isDigit(proto[7]) {
 		return r, false, brokenError("malformed HTTP version", proto)
 	}
-	return r, proto[5] > '1' || (proto[5] == '1' && proto[7] >= '1'), nil
+	// net/http's transfer reader takes HTTP/0.0 for HTTP/1.1.
+	major, minor := proto[5], proto[7]
+	return r, major > '1' || (major == '1' && minor >= '1') || (major == '0' && minor == '0'), nil
 }
 
 // readHeaders reads header lines up to the empty one, keeping what framing
