@@ -79,6 +79,9 @@ func TestPackageDependencies(t *testing.T) {
 			[]string{containerd, clientGo, kuberuntimePkg}, 32},
 		// cri-streaming's option parsers, apimachinery's upgrade-aware proxy
 		// (spdystream, go-flowrate) for the streaming paths.
+		// cAdvisor's container metrics from the cgroup files: the CRI's
+		// listings, distribution/reference for images.
+		{"cadvisor", nil, []string{containerd, clientGo, kuberuntimePkg}, 30},
 		{"server", []string{"internal/fsstats", "podpath", "resources", "cgroupmgr", "kubecontainer"}, []string{clientGo}, 46},
 		// k8s.io/apiserver's delegating authn/authz: heavy, hence a package apart.
 		{"server/serverauth", nil, []string{criAPI, containerd}, 83},

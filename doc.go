@@ -45,6 +45,7 @@
 //	  podsync              the workers' PodSyncer: sync, terminate, housekeeping; Dispatcher
 //	  admission            admit handlers (Handler, Result); the kubelet's predicates
 //	node surface: what the node shows the cluster and its operator
+//	  cadvisor             cAdvisor's container metrics (/metrics/cadvisor) from the cgroup files
 //	  server               the kubelet's HTTP API: pods, healthz, metrics, stats, logs, exec
 //	  server/serverauth    TLS, authentication and authorization as the kubelet's port 10250
 //	  server/serverauth/serverauthtest  a client CA and certificate for tests

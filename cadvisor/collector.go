@@ -1,0 +1,291 @@
+package cadvisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/protobuf/proto"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/clock"
+)
+
+// DefaultHousekeepingInterval is the kubelet's cAdvisor housekeeping
+// interval (pkg/kubelet/cadvisor: 10s).
+const DefaultHousekeepingInterval = 10 * time.Second
+
+// Runtime lists what the runtime runs; *runtime.Client implements it.
+type Runtime interface {
+	ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error)
+	ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error)
+}
+
+// OOMCounter counts OOM kills by cgroup (the kernel's oom_memcg, which is
+// the id label); *oomwatch.Watcher implements it.
+type OOMCounter interface {
+	OOMEvents(cgroup string) uint64
+}
+
+// Config says where the cgroups are and how often to read them.
+type Config struct {
+	Runtime Runtime
+	// KubepodsCgroup is the kubepods cgroup's path in the hierarchy
+	// ("/kubepods", or "/kubepods.slice" with the systemd driver):
+	// cgroupmgr's Manager.Path(KubepodsCgroupName()).
+	KubepodsCgroup string
+	// MountRoot is where the cgroup hierarchy is mounted; default
+	// /sys/fs/cgroup. CgroupV2 says whether it is the unified (v2)
+	// hierarchy or v1 controllers (hybrid hosts too); nil detects it
+	// there.
+	MountRoot string
+	CgroupV2  *bool
+	// SandboxImage is the pause image, the image label of sandboxes
+	// (cAdvisor has it from containerd). Optional.
+	SandboxImage string
+	// HousekeepingInterval is how often cgroups are read; default 10s.
+	HousekeepingInterval time.Duration
+	OOM                  OOMCounter // optional
+	Clock                clock.WithTicker
+	Log                  logr.Logger
+}
+
+// Collector serves cAdvisor's container metrics as the kubelet's
+// /metrics/cadvisor does, from what its housekeeping last read.
+type Collector struct {
+	cfg     Config
+	h       hierarchy
+	defs    []*metricDef
+	devices map[[2]uint64]string
+	r       fileReader
+
+	mu         sync.Mutex // guards snapshot, exposition and failed
+	snapshot   []*entry
+	exposition *exposition
+	failed     bool
+}
+
+// entry is one cgroup's figures and the samples made of them.
+type entry struct {
+	found
+	spec    Spec
+	stats   Stats
+	pairs   []*dto.LabelPair
+	samples []sample
+}
+
+// New checks cfg and fills in the defaults.
+func New(cfg Config) (*Collector, error) {
+	if cfg.Runtime == nil {
+		return nil, errors.New("cadvisor: Config.Runtime: Required value")
+	}
+	if cfg.KubepodsCgroup == "" || cfg.KubepodsCgroup[0] != '/' {
+		return nil, fmt.Errorf("cadvisor: Config.KubepodsCgroup: Invalid value: %q: must be an absolute cgroup path", cfg.KubepodsCgroup)
+	}
+	if cfg.HousekeepingInterval < 0 {
+		return nil, fmt.Errorf("cadvisor: Config.HousekeepingInterval: Invalid value: %s: must not be negative", cfg.HousekeepingInterval)
+	}
+	if cfg.HousekeepingInterval == 0 {
+		cfg.HousekeepingInterval = DefaultHousekeepingInterval
+	}
+	if cfg.MountRoot == "" {
+		cfg.MountRoot = "/sys/fs/cgroup"
+	}
+	if cfg.CgroupV2 == nil {
+		v2 := unified(cfg.MountRoot)
+		cfg.CgroupV2 = &v2
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	return &Collector{cfg: cfg, h: newHierarchy(cfg.MountRoot, *cfg.CgroupV2), defs: allMetrics(),
+		devices: map[[2]uint64]string{}}, nil
+}
+
+func unified(root string) bool {
+	var st syscall.Statfs_t
+	return syscall.Statfs(root, &st) == nil && st.Type == 0x63677270 // CGROUP2_SUPER_MAGIC
+}
+
+// Run housekeeps at once and then every HousekeepingInterval until ctx
+// ends; a failed pass is logged and makes container_scrape_error 1.
+func (c *Collector) Run(ctx context.Context) error {
+	t := c.cfg.Clock.NewTicker(c.cfg.HousekeepingInterval)
+	defer t.Stop()
+	for {
+		if err := c.Housekeep(ctx); err != nil && ctx.Err() == nil {
+			c.cfg.Log.Error(err, "cAdvisor housekeeping failed")
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C():
+		}
+	}
+}
+
+// Housekeep reads every cgroup now and makes the samples the next
+// scrapes serve. It is not safe to call concurrently with itself.
+func (c *Collector) Housekeep(ctx context.Context) error {
+	cgroups, err := c.discover(ctx)
+	if err != nil {
+		c.mu.Lock()
+		c.failed = true
+		c.mu.Unlock()
+		return fmt.Errorf("listing the runtime's containers: %w", err)
+	}
+	now := c.cfg.Clock.Now()
+	entries := make([]*entry, 0, len(cgroups))
+	for _, f := range cgroups {
+		e := &entry{found: f}
+		if err := c.read(e, now); err != nil {
+			continue // gone since it was listed
+		}
+		c.makeSamples(e)
+		entries = append(entries, e)
+	}
+	x := render(c.defs, entries)
+	c.mu.Lock()
+	c.snapshot, c.exposition, c.failed = entries, x, false
+	c.mu.Unlock()
+	return nil
+}
+
+// read fills e's spec and stats from its cgroup (and for sandboxes and
+// the root, their network namespace's interfaces).
+func (c *Collector) read(e *entry, now time.Time) error {
+	r := &c.r
+	e.stats.Timestamp = now
+	if err := c.h.readStats(r, e.id, &e.stats); err != nil {
+		return err
+	}
+	if e.id == "/" && c.h.v2 {
+		readRootMemory(r, &e.stats.Memory)
+	}
+	e.spec = c.h.readSpec(r, e.id)
+	if st, err := os.Stat(c.h.dir(e.id)); err == nil && e.created.IsZero() {
+		e.created = st.ModTime()
+	}
+	for i := range e.stats.DiskIO {
+		d := &e.stats.DiskIO[i]
+		d.Device = c.deviceName(d.Major, d.Minor)
+	}
+	var pids []int
+	if e.id != "/" { // the root's processes are every host process
+		ulimitPid := 0
+		if e.kind != rawCgroup {
+			ulimitPid = firstPid(r, c.h.dir(e.id))
+		}
+		pids = readProcesses(r, c.h.dir(e.id), ulimitPid, &e.stats.Processes)
+	}
+	switch {
+	case e.id == "/":
+		e.stats.Network = readNetDev(r, 1, nil)
+	case e.kind == sandboxCgroup && len(pids) > 0:
+		e.stats.Network = readNetDev(r, pids[0], nil)
+	}
+	if c.cfg.OOM != nil {
+		e.stats.OOMEvents = c.cfg.OOM.OOMEvents(e.id)
+	}
+	return nil
+}
+
+func firstPid(r *fileReader, dir string) int {
+	b, err := r.read(dir + "/cgroup.procs")
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, ch := range b {
+		if ch < '0' || ch > '9' {
+			break
+		}
+		n = n*10 + int(ch-'0')
+	}
+	return n
+}
+
+// deviceName is "/dev/<name>" of a block device, from sysfs, remembered.
+func (c *Collector) deviceName(major, minor uint64) string {
+	key := [2]uint64{major, minor}
+	if name, ok := c.devices[key]; ok {
+		return name
+	}
+	name := ""
+	if b, err := c.r.read("/sys/dev/block/" + strconv.FormatUint(major, 10) + ":" + strconv.FormatUint(minor, 10) + "/uevent"); err == nil {
+		forEachLine(b, func(line []byte) {
+			if v, ok := cutPrefix(line, "DEVNAME="); ok {
+				name = "/dev/" + string(v)
+			}
+		})
+	}
+	c.devices[key] = name
+	return name
+}
+
+// Describe implements prometheus.Collector.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range c.defs {
+		ch <- d.desc
+	}
+	ch <- lastSeenDesc
+	ch <- scrapeErrorDesc
+}
+
+// Collect implements prometheus.Collector: the last housekeeping's
+// samples, and container_last_seen at now.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	entries, failed := c.snapshot, c.failed
+	c.mu.Unlock()
+	now := c.cfg.Clock.Now()
+	for _, e := range entries {
+		ch <- prometheus.NewMetricWithTimestamp(now, &sample{desc: lastSeenDesc, labels: e.pairs, value: float64(now.Unix())})
+		for i := range e.samples {
+			ch <- &e.samples[i]
+		}
+	}
+	v := 0.0
+	if failed {
+		v = 1
+	}
+	ch <- prometheus.MustNewConstMetric(scrapeErrorDesc, prometheus.GaugeValue, v)
+}
+
+var (
+	lastSeenDesc = prometheus.NewDesc("container_last_seen", "Last time a container was seen by the exporter", baseLabels, nil)
+	// container_scrape_error is cAdvisor's, without its const labels.
+	scrapeErrorDesc = prometheus.NewDesc("container_scrape_error", "1 if there was an error while getting container metrics, 0 otherwise", nil, nil)
+)
+
+// makeSamples builds e's series: its spec's, without timestamps, then
+// each metric's at its stats' time, as cAdvisor's collectContainersInfo.
+func (c *Collector) makeSamples(e *entry) {
+	values := [...]string{e.container, e.id, e.image, e.name, e.namespace, e.pod}
+	e.pairs = make([]*dto.LabelPair, len(baseLabels))
+	for i, n := range baseLabels {
+		e.pairs[i] = &dto.LabelPair{Name: proto.String(n), Value: proto.String(values[i])}
+	}
+	ts := new(int64)
+	*ts = e.stats.Timestamp.UnixMilli()
+	e.samples = make([]sample, 0, 64)
+	for _, d := range c.defs {
+		if d.quotaOnly && e.spec.CPUQuota == 0 {
+			continue
+		}
+		d.values(e, func(v float64, extra ...string) {
+			s := sample{def: d, extra: extra, desc: d.desc, labels: labelPairs(e.pairs, d.extra, extra), value: v, counter: d.counter, ts: ts}
+			if d.spec {
+				s.ts = nil
+			}
+			e.samples = append(e.samples, s)
+		})
+	}
+}
