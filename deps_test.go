@@ -102,6 +102,11 @@ func TestPackageDependencies(t *testing.T) {
 		// container states. Not the pod-level manager: the GC reads the
 		// runtime, not pods.
 		{"gc", []string{"internal/fsstats", "kubecontainer", "podpath", "resources", "runtime/criconv"}, []string{prometheus, containerd, clientGo, kuberuntimePkg}, 24},
+		// The kubelet's container log rotation and /var/log/containers links:
+		// CRI types for the runtime interface it declares (cri-api, grpc,
+		// protobuf), apimachinery's resource.Quantity for MaxSize; no
+		// sibling, no metrics (the kubelet has none for it).
+		{"containerlog", nil, []string{prometheus, containerd, clientGo, kuberuntimePkg}, 14},
 		// k8s.io/kubelet's config/v1beta1 for IgnoredConfigFields: its component-base
 		// logging and tracing types bring pflag, klog, otel and client_golang (36);
 		// evanphx/json-patch.v4 merges the --config-dir drop-ins as the kubelet does.

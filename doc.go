@@ -30,6 +30,7 @@
 //	  csi/csitest          a fake CSI driver (identity, node and controller services) for tests
 //	  allocation           in-place pod resize: allocated and actuated resources, resize decisions
 //	  gc                   container and image garbage collection with the kubelet's policies
+//	  containerlog         container log rotation (size, files kept, gzip) and /var/log/containers links
 //	  eviction             eviction manager: thresholds, pressure conditions, evictions
 //	pod lifecycle: from a pod's sources to its status
 //	  statuscache          pod status cache; GetNewerThan orders each sync after the last

@@ -1,0 +1,233 @@
+package containerlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// Manager is the kubelet's container log manager
+// (pkg/kubelet/logs/container_log_manager.go): it rotates the log of every
+// running container that has reached MaxSize, keeping at most MaxFiles
+// files per log, and removes a container's logs with it.
+type Manager struct {
+	cfg     Config
+	maxSize int64 // bytes; negative: rotation disabled
+	// running is the ListContainers filter: only running containers are
+	// rotated, so the runtime need not send the others.
+	running *runtimeapi.ContainerFilter
+
+	mu   sync.Mutex
+	idle *sync.Cond      // broadcast when a container leaves busy
+	busy map[string]bool // containers being rotated or cleaned
+}
+
+// NewManager checks cfg and fills in the kubelet's defaults; a
+// configuration the kubelet refuses is an error naming the field, the
+// value and the kubelet's message.
+func NewManager(cfg Config) (*Manager, error) {
+	cfg, maxSize, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	m := &Manager{
+		cfg: cfg, maxSize: maxSize, busy: map[string]bool{},
+		running: &runtimeapi.ContainerFilter{State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING}},
+	}
+	m.idle = sync.NewCond(&m.mu)
+	return m, nil
+}
+
+// Config returns the configuration in force, defaults filled in.
+func (m *Manager) Config() Config { return m.cfg }
+
+// Run rotates what needs rotating every MonitorInterval, the first time at
+// once, until ctx ends; it then returns nil. A failed pass is logged, as
+// the kubelet does, and the next one tries again. With a negative MaxSize
+// it only waits for ctx, as the kubelet's stub manager.
+func (m *Manager) Run(ctx context.Context) error {
+	if m.maxSize < 0 {
+		m.cfg.Log.Info("Container log rotation is disabled", "maxSize", m.cfg.MaxSize.String())
+		<-ctx.Done()
+		return nil
+	}
+	m.cfg.Log.Info("Initializing container log rotate workers", "workers", m.cfg.MaxWorkers, "monitorPeriod", m.cfg.MonitorInterval)
+	t := m.cfg.Clock.NewTicker(m.cfg.MonitorInterval)
+	defer t.Stop()
+	for {
+		rotated, err := m.RotateAll(ctx)
+		switch {
+		case ctx.Err() != nil:
+		case err != nil:
+			m.cfg.Log.Error(err, "Failed to rotate container logs", "rotated", len(rotated))
+		case len(rotated) > 0:
+			m.cfg.Log.V(4).Info("Rotated container logs", "containers", rotated)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C():
+		}
+	}
+}
+
+// RotateAll is one pass of Run: every running container's log is looked
+// at, MaxWorkers at a time, and rotated if it has reached MaxSize (see
+// Rotate). It returns the IDs of the containers whose logs it rotated, and
+// the failures joined, each naming its container.
+func (m *Manager) RotateAll(ctx context.Context) ([]string, error) {
+	if m.maxSize < 0 {
+		return nil, nil
+	}
+	containers, err := m.cfg.Runtime.ListContainers(ctx, m.running)
+	if err != nil {
+		return nil, fmt.Errorf("failed to list containers: %w", err)
+	}
+	ids := make([]string, 0, len(containers))
+	for _, c := range containers {
+		// Checked again: a runtime may ignore the filter.
+		if c.GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING {
+			ids = append(ids, c.GetId())
+		}
+	}
+	rotated := make([]bool, len(ids))
+	errs := make([]error, len(ids))
+	var next atomic.Int64
+	work := func() {
+		for i := int(next.Add(1) - 1); i < len(ids) && ctx.Err() == nil; i = int(next.Add(1) - 1) {
+			rotated[i], errs[i] = m.rotate(ctx, ids[i])
+		}
+	}
+	if workers := min(m.cfg.MaxWorkers, len(ids)); workers <= 1 {
+		work() // no goroutine for the kubelet's default of one worker
+	} else {
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(work)
+		}
+		wg.Wait()
+	}
+	var out []string
+	var failed []error
+	for i, id := range ids {
+		if rotated[i] {
+			out = append(out, id)
+		}
+		if errs[i] != nil {
+			failed = append(failed, fmt.Errorf("container %s: %w", id, errs[i]))
+		}
+	}
+	return out, errors.Join(failed...)
+}
+
+// Rotate rotates one container's log if it has reached MaxSize, as the
+// kubelet's worker does: a log file that has gone missing is first
+// reopened; rotated files left by an interrupted rotation (.tmp, or
+// already compressed) are removed, then the oldest beyond MaxFiles-2,
+// the rest are compressed, and the live log is renamed to
+// <log>.<YYYYMMDD-hhmmss> before the runtime reopens it (renamed back if it
+// cannot). A container that is not running is left alone: it writes
+// nothing more, and an empty latest log would be of no use. One
+// container is rotated by one caller at a time; another waits.
+func (m *Manager) Rotate(ctx context.Context, containerID string) error {
+	if m.maxSize < 0 {
+		return nil
+	}
+	_, err := m.rotate(ctx, containerID)
+	return err
+}
+
+// rotate is Rotate; it reports whether the log was rotated.
+func (m *Manager) rotate(ctx context.Context, id string) (bool, error) {
+	m.acquire(id)
+	defer m.release(id)
+	resp, err := m.cfg.Runtime.ContainerStatus(ctx, id, false)
+	if err != nil {
+		return false, fmt.Errorf("failed to get container status %q: %w", id, err)
+	}
+	status := resp.GetStatus()
+	if status == nil {
+		return false, fmt.Errorf("container status is nil for %q", id)
+	}
+	path := status.GetLogPath()
+	if status.GetState() != runtimeapi.ContainerState_CONTAINER_RUNNING || path == "" {
+		return false, nil
+	}
+	size, err := m.liveSize(ctx, id, path)
+	if err != nil {
+		return false, err
+	}
+	if size < m.maxSize {
+		if v := m.cfg.Log.V(7); v.Enabled() { // no arguments built at lower verbosity
+			v.Info("log file doesn't need to be rotated", "containerID", id, "path", path, "currentSize", size, "maxSize", m.maxSize)
+		}
+		return false, nil
+	}
+	if err := m.rotateLog(ctx, id, path); err != nil {
+		return false, fmt.Errorf("failed to rotate log for container %q (size %d, max %d): %w", id, size, m.maxSize, err)
+	}
+	return true, nil
+}
+
+// liveSize is the size of the live log; a missing one is reopened first,
+// as the kubelet does (an earlier rotation's rename back may have failed).
+func (m *Manager) liveSize(ctx context.Context, id, path string) (int64, error) {
+	info, err := os.Stat(path)
+	if err == nil {
+		return info.Size(), nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return 0, fmt.Errorf("failed to stat container log %q: %w", path, err)
+	}
+	if err := m.cfg.Runtime.ReopenContainerLog(ctx, id); err != nil {
+		return 0, fmt.Errorf("container log %q doesn't exist, reopen container log failed: %w", path, err)
+	}
+	if info, err = os.Stat(path); err != nil {
+		return 0, fmt.Errorf("failed to stat container log %q after reopen: %w", path, err)
+	}
+	return info.Size(), nil
+}
+
+// Clean removes all of a container's logs, the rotated ones included (the
+// kubelet's Clean, before it removes the container). It waits for a
+// rotation of the container in progress.
+func (m *Manager) Clean(ctx context.Context, containerID string) error {
+	m.acquire(containerID)
+	defer m.release(containerID)
+	resp, err := m.cfg.Runtime.ContainerStatus(ctx, containerID, false)
+	if err != nil {
+		return fmt.Errorf("failed to get container status %q: %w", containerID, err)
+	}
+	if resp.GetStatus() == nil {
+		return fmt.Errorf("container status is nil for %q", containerID)
+	}
+	if err := RemoveLogs(resp.GetStatus().GetLogPath()); err != nil {
+		return fmt.Errorf("failed to remove container %q logs: %w", containerID, err)
+	}
+	return nil
+}
+
+// acquire waits until no one else rotates or cleans the container, and
+// marks it busy. A wait is as long as one rotation, whose runtime calls
+// end with its ctx.
+func (m *Manager) acquire(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for m.busy[id] {
+		m.idle.Wait()
+	}
+	m.busy[id] = true
+}
+
+func (m *Manager) release(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.busy, id)
+	m.idle.Broadcast()
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package containerlog_test
+
+const raceDetector = false
