@@ -31,6 +31,7 @@
 //	  allocation           in-place pod resize: allocated and actuated resources, resize decisions
 //	  gc                   container and image garbage collection with the kubelet's policies
 //	  eviction             eviction manager: thresholds, pressure conditions, evictions
+//	  oomwatch             OOM kills from the kernel log: the SystemOOM event, kills per cgroup
 //	pod lifecycle: from a pod's sources to its status
 //	  statuscache          pod status cache; GetNewerThan orders each sync after the last
 //	  pleg                 pod lifecycle event generator, relisting or evented
