@@ -123,6 +123,10 @@ func TestPackageDependencies(t *testing.T) {
 		// internal/fsstats, nodekit's one statfs reader; admission for the
 		// admit handlers' Result (with it k8s.io/component-helpers).
 		{"eviction", []string{"admission", "internal/fsstats", "resources"}, light, 21},
+		// The kubelet's OOM watcher: k8s.io/api for the Node's reference, an
+		// EventRecorder interface instead of client-go, golang.org/x/sys for
+		// the boot time.
+		{"oomwatch", nil, light, 19},
 		// k8s.io/component-helpers for the kubelet's pod requests, node
 		// affinity and taint helpers (klog, logr come with it).
 		{"admission", nil, light, 19},

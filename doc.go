@@ -32,6 +32,7 @@
 //	  gc                   container and image garbage collection with the kubelet's policies
 //	  containerlog         container log rotation (size, files kept, gzip) and /var/log/containers links
 //	  eviction             eviction manager: thresholds, pressure conditions, evictions
+//	  oomwatch             OOM kills from the kernel log: the SystemOOM event, kills per cgroup
 //	pod lifecycle: from a pod's sources to its status
 //	  statuscache          pod status cache; GetNewerThan orders each sync after the last
 //	  pleg                 pod lifecycle event generator, relisting or evented

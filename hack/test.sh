@@ -13,10 +13,11 @@
 #      under faults on real parts (NODEKIT_SOAK=10m for a long run);
 #      NODEKIT_KEEP_CONTAINERD=1 leaves containerd running afterwards;
 #      BENCHTIME (default 20x) is the -benchtime of the benchmark pass;
-#      FUZZTIME (default 250000x), FUZZTIME_API (default 150000x) and
-#      FUZZTIME_THRESHOLDS (default 200000x) and FUZZTIME_PROBE (default
-#      200000x) are the -fuzztime of the manifest parser, the node API's
-#      requests, the threshold parser and the HTTP probe's response parser.
+#      FUZZTIME (default 250000x), FUZZTIME_API (default 150000x),
+#      FUZZTIME_THRESHOLDS (default 200000x), FUZZTIME_PROBE (default
+#      200000x) and FUZZTIME_OOM (default 200000x) are the -fuzztime of the
+#      manifest parser, the node API's requests, the threshold parser, the
+#      HTTP probe's response parser and the kernel log's OOM parser.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export PATH=/usr/local/go/bin:$PATH:/usr/local/sbin:/usr/sbin:/sbin
@@ -112,6 +113,10 @@ go test -run '^$' -fuzz '^FuzzReadResponse$' -fuzztime "${FUZZTIME_PROBE:-200000
 # that names the part, or thresholds that print back to what they parse from.
 log "fuzzing the eviction threshold parser (-fuzztime ${FUZZTIME_THRESHOLDS:-200000x})"
 go test -run '^$' -fuzz '^FuzzParseThresholds$' -fuzztime "${FUZZTIME_THRESHOLDS:-200000x}" ./resources
+# The kernel log's OOM parser against arbitrary lines: never a panic, never
+# a negative pid.
+log "fuzzing the OOM parser (-fuzztime ${FUZZTIME_OOM:-200000x})"
+go test -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME_OOM:-200000x}" ./oomwatch
 
 log "benchmarks (-benchtime ${BENCHTIME:-20x})"
 # -p 1: one package's benchmarks at a time, so they don't share the cores with
