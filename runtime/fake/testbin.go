@@ -164,6 +164,15 @@ func testbinProgram(args []string, env map[string]string, memLimit int64, cfg *r
 			return OOMKilledAfter(0)
 		}
 		return RunsUntilStopped(fmt.Sprintf("allocated %d MiB", mb))
+	case "burn":
+		return Program{}
+	case "spew":
+		// Only the summary line: the fake keeps no log volume.
+		mb, msg := parseAlloc(args[:min(len(args), 1)])
+		if msg != "" {
+			return testbinUsage("%s", strings.Replace(msg, "alloc", "spew", 1))
+		}
+		return RunsUntilStopped(fmt.Sprintf("spewed %d MiB", mb))
 	case "echo":
 		return Program{Exits: true, Stdout: []string{strings.Join(args, " ")}}
 	case "stderr":

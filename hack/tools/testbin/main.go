@@ -49,6 +49,15 @@
 //	    limit / OOM-kill tests (the kernel kills it while touching pages when
 //	    the limit is lower than MB MiB).
 //
+//	burn
+//	    Spins on one CPU until a signal, then exits 0. Prints nothing. Meant
+//	    for CPU usage and CFS throttling tests.
+//
+//	spew MB [KIBPS]
+//	    Prints MB MiB of 100-byte lines to stdout ("000000001 xxx...x"), at
+//	    most KIBPS KiB per second if given, then "spewed MB MiB", and sleeps
+//	    until a signal, exiting 0. Meant for log rotation tests.
+//
 //	echo ARGS...
 //	    Prints ARGS joined by single spaces plus a newline to stdout (just a
 //	    newline without ARGS): ["/testbin","echo","hi"] prints "hi\n".
@@ -183,6 +192,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "allocated %d MiB\n", mb)
 		waitSignal(forever)
 		runtimeKeepAlive(buf)
+		return 0
+	case "burn":
+		return burn()
+	case "spew":
+		mb, rate, msg := parseSpew(args)
+		if msg != "" {
+			return usage("%s", msg)
+		}
+		spew(stdout, mb, rate)
+		waitSignal(forever)
 		return 0
 	case "echo":
 		fmt.Fprintln(stdout, strings.Join(args, " "))
@@ -461,4 +480,51 @@ func serveGRPC(stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "testbin: %v\n", err)
 		return 1
 	}
+}
+
+// burn spins until a signal.
+func burn() int {
+	sigs := notifyTerm()
+	defer signal.Stop(sigs)
+	for n := 0; ; n++ {
+		if n%(1<<20) == 0 {
+			select {
+			case <-sigs:
+				return 0
+			default:
+			}
+		}
+	}
+}
+
+func parseSpew(args []string) (mb, kibps int, msg string) {
+	if len(args) == 0 {
+		return 0, 0, "spew: MB is required"
+	}
+	mb, err := strconv.Atoi(args[0])
+	if err != nil || mb < 0 {
+		return 0, 0, fmt.Sprintf("spew: bad MB %q", args[0])
+	}
+	if len(args) > 1 {
+		if kibps, err = strconv.Atoi(args[1]); err != nil || kibps <= 0 {
+			return 0, 0, fmt.Sprintf("spew: bad KIBPS %q", args[1])
+		}
+	}
+	return mb, kibps, ""
+}
+
+// spew writes mb MiB of numbered 100-byte lines, kibps KiB a second at
+// most (0: as fast as it can), then its summary line.
+func spew(w io.Writer, mb, kibps int) {
+	line := []byte("000000000 " + strings.Repeat("x", 89) + "\n")
+	start := time.Now()
+	for i := 1; i*len(line) <= mb<<20; i++ {
+		copy(line, fmt.Sprintf("%09d", i))
+		w.Write(line)
+		if kibps > 0 && i%10 == 0 {
+			due := start.Add(time.Duration(float64(i*len(line)) / float64(kibps<<10) * float64(time.Second)))
+			time.Sleep(time.Until(due))
+		}
+	}
+	fmt.Fprintf(w, "spewed %d MiB\n", mb)
 }

@@ -26,6 +26,8 @@ func TestRunInstantModes(t *testing.T) {
 		{args: []string{"stderr", "oops", "now"}, stderr: "oops now\n"},
 		{args: []string{"sleep", "0.01"}},
 		{args: []string{"alloc"}, code: 2, stderr: "testbin: alloc: MB is required\n"},
+		{args: []string{"spew"}, code: 2, stderr: "testbin: spew: MB is required\n"},
+		{args: []string{"spew", "1", "0"}, code: 2, stderr: "testbin: spew: bad KIBPS \"0\"\n"},
 		{args: []string{"bogus"}, code: 2, stderr: "testbin: unknown mode \"bogus\"\n"},
 	} {
 		var out, errb bytes.Buffer
@@ -149,5 +151,17 @@ func TestTTY(t *testing.T) {
 	var out bytes.Buffer
 	if code := run([]string{"tty"}, ptmx, &out, io.Discard); code != 0 || !strings.HasPrefix(out.String(), "/dev/") {
 		t.Errorf("tty on a pty = %d, %q; want 0, a /dev/ name", code, out.String())
+	}
+}
+
+func TestSpew(t *testing.T) {
+	var out bytes.Buffer
+	spew(&out, 1, 0)
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if got, want := len(lines), (1<<20)/100+1; got != want {
+		t.Fatalf("%d lines, want %d", got, want)
+	}
+	if lines[0] != "000000001 "+strings.Repeat("x", 89) || lines[len(lines)-1] != "spewed 1 MiB" {
+		t.Errorf("first line %q, last %q", lines[0], lines[len(lines)-1])
 	}
 }
