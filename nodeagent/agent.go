@@ -3,6 +3,7 @@ package nodeagent
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"sort"
 	"sync/atomic"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/nodekit-dev/nodekit/admission"
 	"github.com/nodekit-dev/nodekit/allocation"
+	"github.com/nodekit-dev/nodekit/cadvisor"
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
 	"github.com/nodekit-dev/nodekit/csi"
 	"github.com/nodekit-dev/nodekit/eviction"
@@ -43,34 +45,36 @@ const (
 // Agent is one node agent: nodekit's packages composed as the kubelet
 // composes its own, over one runtime client.
 type Agent struct {
-	cfg         Config
-	log         logr.Logger
-	mgr         *kuberuntime.Manager
-	cache       *statuscache.Cache
-	pleg        pleg.PLEG
-	prober      *prober.Manager
-	cgroups     *cgroupmgr.Manager // nil: CgroupsPerQOS off or the runtime not on this host
-	workers     *podworkers.Workers
-	syncer      *podsync.Syncer
-	allocation  *allocation.Manager
-	userns      *userns.Manager
-	predicate   *admission.Predicate // the resize fit of allocation
-	statuses    *podstatus.Manager
-	mux         *podsource.Mux
-	sources     []podsource.Source
-	files       *podsource.FileSource // nil: no ManifestPath
-	api         *server.Handler       // the kubelet's API, for the caller to serve behind authn/authz
-	readOnly    *server.Handler       // its read-only subset
-	summary     *server.SummaryProvider
-	runtimeName string              // "containerd"
-	cgroupV1    bool                // the runtime's containers are in this host's cgroup v1
-	node        *nodestatus.Builder // the Node's description, registered in cluster mode
-	cluster     *cluster            // nil: standalone
-	dispatcher  *podsync.Dispatcher
-	containerGC *gc.ContainerGC
-	imageGC     *gc.ImageGC
-	eviction    *eviction.Manager // nil: Config.Eviction nil
-	ran         atomic.Bool
+	cfg          Config
+	log          logr.Logger
+	mgr          *kuberuntime.Manager
+	cache        *statuscache.Cache
+	pleg         pleg.PLEG
+	prober       *prober.Manager
+	cgroups      *cgroupmgr.Manager  // nil: CgroupsPerQOS off or the runtime not on this host
+	cadvisor     *cadvisor.Collector // nil when cgroups is
+	workers      *podworkers.Workers
+	syncer       *podsync.Syncer
+	allocation   *allocation.Manager
+	userns       *userns.Manager
+	predicate    *admission.Predicate // the resize fit of allocation
+	statuses     *podstatus.Manager
+	mux          *podsource.Mux
+	sources      []podsource.Source
+	files        *podsource.FileSource // nil: no ManifestPath
+	api          *server.Handler       // the kubelet's API, for the caller to serve behind authn/authz
+	readOnly     *server.Handler       // its read-only subset
+	summary      *server.SummaryProvider
+	runtimeName  string              // "containerd"
+	cgroupV1     bool                // the runtime's containers are in this host's cgroup v1
+	node         *nodestatus.Builder // the Node's description, registered in cluster mode
+	cluster      *cluster            // nil: standalone
+	dispatcher   *podsync.Dispatcher
+	containerGC  *gc.ContainerGC
+	imageGC      *gc.ImageGC
+	sandboxImage string            // the runtime's pause image
+	eviction     *eviction.Manager // nil: Config.Eviction nil
+	ran          atomic.Bool
 	// sourcesReady: every source's first set dispatched (sourcesApplied).
 	sourcesReady atomic.Bool
 }
@@ -117,6 +121,7 @@ func New(ctx context.Context, cfg Config) (_ *Agent, err error) {
 		a.newCgroups,
 		func() error { return a.newPodSync(volumes, m) },
 		func() error { return a.newGC(ctx) },
+		a.newCAdvisor,
 		a.newEviction,
 		func() (err error) { a.node, err = a.describeNode(ctx); return err },
 		a.newDispatcher,
@@ -206,13 +211,17 @@ func (a *Agent) newHandlers() error {
 	checks := []server.HealthCheck{{Name: "pleg", Check: func(context.Context) error { _, err := a.pleg.Healthy(); return err }},
 		{Name: "runtime", Check: a.cfg.Runtime.CheckReady}}
 	var err error
+	var cadvisorMetrics http.Handler
+	if a.cadvisor != nil { // no typed nils in the interfaces
+		cadvisorMetrics = a.cadvisor
+	}
 	if a.readOnly, err = server.New(server.Config{Pods: a, Stats: a.summary, Metrics: a.cfg.Gatherer, ProbeMetrics: a.cfg.ProbeGatherer,
-		Checks: checks}); err != nil {
+		CAdvisorMetrics: cadvisorMetrics, Checks: checks}); err != nil {
 		return err
 	}
 	a.api, err = server.New(server.Config{Pods: a, Logs: server.LogLocatorFunc(a.LogPath), Stats: a.summary, Streams: a.mgr,
-		Metrics: a.cfg.Gatherer, ProbeMetrics: a.cfg.ProbeGatherer, EnableDebuggingHandlers: *a.cfg.EnableDebuggingHandlers,
-		Clock: a.cfg.Clock, Checks: checks})
+		Metrics: a.cfg.Gatherer, ProbeMetrics: a.cfg.ProbeGatherer, CAdvisorMetrics: cadvisorMetrics,
+		EnableDebuggingHandlers: *a.cfg.EnableDebuggingHandlers, Clock: a.cfg.Clock, Checks: checks})
 	return err
 }
 

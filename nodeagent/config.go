@@ -60,6 +60,9 @@ type Config struct {
 	// container events drive the PLEG, which relists only every 300s as a
 	// safety net, and every RelistPeriod again if the events fail.
 	EventedPLEG bool
+	// CAdvisorHousekeepingInterval is how often /metrics/cadvisor's
+	// cgroups are read (--housekeeping-interval); default 10s.
+	CAdvisorHousekeepingInterval time.Duration
 	// LeaseDurationSeconds is the node lease's duration (40).
 	LeaseDurationSeconds int32
 	// MaxPods is the pods capacity (110); more are rejected at admission.

@@ -27,11 +27,11 @@ func (a *Agent) newGC(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("nodeagent: Config.ContainerGC: %w", err)
 	}
-	sandboxImage := cfg.SandboxImage
+	a.sandboxImage = cfg.SandboxImage
 	if img, err := client.SandboxImage(ctx); err == nil && img != "" {
-		sandboxImage = img // the one the runtime really uses
+		a.sandboxImage = img // the one the runtime really uses
 	}
-	a.imageGC, err = gc.NewImageGC(gc.ImageConfig{Images: client, Containers: client, Policy: cfg.ImageGC, SandboxImage: sandboxImage,
+	a.imageGC, err = gc.NewImageGC(gc.ImageConfig{Images: client, Containers: client, Policy: cfg.ImageGC, SandboxImage: a.sandboxImage,
 		Recorder: recorder, NodeName: cfg.NodeName, Clock: cfg.Clock, Log: a.log.WithName("image-gc")})
 	if err != nil {
 		return fmt.Errorf("nodeagent: Config.ImageGC: %w", err)

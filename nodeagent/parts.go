@@ -6,8 +6,10 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/nodekit-dev/nodekit/allocation"
+	"github.com/nodekit-dev/nodekit/cadvisor"
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
 	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/pleg"
@@ -146,6 +148,22 @@ func (a *Agent) newCgroups() error {
 	}
 	if err := a.cgroups.EnsureQOSCgroups(); err != nil {
 		return fmt.Errorf("nodeagent: QoS cgroups under Config.CgroupRoot %q: %w", cfg.CgroupRoot, err)
+	}
+	return nil
+}
+
+// newCAdvisor builds /metrics/cadvisor's collector over the pod cgroups,
+// when the agent has them.
+func (a *Agent) newCAdvisor() error {
+	if a.cgroups == nil {
+		return nil
+	}
+	var err error
+	a.cadvisor, err = cadvisor.New(cadvisor.Config{Runtime: a.cfg.Runtime, KubepodsCgroup: a.cgroups.Path(a.cgroups.KubepodsCgroupName()),
+		CgroupV2: ptr.To(a.cgroups.Mode() == cgroupmgr.ModeV2), SandboxImage: a.sandboxImage,
+		HousekeepingInterval: a.cfg.CAdvisorHousekeepingInterval, Clock: a.cfg.Clock, Log: a.log.WithName("cadvisor")})
+	if err != nil {
+		return fmt.Errorf("nodeagent: Config.CAdvisorHousekeepingInterval: %w", err)
 	}
 	return nil
 }

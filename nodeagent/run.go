@@ -34,6 +34,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.eviction != nil {
 		runs = append(runs, a.eviction.Run)
 	}
+	if a.cadvisor != nil {
+		runs = append(runs, a.cadvisor.Run)
+	}
 	for _, run := range runs {
 		wg.Add(1)
 		go func() { defer wg.Done(); a.logError(run(ctx), "run") }()

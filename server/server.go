@@ -64,6 +64,9 @@ type Config struct {
 	// NewResourceMetrics. When nil and Stats is set, the handler serves a
 	// registry of its own holding NewResourceMetrics(Stats).
 	ResourceMetrics prometheus.Gatherer
+	// CAdvisorMetrics is served on /metrics/cadvisor: cAdvisor's container
+	// metrics (*cadvisor.Collector). nil: not served.
+	CAdvisorMetrics http.Handler
 	// ProbeMetrics is served on /metrics/probes, where the kubelet serves
 	// its prober metrics on a registry of their own (one holding
 	// prober.NewMetrics()).
@@ -86,6 +89,8 @@ type Config struct {
 //	                 the kubelet's resource metrics, which metrics-server
 //	                 scrapes: NewResourceMetrics over Stats (the caller's
 //	                 registry in ResourceMetrics, else one of the handler's)
+//	/metrics/cadvisor
+//	                 cAdvisor's container metrics (package cadvisor)
 //	/metrics/probes  the caller's prober registry (prober.NewMetrics)
 //	/stats/summary   the Summary API (k8s.io/kubelet stats/v1alpha1)
 //	/containerLogs/<namespace>/<pod>/<container>
@@ -163,6 +168,9 @@ func New(cfg Config) (*Handler, error) {
 	partial := promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}
 	if cfg.ResourceMetrics != nil {
 		h.mux.Handle("/metrics/resource", promhttp.HandlerFor(cfg.ResourceMetrics, partial))
+	}
+	if cfg.CAdvisorMetrics != nil {
+		h.mux.Handle("/metrics/cadvisor", cfg.CAdvisorMetrics)
 	}
 	if cfg.ProbeMetrics != nil {
 		h.mux.Handle("/metrics/probes", promhttp.HandlerFor(cfg.ProbeMetrics, partial))

@@ -42,6 +42,7 @@ import (
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/nodekit-dev/nodekit/cadvisor"
 	"github.com/nodekit-dev/nodekit/kubeletflags"
 	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/nodestatus"
@@ -55,7 +56,7 @@ import (
 type config struct {
 	runtimeKind, endpoint, imageEndpoint, manifestPath, manifestURL, hostname, hostIP string
 	podLogsDir, rootDir, cgroupRoot, cgroupDriver, kubeconfig, clusterDomain          string
-	relistPeriod, syncFrequency, fileCheckFreq, nodeStatusFreq                        time.Duration
+	relistPeriod, syncFrequency, fileCheckFreq, nodeStatusFreq, housekeepingInterval  time.Duration
 	maxPods, leaseSeconds, apiQPS, apiBurst                                           int
 	nodeLabels                                                                        map[string]string
 	taints                                                                            []v1.Taint
@@ -165,6 +166,7 @@ func newFlagSet(cfg *config, raw *rawFlags) *flag.FlagSet {
 	fs.DurationVar(&cfg.relistPeriod, "relist-period", pleg.DefaultRelistPeriod, "PLEG relist period")
 	fs.DurationVar(&cfg.syncFrequency, "sync-frequency", time.Minute, "max period between syncs of each pod")
 	fs.DurationVar(&cfg.fileCheckFreq, "file-check-frequency", 20*time.Second, "how often the manifest directory is re-read")
+	fs.DurationVar(&cfg.housekeepingInterval, "housekeeping-interval", cadvisor.DefaultHousekeepingInterval, "how often /metrics/cadvisor's cgroups are read")
 	raw.serving = cfg.serving.AddFlags(fs)
 	addGCFlags(fs, &cfg.gc)
 	addEvictionFlags(fs, &cfg.eviction)
@@ -230,7 +232,8 @@ func (cfg *config) finish(fs *flag.FlagSet, raw rawFlags) error {
 		}
 	}
 	for name, d := range map[string]time.Duration{"--relist-period": cfg.relistPeriod, "--sync-frequency": cfg.syncFrequency,
-		"--file-check-frequency": cfg.fileCheckFreq, "--node-status-update-frequency": cfg.nodeStatusFreq} {
+		"--file-check-frequency": cfg.fileCheckFreq, "--node-status-update-frequency": cfg.nodeStatusFreq,
+		"--housekeeping-interval": cfg.housekeepingInterval} {
 		if d <= 0 {
 			return fmt.Errorf("%s: invalid value %s: must be positive", name, d)
 		}
