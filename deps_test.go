@@ -65,9 +65,15 @@ func TestPackageDependencies(t *testing.T) {
 		// Pull secrets to registry credentials: distribution/reference (with
 		// go-digest) normalises image names as the kubelet does.
 		{"credentials", nil, light, 20},
+		// The kubelet's container log rotation and /var/log/containers links:
+		// CRI types for the runtime interface it declares (cri-api, grpc,
+		// protobuf), apimachinery's resource.Quantity for MaxSize; no
+		// sibling, no metrics (the kubelet has none for it).
+		{"containerlog", nil, []string{prometheus, containerd, clientGo, kuberuntimePkg}, 14},
 		// The pod-level manager on the CRI client; credentials for pull
-		// secrets (distribution/reference, go-digest).
-		{"kuberuntime", []string{"credentials", "fieldpath", "kubecontainer", "podpath", "resources", "runtime", "runtime/criconv"},
+		// secrets (distribution/reference, go-digest); containerlog for the
+		// /var/log/containers links.
+		{"kuberuntime", []string{"containerlog", "credentials", "fieldpath", "kubecontainer", "podpath", "resources", "runtime", "runtime/criconv"},
 			[]string{containerd, clientGo}, 33},
 		// k8s.io/cri-streaming serves exec, attach and port-forward as
 		// containerd does (go-restful, klog, k8s.io/streaming, spdystream).
@@ -95,18 +101,13 @@ func TestPackageDependencies(t *testing.T) {
 		// podsource for the Dispatcher's updates (fsnotify and yaml come with it).
 		// admission for the admit handlers' PodAdmitHandler and PodAdmitResult (with it
 		// k8s.io/component-helpers).
-		{"podsync", []string{"admission", "credentials", "fieldpath", "podpath", "podsource", "resources", "cgroupmgr", "kubecontainer", "kuberuntime", "podstatus",
+		{"podsync", []string{"containerlog", "admission", "credentials", "fieldpath", "podpath", "podsource", "resources", "cgroupmgr", "kubecontainer", "kuberuntime", "podstatus",
 			"podworkers", "runtime", "runtime/criconv"}, []string{clientGo}, 46},
 		// CRI types for the runtime interfaces it declares (cri-api, grpc,
 		// protobuf); kubecontainer's labels, podpath's log layout, criconv's
 		// container states. Not the pod-level manager: the GC reads the
 		// runtime, not pods.
-		{"gc", []string{"internal/fsstats", "kubecontainer", "podpath", "resources", "runtime/criconv"}, []string{prometheus, containerd, clientGo, kuberuntimePkg}, 24},
-		// The kubelet's container log rotation and /var/log/containers links:
-		// CRI types for the runtime interface it declares (cri-api, grpc,
-		// protobuf), apimachinery's resource.Quantity for MaxSize; no
-		// sibling, no metrics (the kubelet has none for it).
-		{"containerlog", nil, []string{prometheus, containerd, clientGo, kuberuntimePkg}, 14},
+		{"gc", []string{"containerlog", "internal/fsstats", "kubecontainer", "podpath", "resources", "runtime/criconv"}, []string{prometheus, containerd, clientGo, kuberuntimePkg}, 24},
 		// k8s.io/kubelet's config/v1beta1 for IgnoredConfigFields: its component-base
 		// logging and tracing types bring pflag, klog, otel and client_golang (36);
 		// evanphx/json-patch.v4 merges the --config-dir drop-ins as the kubelet does.
@@ -133,12 +134,12 @@ func TestPackageDependencies(t *testing.T) {
 		// The kubelet's composition: every package a node agent runs, not
 		// the process's parts (serverauth's k8s.io/apiserver, kubeletflags),
 		// nor runtime/fake (Config.RuntimeOnHost says where the runtime is).
-		{"nodeagent", []string{"admission", "allocation", "cadvisor", "cgroupmgr", "credentials", "csi", "csi/apiclient", "csi/nodeinfo", "eviction", "fieldpath", "gc", "internal/fsstats", "kubecontainer",
+		{"nodeagent", []string{"containerlog", "admission", "allocation", "cadvisor", "cgroupmgr", "credentials", "csi", "csi/apiclient", "csi/nodeinfo", "eviction", "fieldpath", "gc", "internal/fsstats", "kubecontainer",
 			"kuberuntime", "mirrorpod", "nodestatus", "pleg", "pleg/plegmetrics", "pluginmanager", "podpath", "podsource", "podsource/apiserver", "podstatus",
 			"podstatus/apiclient", "podsync", "podworkers", "prober", "prober/probe", "resources", "runtime", "runtime/criconv",
 			"server", "statuscache", "userns", "volume", "volume/apiclient"}, nil, 77},
 		// Hollow nodes: nodeagent, each on its own runtime/fake.
-		{"hollow", []string{"admission", "allocation", "cadvisor", "cgroupmgr", "credentials", "csi", "csi/apiclient", "csi/nodeinfo", "eviction", "fieldpath", "gc", "internal/fsstats", "kubecontainer",
+		{"hollow", []string{"containerlog", "admission", "allocation", "cadvisor", "cgroupmgr", "credentials", "csi", "csi/apiclient", "csi/nodeinfo", "eviction", "fieldpath", "gc", "internal/fsstats", "kubecontainer",
 			"kuberuntime", "mirrorpod", "nodeagent", "nodestatus", "pleg", "pleg/plegmetrics", "pluginmanager", "podpath", "podsource", "podsource/apiserver", "podstatus",
 			"podstatus/apiclient", "podsync", "podworkers", "prober", "prober/probe", "resources", "runtime", "runtime/criconv", "runtime/fake",
 			"server", "statuscache", "userns", "volume", "volume/apiclient"}, nil, 77},

@@ -19,6 +19,7 @@
 //	  runtime              CRI client: RuntimeService and ImageService over gRPC or in process
 //	  runtime/criconv      CRI to kubecontainer conversions, shared by runtime, kuberuntime and gc
 //	  credentials          image pull secrets to registry credentials, the kubelet's keyring
+//	  containerlog         container log rotation (size, files kept, gzip) and /var/log/containers links
 //	  kuberuntime          pod-level runtime manager: SyncPod, KillPod, GetPodStatus on the CRI
 //	  runtime/fake         in-memory CRI runtime served over real gRPC, for tests
 //	  runtime/runtimetest  CRI contract suite (the fake and containerd pass it)
@@ -30,7 +31,6 @@
 //	  csi/csitest          a fake CSI driver (identity, node and controller services) for tests
 //	  allocation           in-place pod resize: allocated and actuated resources, resize decisions
 //	  gc                   container and image garbage collection with the kubelet's policies
-//	  containerlog         container log rotation (size, files kept, gzip) and /var/log/containers links
 //	  eviction             eviction manager: thresholds, pressure conditions, evictions
 //	  oomwatch             OOM kills from the kernel log: the SystemOOM event, kills per cgroup
 //	pod lifecycle: from a pod's sources to its status

@@ -17,6 +17,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
 
+	"github.com/nodekit-dev/nodekit/containerlog"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/podpath"
 	"github.com/nodekit-dev/nodekit/runtime/criconv"
@@ -50,6 +51,11 @@ type ContainerConfig struct {
 	// a removed container's log file goes with it, a gone pod's directory
 	// with its last sandbox.
 	PodLogsDir string
+	// ContainersLogDir is where the kubelet's /var/log/containers links
+	// are (package containerlog): a removed container's goes with it, and
+	// each pass removes the links of containers gone or exited (with a
+	// Runtime that is also a ContainerStatusReader). "": none.
+	ContainersLogDir string
 	// Recorder, with NodeName, records ContainerGCFailed on the Node when
 	// a Run pass fails; nil: no events.
 	Recorder EventRecorder
@@ -300,7 +306,7 @@ func (g *ContainerGC) collect(ctx context.Context, evictNonDeleted bool) (Contai
 		}
 	}
 	for _, c := range victims {
-		if err := g.removeContainer(ctx, l.raw[c.ID], c, logs, logFiles[c.ID]); err != nil {
+		if err := g.removeContainer(ctx, l.raw[c.ID], c, logFiles[c.ID]); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -337,6 +343,11 @@ func (g *ContainerGC) collect(ctx context.Context, evictNonDeleted bool) (Contai
 	if err != nil {
 		errs = append(errs, err)
 	}
+	if sr, ok := g.cfg.Runtime.(ContainerStatusReader); ok && g.cfg.ContainersLogDir != "" {
+		if _, err := containerlog.RemoveDeadSymlinks(ctx, g.cfg.ContainersLogDir, sr); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	return res, errors.Join(errs...)
 }
 
@@ -364,8 +375,9 @@ func memo(f func(types.UID) bool) func(types.UID) bool {
 
 // removeContainer is the kubelet's removeContainer: an unknown-state
 // container may still run and is stopped first; its log file (logFile,
-// relative to logs; "" for none) is removed, then the container.
-func (g *ContainerGC) removeContainer(ctx context.Context, raw *runtimeapi.Container, c ContainerInfo, logs *os.Root, logFile string) error {
+// relative to PodLogsDir, with its rotated files; "" for none) and its
+// /var/log/containers link are removed, then the container.
+func (g *ContainerGC) removeContainer(ctx context.Context, raw *runtimeapi.Container, c ContainerInfo, logFile string) error {
 	g.cfg.Log.V(4).Info("removing container", "containerID", c.ID, "podUID", c.PodUID, "container", c.Name)
 	if c.State == kc.ContainerStateUnknown {
 		grace := int64(v1.DefaultTerminationGracePeriodSeconds)
@@ -377,8 +389,17 @@ func (g *ContainerGC) removeContainer(ctx context.Context, raw *runtimeapi.Conta
 		}
 	}
 	if logFile != "" {
-		if err := logs.Remove(logFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		// The log and its rotated files (containerlog's), as the kubelet's
+		// removeContainerLog.
+		if err := containerlog.RemoveLogs(filepath.Join(g.cfg.PodLogsDir, logFile)); err != nil {
 			g.cfg.Log.Error(err, "removing a removed container's log", "path", filepath.Join(g.cfg.PodLogsDir, logFile))
+		}
+	}
+	if g.cfg.ContainersLogDir != "" {
+		li := kc.ReadLabels(raw.Labels, raw.Annotations)
+		ref := containerlog.ContainerRef{PodName: li.PodName, PodNamespace: li.PodNamespace, ContainerName: c.Name, ContainerID: c.ID}
+		if err := containerlog.RemoveSymlink(g.cfg.ContainersLogDir, ref); err != nil {
+			g.cfg.Log.Error(err, "removing a removed container's log link")
 		}
 	}
 	if err := g.cfg.Runtime.RemoveContainer(ctx, c.ID); err != nil {

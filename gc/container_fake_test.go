@@ -3,10 +3,12 @@ package gc_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +19,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/nodekit-dev/nodekit/containerlog"
 	"github.com/nodekit-dev/nodekit/gc"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/runtime"
@@ -340,4 +343,38 @@ func TestContainerGCRun(t *testing.T) {
 	require.NoError(t, <-passes)
 	cancel()
 	require.NoError(t, <-done)
+}
+
+// TestContainerGCRemovesRotatedLogsAndLinks: a removed container's
+// rotated log files and /var/log/containers link go with it, a link
+// whose container is gone goes at the next pass, a running container's
+// stays.
+func TestContainerGCRemovesRotatedLogsAndLinks(t *testing.T) {
+	e := newCRIEnv(t)
+	web := e.pod("uid-web", "web", nil)
+	w0, w1 := e.dead(web, "app", 0), e.dead(web, "app", 1)
+	w2 := e.container(web, "app", 2, "sleep")
+	links := t.TempDir()
+	rotated := filepath.Join(e.logs, "default_web_uid-web/app/0.log.20261127-120000.gz")
+	require.NoError(t, os.WriteFile(rotated, []byte("old"), 0o644))
+	link := func(id string, n int) containerlog.ContainerRef {
+		ref := containerlog.ContainerRef{PodName: "web", PodNamespace: "default", ContainerName: "app", ContainerID: id}
+		require.NoError(t, containerlog.CreateSymlink(links, ref, filepath.Join(e.logs, fmt.Sprintf("default_web_uid-web/app/%d.log", n))))
+		return ref
+	}
+	r0, r2 := link(w0, 0), link(w2, 2)
+	gone := containerlog.ContainerRef{PodName: "web", PodNamespace: "default", ContainerName: "app", ContainerID: strings.Repeat("f", 64)}
+	require.NoError(t, os.Symlink(filepath.Join(e.logs, "nowhere.log"), containerlog.SymlinkPath(links, gone)))
+
+	g, err := gc.NewContainerGC(gc.ContainerConfig{Runtime: e.client, PodLogsDir: e.logs, ContainersLogDir: links, Clock: e.clk})
+	require.NoError(t, err)
+	res, err := g.GarbageCollect(e.ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{w0}, ids(res.Containers), "one dead instance is kept")
+	assert.NoFileExists(t, rotated, "the removed container's rotated log")
+	for ref, want := range map[containerlog.ContainerRef]bool{r0: false, r2: true, gone: false} {
+		_, err := os.Lstat(containerlog.SymlinkPath(links, ref))
+		assert.Equal(t, want, err == nil, "link of %s", ref.ContainerID)
+	}
+	assert.Equal(t, sorted(w1, w2), e.containerIDs())
 }

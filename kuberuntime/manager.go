@@ -80,6 +80,10 @@ type ManagerConfig struct {
 	// NewManager creates it, so an unwritable default fails there, naming
 	// the field, rather than at the first SyncPod.
 	PodLogsDir string
+	// ContainersLogDir is where each started container's log gets the
+	// kubelet's symlink (/var/log/containers, what log shippers read:
+	// package containerlog); "" makes none.
+	ContainersLogDir string
 	// RootDir is --root-dir: each container instance gets an empty
 	// termination-message file under <RootDir>/pods/<uid>/containers/<name>/,
 	// mounted at its TerminationMessagePath, whose content becomes its

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/nodekit-dev/nodekit/containerlog"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/podpath"
 	"github.com/nodekit-dev/nodekit/runtime"
@@ -289,6 +291,12 @@ func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxC
 		return fail(ErrRunContainer, "pod %s: container %s: %w", podRef(pod), c.Name, err)
 	}
 	m.event(pod, c, v1.EventTypeNormal, EventStarted, "Started container %s", c.Name)
+	if dir := m.cfg.ContainersLogDir; dir != "" {
+		ref := containerlog.ContainerRef{PodName: pod.Name, PodNamespace: pod.Namespace, ContainerName: c.Name, ContainerID: id}
+		if err := containerlog.CreateSymlink(dir, ref, filepath.Join(sandboxCfg.GetLogDirectory(), cfg.GetLogPath())); err != nil {
+			m.cfg.Log.Error(err, "Failed to create legacy symbolic link", "pod", podRef(pod), "containerName", c.Name)
+		}
+	}
 	if c.Lifecycle != nil && c.Lifecycle.PostStart != nil {
 		if msg, err := m.runHook(ctx, pod, c, id, podIPs, c.Lifecycle.PostStart, 0); err != nil {
 			// The kubelet kills a container whose postStart hook failed.
