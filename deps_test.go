@@ -131,6 +131,10 @@ func TestPackageDependencies(t *testing.T) {
 		// k8s.io/component-helpers for the kubelet's pod requests, node
 		// affinity and taint helpers (klog, logr come with it).
 		{"admission", nil, light, 19},
+		// A real Prometheus for tests, driven as a process over its HTTP API:
+		// testify (internal/poll) and sigs.k8s.io/yaml for its configuration;
+		// nothing of Prometheus itself, nor client_golang.
+		{"internal/promtest", []string{"internal/poll"}, light, 6},
 		// The kubelet's composition: every package a node agent runs, not
 		// the process's parts (serverauth's k8s.io/apiserver, kubeletflags),
 		// nor runtime/fake (Config.RuntimeOnHost says where the runtime is).

@@ -2,7 +2,7 @@
 # hack/test.sh - the project's test command (README, .ci/run): a gofmt check
 # (drift fails the run), unit tests,
 # the real-part tests (build tag "integration": containerd, cgroups, a real
-# kube-apiserver + etcd, loopback servers), the kubectl-driven black-box run
+# kube-apiserver + etcd, loopback servers, a real Prometheus), the kubectl-driven black-box run
 # (hack/e2e-kubectl.sh), the upstream e2e suite's fast [NodeConformance]
 # specs (hack/conformance.sh subset), persistent volumes through CSI on a
 # whole cluster (hack/csi-e2e.sh), and every benchmark once with a short -benchtime;
@@ -12,6 +12,7 @@
 # Env: NODEKIT_SOAK (default 150s) is the churn of e2e's TestSoak, the agent
 #      under faults on real parts (NODEKIT_SOAK=10m for a long run);
 #      NODEKIT_KEEP_CONTAINERD=1 leaves containerd running afterwards;
+#      NODEKIT_PROMETHEUS_DIR holds prometheus and promtool (default: hack/prometheus.sh's build);
 #      BENCHTIME (default 20x) is the -benchtime of the benchmark pass;
 #      FUZZTIME (default 250000x), FUZZTIME_API (default 150000x),
 #      FUZZTIME_THRESHOLDS (default 200000x), FUZZTIME_PROBE (default
@@ -58,6 +59,13 @@ bash hack/apiserver-up.sh --fresh >/dev/null  # a throwaway cluster: nothing lef
 if [[ ${NODEKIT_KEEP_CONTAINERD:-0} != 1 ]]; then
   trap 'log "stopping containerd and the apiserver"; bash hack/containerd-down.sh >&2 || true; bash hack/apiserver-down.sh >&2 || true' EXIT
 fi
+
+# prometheus and promtool for the integration tests' internal/promtest (#33: a real Prometheus that
+# scrapes over TLS with a bearer token, promtool to lint an exposition): NODEKIT_PROMETHEUS_DIR when
+# set, else hack/prometheus.sh builds them from the Go module proxy once (3.5-4 min cold) and caches them.
+log "prometheus and promtool (hack/prometheus.sh)"
+NODEKIT_PROMETHEUS_DIR=${NODEKIT_PROMETHEUS_DIR:-$(bash hack/prometheus.sh)}
+export NODEKIT_PROMETHEUS_DIR
 
 log "go vet"
 go vet -tags integration ./...
