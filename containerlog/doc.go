@@ -28,6 +28,11 @@
 //
 // Deliberate differences from the kubelet:
 //
+//   - A log rotated at a pass (or since) is hot until the next pass: it is
+//     looked at every HotCheckInterval (500ms, a stat) and rotated once it
+//     reaches MaxSize again, so a fast writer's files stay near MaxSize.
+//     The kubelet looks only every MonitorInterval: a pod writing 1 MiB/s
+//     leaves 10 MiB files with a 1Mi limit.
 //   - Run's passes do not overlap: a pass (RotateAll) hands the running
 //     containers to MaxWorkers workers and returns when they are done,
 //     where the kubelet feeds a work queue that deduplicates. Either way a

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -47,10 +50,17 @@ func NewManager(cfg Config) (*Manager, error) {
 // Config returns the configuration in force, defaults filled in.
 func (m *Manager) Config() Config { return m.cfg }
 
+// HotCheckInterval is how often a hot log (one that reached MaxSize
+// within the last MonitorInterval) is looked at between Run's passes.
+const HotCheckInterval = 500 * time.Millisecond
+
 // Run rotates what needs rotating every MonitorInterval, the first time at
 // once, until ctx ends; it then returns nil. A failed pass is logged, as
-// the kubelet does, and the next one tries again. With a negative MaxSize
-// it only waits for ctx, as the kubelet's stub manager.
+// the kubelet does, and the next one tries again. A log rotated within
+// the last interval is hot: it is looked at every HotCheckInterval too, so
+// that a fast writer rotates near MaxSize instead of growing by up to a
+// MonitorInterval's worth of writes. With a negative MaxSize Run only
+// waits for ctx, as the kubelet's stub manager.
 func (m *Manager) Run(ctx context.Context) error {
 	if m.maxSize < 0 {
 		m.cfg.Log.Info("Container log rotation is disabled", "maxSize", m.cfg.MaxSize.String())
@@ -60,19 +70,47 @@ func (m *Manager) Run(ctx context.Context) error {
 	m.cfg.Log.Info("Initializing container log rotate workers", "workers", m.cfg.MaxWorkers, "monitorPeriod", m.cfg.MonitorInterval)
 	t := m.cfg.Clock.NewTicker(m.cfg.MonitorInterval)
 	defer t.Stop()
+	fast := m.cfg.Clock.NewTicker(HotCheckInterval)
+	defer fast.Stop()
+	hot, warm := map[string]string{}, map[string]string{} // ID: log path; warm: rotated since the last pass
 	for {
-		rotated, err := m.RotateAll(ctx)
+		rotated, err := m.rotateAll(ctx)
 		switch {
 		case ctx.Err() != nil:
 		case err != nil:
 			m.cfg.Log.Error(err, "Failed to rotate container logs", "rotated", len(rotated))
 		case len(rotated) > 0:
-			m.cfg.Log.V(4).Info("Rotated container logs", "containers", rotated)
+			m.cfg.Log.V(4).Info("Rotated container logs", "containers", len(rotated))
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C():
+		maps.Copy(warm, rotated)
+		hot, warm = warm, map[string]string{}
+		for waiting := true; waiting; {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-t.C():
+				waiting = false
+			case <-fast.C():
+				m.checkHot(ctx, hot, warm)
+			}
+		}
+	}
+}
+
+// checkHot rotates the hot logs that reached MaxSize, and keeps those
+// it rotated warm.
+func (m *Manager) checkHot(ctx context.Context, hot, warm map[string]string) {
+	for id, path := range hot {
+		if info, err := os.Stat(path); err != nil || info.Size() < m.maxSize {
+			continue
+		}
+		switch ok, _, err := m.rotate(ctx, id); {
+		case errors.Is(err, fs.ErrExist):
+			// Rotated within this second already: the next check does it.
+		case err != nil:
+			m.cfg.Log.Error(err, "Failed to rotate a hot container log", "containerID", id)
+		case ok:
+			warm[id] = path
 		}
 	}
 }
@@ -82,6 +120,13 @@ func (m *Manager) Run(ctx context.Context) error {
 // Rotate). It returns the IDs of the containers whose logs it rotated, and
 // the failures joined, each naming its container.
 func (m *Manager) RotateAll(ctx context.Context) ([]string, error) {
+	rotated, err := m.rotateAll(ctx)
+	ids := slices.Sorted(maps.Keys(rotated))
+	return ids, err
+}
+
+// rotateAll is RotateAll, with the rotated logs' paths by container ID.
+func (m *Manager) rotateAll(ctx context.Context) (map[string]string, error) {
 	if m.maxSize < 0 {
 		return nil, nil
 	}
@@ -97,11 +142,12 @@ func (m *Manager) RotateAll(ctx context.Context) ([]string, error) {
 		}
 	}
 	rotated := make([]bool, len(ids))
+	paths := make([]string, len(ids))
 	errs := make([]error, len(ids))
 	var next atomic.Int64
 	work := func() {
 		for i := int(next.Add(1) - 1); i < len(ids) && ctx.Err() == nil; i = int(next.Add(1) - 1) {
-			rotated[i], errs[i] = m.rotate(ctx, ids[i])
+			rotated[i], paths[i], errs[i] = m.rotate(ctx, ids[i])
 		}
 	}
 	if workers := min(m.cfg.MaxWorkers, len(ids)); workers <= 1 {
@@ -113,11 +159,11 @@ func (m *Manager) RotateAll(ctx context.Context) ([]string, error) {
 		}
 		wg.Wait()
 	}
-	var out []string
+	out := map[string]string{}
 	var failed []error
 	for i, id := range ids {
 		if rotated[i] {
-			out = append(out, id)
+			out[id] = paths[i]
 		}
 		if errs[i] != nil {
 			failed = append(failed, fmt.Errorf("container %s: %w", id, errs[i]))
@@ -139,40 +185,40 @@ func (m *Manager) Rotate(ctx context.Context, containerID string) error {
 	if m.maxSize < 0 {
 		return nil
 	}
-	_, err := m.rotate(ctx, containerID)
+	_, _, err := m.rotate(ctx, containerID)
 	return err
 }
 
-// rotate is Rotate; it reports whether the log was rotated.
-func (m *Manager) rotate(ctx context.Context, id string) (bool, error) {
+// rotate is Rotate; it reports whether the log, at path, was rotated.
+func (m *Manager) rotate(ctx context.Context, id string) (bool, string, error) {
 	m.acquire(id)
 	defer m.release(id)
 	resp, err := m.cfg.Runtime.ContainerStatus(ctx, id, false)
 	if err != nil {
-		return false, fmt.Errorf("failed to get container status %q: %w", id, err)
+		return false, "", fmt.Errorf("failed to get container status %q: %w", id, err)
 	}
 	status := resp.GetStatus()
 	if status == nil {
-		return false, fmt.Errorf("container status is nil for %q", id)
+		return false, "", fmt.Errorf("container status is nil for %q", id)
 	}
 	path := status.GetLogPath()
 	if status.GetState() != runtimeapi.ContainerState_CONTAINER_RUNNING || path == "" {
-		return false, nil
+		return false, "", nil
 	}
 	size, err := m.liveSize(ctx, id, path)
 	if err != nil {
-		return false, err
+		return false, path, err
 	}
 	if size < m.maxSize {
 		if v := m.cfg.Log.V(7); v.Enabled() { // no arguments built at lower verbosity
 			v.Info("log file doesn't need to be rotated", "containerID", id, "path", path, "currentSize", size, "maxSize", m.maxSize)
 		}
-		return false, nil
+		return false, path, nil
 	}
 	if err := m.rotateLog(ctx, id, path); err != nil {
-		return false, fmt.Errorf("failed to rotate log for container %q (size %d, max %d): %w", id, size, m.maxSize, err)
+		return false, path, fmt.Errorf("failed to rotate log for container %q (size %d, max %d): %w", id, size, m.maxSize, err)
 	}
-	return true, nil
+	return true, path, nil
 }
 
 // liveSize is the size of the live log; a missing one is reopened first,

@@ -338,3 +338,32 @@ func TestRotateOneAtATime(t *testing.T) {
 	assert.Equal(t, 1, g.mostPerID)
 	assert.Equal(t, 1, rt.reopenCount("c1"))
 }
+
+// TestRunChecksHotLogsBetweenPasses: a log rotated at a pass is looked at
+// every HotCheckInterval until the next, so a fast writer rotates near
+// MaxSize; a log that was under MaxSize waits for the next pass.
+func TestRunChecksHotLogsBetweenPasses(t *testing.T) {
+	dir := t.TempDir()
+	rt := newFakeRuntime()
+	rt.add(t, "hot", filepath.Join(dir, "hot.log"))
+	rt.add(t, "calm", filepath.Join(dir, "calm.log"))
+	rt.write(t, "hot", make([]byte, 2048))
+	m, clk := newManager(t, rt, containerlog.Config{MaxSize: resource.MustParse("1Ki")})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- m.Run(ctx) }()
+	poll.Eventually(t, func() bool { return rt.reopenCount("hot") == 1 }, 10*time.Second, time.Millisecond, "first pass")
+	poll.Eventually(t, clk.HasWaiters, 10*time.Second, time.Millisecond, "Run waits on its tickers")
+
+	rt.write(t, "hot", make([]byte, 2048))
+	rt.write(t, "calm", make([]byte, 2048))
+	clk.Step(time.Second) // a rotation a second after the first: its file's name differs
+	poll.Eventually(t, func() bool { return rt.reopenCount("hot") == 2 }, 10*time.Second, time.Millisecond, "the hot log rotated between passes")
+	poll.Eventually(t, clk.HasWaiters, 10*time.Second, time.Millisecond, "Run waits again")
+	assert.Zero(t, rt.reopenCount("calm"), "a log under MaxSize at the pass waits for the next")
+
+	clk.Step(10 * time.Second)
+	poll.Eventually(t, func() bool { return rt.reopenCount("calm") == 1 }, 10*time.Second, time.Millisecond, "the next pass")
+	cancel()
+	assert.NoError(t, <-done)
+}
