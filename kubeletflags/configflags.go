@@ -41,7 +41,7 @@ func ConfigFlagValues(kc *kubeletconfigv1beta1.KubeletConfiguration) map[string]
 		"kube-reserved": JoinMap(kc.KubeReserved, "="), "system-reserved": JoinMap(kc.SystemReserved, "="),
 		"eviction-soft": JoinMap(kc.EvictionSoft, "<"), "eviction-soft-grace-period": JoinMap(kc.EvictionSoftGracePeriod, "="),
 		"eviction-minimum-reclaim": JoinMap(kc.EvictionMinimumReclaim, "="),
-		"allowed-unsafe-sysctls":   strings.Join(kc.AllowedUnsafeSysctls, ",")} {
+		"allowed-unsafe-sysctls":   strings.Join(kc.AllowedUnsafeSysctls, ","), "container-log-max-size": kc.ContainerLogMaxSize} {
 		str(name, s)
 	}
 	for name, d := range map[string]time.Duration{"sync-frequency": kc.SyncFrequency.Duration,
@@ -70,7 +70,7 @@ func configPointers(kc *kubeletconfigv1beta1.KubeletConfiguration, v map[string]
 		v["eviction-hard"] = JoinMap(kc.EvictionHard, "<")
 	}
 	for name, p := range map[string]*int32{"image-gc-high-threshold": kc.ImageGCHighThresholdPercent,
-		"image-gc-low-threshold": kc.ImageGCLowThresholdPercent} {
+		"image-gc-low-threshold": kc.ImageGCLowThresholdPercent, "container-log-max-files": kc.ContainerLogMaxFiles} {
 		if p != nil {
 			v[name] = strconv.Itoa(int(*p))
 		}
