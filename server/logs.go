@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"k8s.io/utils/clock"
+
+	"github.com/nodekit-dev/nodekit/containerlog"
 )
 
 // followPoll is how often a follow looks for new lines.
@@ -140,7 +143,7 @@ func (h *Handler) openLog(w http.ResponseWriter, r *http.Request) (*logStream, b
 		kubeletError(w, http.StatusBadRequest, err)
 		return nil, false
 	}
-	f, err := os.Open(path)
+	f, err := openLive(path)
 	if err != nil {
 		kubeletError(w, http.StatusBadRequest, err)
 		return nil, false
@@ -158,6 +161,25 @@ func (h *Handler) openLog(w http.ResponseWriter, r *http.Request) (*logStream, b
 	}
 	return &logStream{f: f, rd: bufio.NewReaderSize(f, 64<<10), path: path, opts: opts, clock: h.cfg.Clock,
 		running: func() bool { return h.stillRunning(ns, name, container, inst.id) }}, true
+}
+
+// openLive opens the container's log at path; while a rotation has
+// renamed it and the runtime has not reopened it yet, the file it was
+// renamed to, which holds the newest lines (the kubelet fails the request
+// then). A follow moves on to the new file at path as after any rotation.
+func openLive(path string) (*os.File, error) {
+	f, err := os.Open(path)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return f, err
+	}
+	if logs, lerr := containerlog.AllLogs(path); lerr == nil && len(logs) > 1 {
+		if newest := logs[len(logs)-2]; !strings.HasSuffix(newest, ".gz") {
+			if rf, rerr := os.Open(newest); rerr == nil {
+				return rf, nil
+			}
+		}
+	}
+	return nil, err
 }
 
 // logStream is a request's reading of a container's log, across the

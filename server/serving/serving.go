@@ -3,6 +3,7 @@ package serving
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/nodekit-dev/nodekit/server"
 	"github.com/nodekit-dev/nodekit/server/serverauth"
@@ -31,7 +33,10 @@ type Config struct {
 	// and SubjectAccessReviews are the API server's (nil: none).
 	Auth                   serverauth.Config
 	API, ReadOnly, Healthz http.Handler
-	Log                    logr.Logger
+	// Registerer, if set, gets kubelet_certificate_manager_server_ttl_seconds
+	// for the API port's certificate.
+	Registerer prometheus.Registerer
+	Log        logr.Logger
 }
 
 // ErrWebhookWithoutAPIServer: webhook authentication or authorization was
@@ -87,6 +92,15 @@ func Listen(cfg Config) (*Servers, error) {
 			tlsCfg, err := serverauth.TLSConfig(cfg.TLS)
 			if err != nil {
 				return err
+			}
+			if cfg.Registerer != nil {
+				var leaf *x509.Certificate
+				if len(tlsCfg.Certificates) > 0 && len(tlsCfg.Certificates[0].Certificate) > 0 {
+					leaf, _ = x509.ParseCertificate(tlsCfg.Certificates[0].Certificate[0])
+				}
+				if err := cfg.Registerer.Register(server.ServingCertificateTTL(func() *x509.Certificate { return leaf })); err != nil {
+					return fmt.Errorf("serving: Config.Registerer: %w", err)
+				}
 			}
 			if err := listen(cfg.Address, cfg.Port, auth.Filter(cfg.API),
 				func(l net.Listener) net.Listener { return tls.NewListener(l, tlsCfg) }); err != nil {

@@ -7,16 +7,20 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	kubeletconfig "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
 
+	"github.com/nodekit-dev/nodekit/server"
 	"github.com/nodekit-dev/nodekit/server/serverauth"
 	"github.com/nodekit-dev/nodekit/server/serving"
 )
@@ -132,4 +136,31 @@ func TestAPIPortSpeaksHTTP2AndHTTP11(t *testing.T) {
 	}
 	stop()
 	require.NoError(t, <-done)
+}
+
+// TestServingCertificateTTLMetric: with a Registerer, the API port's
+// certificate's time to expiry is kubelet_certificate_manager_server_ttl_seconds.
+func TestServingCertificateTTLMetric(t *testing.T) {
+	anonymous := serverauth.Config{NodeName: "n1",
+		Authentication: kubeletconfig.KubeletAuthentication{Anonymous: kubeletconfig.KubeletAnonymousAuthentication{Enabled: ptr.To(true)},
+			Webhook: kubeletconfig.KubeletWebhookAuthentication{Enabled: ptr.To(false)}},
+		Authorization: kubeletconfig.KubeletAuthorization{Mode: kubeletconfig.KubeletAuthorizationModeAlwaysAllow}}
+	certDir, reg := t.TempDir(), prometheus.NewRegistry()
+	servers, err := serving.Listen(serving.Config{Address: "127.0.0.1", Port: freePort(t), Auth: anonymous, API: text("api"),
+		TLS: serverauth.TLSOptions{CertDir: certDir, Hostname: "n1"}, Registerer: reg})
+	require.NoError(t, err)
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- servers.Run(ctx) }()
+	defer func() { stop(); require.NoError(t, <-done) }()
+
+	pemData, err := os.ReadFile(filepath.Join(certDir, "kubelet.crt"))
+	require.NoError(t, err)
+	cert := server.ParsePEMCertificate(pemData)
+	require.NotNil(t, cert)
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	require.Len(t, mfs, 1)
+	assert.Equal(t, "kubelet_certificate_manager_server_ttl_seconds", mfs[0].GetName())
+	assert.InDelta(t, time.Until(cert.NotAfter).Seconds(), mfs[0].GetMetric()[0].GetGauge().GetValue(), 5)
 }
