@@ -139,12 +139,12 @@ func TestPackageDependencies(t *testing.T) {
 		// the process's parts (serverauth's k8s.io/apiserver, kubeletflags),
 		// nor runtime/fake (Config.RuntimeOnHost says where the runtime is).
 		{"nodeagent", []string{"containerlog", "admission", "allocation", "cadvisor", "cgroupmgr", "credentials", "csi", "csi/apiclient", "csi/nodeinfo", "eviction", "fieldpath", "gc", "internal/fsstats", "kubecontainer",
-			"kuberuntime", "mirrorpod", "nodestatus", "pleg", "pleg/plegmetrics", "pluginmanager", "podpath", "podsource", "podsource/apiserver", "podstatus",
+			"kuberuntime", "mirrorpod", "nodestatus", "oomwatch", "pleg", "pleg/plegmetrics", "pluginmanager", "podpath", "podsource", "podsource/apiserver", "podstatus",
 			"podstatus/apiclient", "podsync", "podworkers", "prober", "prober/probe", "resources", "runtime", "runtime/criconv",
 			"server", "statuscache", "userns", "volume", "volume/apiclient"}, nil, 77},
 		// Hollow nodes: nodeagent, each on its own runtime/fake.
 		{"hollow", []string{"containerlog", "admission", "allocation", "cadvisor", "cgroupmgr", "credentials", "csi", "csi/apiclient", "csi/nodeinfo", "eviction", "fieldpath", "gc", "internal/fsstats", "kubecontainer",
-			"kuberuntime", "mirrorpod", "nodeagent", "nodestatus", "pleg", "pleg/plegmetrics", "pluginmanager", "podpath", "podsource", "podsource/apiserver", "podstatus",
+			"kuberuntime", "mirrorpod", "nodeagent", "nodestatus", "oomwatch", "pleg", "pleg/plegmetrics", "pluginmanager", "podpath", "podsource", "podsource/apiserver", "podstatus",
 			"podstatus/apiclient", "podsync", "podworkers", "prober", "prober/probe", "resources", "runtime", "runtime/criconv", "runtime/fake",
 			"server", "statuscache", "userns", "volume", "volume/apiclient"}, nil, 77},
 	} {

@@ -87,7 +87,8 @@ func (a *agentProcess) start(nodeIP string) {
 	}
 	a.starts++
 	fmt.Fprintf(log, "==== start %d, --node-ip %s, %s\n", a.starts, nodeIP, time.Now().Format(time.RFC3339Nano))
-	args := a.args(nodeIP)
+	// Its /var/log/containers links beside its log, never the host's.
+	args := append(a.args(nodeIP), "--containers-log-dir", filepath.Join(filepath.Dir(a.logPath), "containers"))
 	if cgroupmgr.HostMode() != cgroupmgr.ModeV2 {
 		args = append(args, "--fail-cgroupv1=false") // the kubelet's default refuses cgroup v1 hosts
 	}

@@ -214,7 +214,7 @@ else
     --kubeconfig "$NODEKIT_NODE_KUBECONFIG" --hostname-override "$NODE" --node-ip 127.0.0.1 \
     --node-labels "$LABEL=kubelet" \
     --pod-manifest-path "$DIR/manifests" --file-check-frequency 1s --sync-frequency 3s \
-    --root-dir "$DIR/root" --pod-logs-dir "$DIR/logs" --cgroups-per-qos=false \
+    --root-dir "$DIR/root" --pod-logs-dir "$DIR/logs" --containers-log-dir "$DIR/containers" --cgroups-per-qos=false \
     --address 127.0.0.1 --port "$(port)" --read-only-port "$(port)" --healthz-port "$HEALTHZ_PORT" \
     --client-ca-file "$NODEKIT_CLIENT_CA" --node-status-update-frequency 2s --node-lease-duration-seconds 8
   NODES=1 NODE_NAMES=$NODE

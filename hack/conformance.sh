@@ -252,7 +252,7 @@ agent() {
   log "examples/kubelet as $NODE_NAME"
   start agent "$BIN/nodekit-kubelet" --config="$DIR/kubelet-config.yaml" --kubeconfig="$KAPI/kubeconfig-node" \
     --container-runtime-endpoint="unix://$DIR/containerd/containerd.sock" --cgroup-driver=cgroupfs \
-    --cgroup-root="$CGROUP_ROOT" --root-dir="$DIR/kubelet" --client-ca-file="$KAPI/certs/client-ca.crt" \
+    --cgroup-root="$CGROUP_ROOT" --root-dir="$DIR/kubelet" --containers-log-dir="$DIR/containers-logs" --client-ca-file="$KAPI/certs/client-ca.crt" \
     --anonymous-auth=false --authentication-token-webhook --authorization-mode=Webhook --read-only-port=0 \
     --address=127.0.0.1 --port="$AGENT_PORT" --healthz-bind-address=127.0.0.1 --healthz-port="$AGENT_HEALTHZ_PORT" \
     --hostname-override="$NODE_NAME" --node-ip=127.0.0.1

@@ -319,7 +319,7 @@ AGENT_ARGS=(--runtime remote --container-runtime-endpoint "$NODEKIT_CRI_ENDPOINT
   --kubeconfig "$NODEKIT_NODE_KUBECONFIG" --hostname-override "$NODE" --node-ip 127.0.0.1
   --node-labels "$NODE_LABEL"
   --pod-manifest-path "$DIR/manifests" --file-check-frequency 1s --sync-frequency 3s
-  --root-dir "$DIR/root" --pod-logs-dir "$DIR/logs" --cgroups-per-qos=false
+  --root-dir "$DIR/root" --pod-logs-dir "$DIR/logs" --containers-log-dir "$DIR/containers" --cgroups-per-qos=false
   --address 127.0.0.1 --port "$API_PORT" --read-only-port "$RO_PORT" --healthz-port "$HEALTHZ_PORT"
   --client-ca-file "$NODEKIT_CLIENT_CA"
   --node-status-update-frequency 2s --node-lease-duration-seconds 8)

@@ -16,11 +16,13 @@ import (
 	"github.com/nodekit-dev/nodekit/allocation"
 	"github.com/nodekit-dev/nodekit/cadvisor"
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
+	"github.com/nodekit-dev/nodekit/containerlog"
 	"github.com/nodekit-dev/nodekit/csi"
 	"github.com/nodekit-dev/nodekit/eviction"
 	"github.com/nodekit-dev/nodekit/gc"
 	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/nodestatus"
+	"github.com/nodekit-dev/nodekit/oomwatch"
 	"github.com/nodekit-dev/nodekit/pleg"
 	"github.com/nodekit-dev/nodekit/podsource"
 	"github.com/nodekit-dev/nodekit/podstatus"
@@ -51,8 +53,10 @@ type Agent struct {
 	cache        *statuscache.Cache
 	pleg         pleg.PLEG
 	prober       *prober.Manager
-	cgroups      *cgroupmgr.Manager  // nil: CgroupsPerQOS off or the runtime not on this host
-	cadvisor     *cadvisor.Collector // nil when cgroups is
+	cgroups      *cgroupmgr.Manager    // nil: CgroupsPerQOS off or the runtime not on this host
+	cadvisor     *cadvisor.Collector   // nil when cgroups is
+	logs         *containerlog.Manager // nil: RuntimeOnHost false
+	oom          *oomwatch.Watcher     // nil: RuntimeOnHost false
 	workers      *podworkers.Workers
 	syncer       *podsync.Syncer
 	allocation   *allocation.Manager
@@ -121,6 +125,7 @@ func New(ctx context.Context, cfg Config) (_ *Agent, err error) {
 		a.newCgroups,
 		func() error { return a.newPodSync(volumes, m) },
 		func() error { return a.newGC(ctx) },
+		a.newHostWatchers,
 		a.newCAdvisor,
 		a.newEviction,
 		func() (err error) { a.node, err = a.describeNode(ctx); return err },

@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
+	"github.com/nodekit-dev/nodekit/containerlog"
 	"github.com/nodekit-dev/nodekit/eviction"
 	"github.com/nodekit-dev/nodekit/gc"
 	"github.com/nodekit-dev/nodekit/kuberuntime"
@@ -60,6 +61,16 @@ type Config struct {
 	// container events drive the PLEG, which relists only every 300s as a
 	// safety net, and every RelistPeriod again if the events fail.
 	EventedPLEG bool
+	// ContainerLogs configures container log rotation (the kubelet's
+	// containerLogMaxSize, containerLogMaxFiles, containerLogMaxWorkers,
+	// containerLogMonitorInterval; package containerlog's defaults); its
+	// Runtime, Clock and Log are the agent's. With RuntimeOnHost only: the
+	// logs must be this host's files.
+	ContainerLogs containerlog.Config
+	// ContainersLogDir is where each container's log gets the kubelet's
+	// <pod>_<namespace>_<container>-<id>.log link, for log shippers
+	// (default /var/log/containers). With RuntimeOnHost only.
+	ContainersLogDir string
 	// CAdvisorHousekeepingInterval is how often /metrics/cadvisor's
 	// cgroups are read (--housekeeping-interval); default 10s.
 	CAdvisorHousekeepingInterval time.Duration
@@ -242,6 +253,7 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.RootDir, DefaultRootDir)
 	def(&c.PodLogsDir, kuberuntime.DefaultPodLogsDir)
 	def(&c.CgroupRoot, DefaultCgroupRoot)
+	def(&c.ContainersLogDir, containerlog.DefaultContainersLogDir)
 	if c.CgroupDriver == "" {
 		c.CgroupDriver = cgroupmgr.DriverCgroupfs
 	}

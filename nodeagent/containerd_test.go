@@ -37,7 +37,7 @@ func containerdConfig(t testing.TB, cd testenv.Containerd, node string) nodeagen
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	return nodeagent.Config{NodeName: node, NodeIP: "127.0.0.1", RootDir: t.TempDir(), PodLogsDir: t.TempDir(),
-		Runtime: cd.Dial(t), RuntimeOnHost: ptr.To(true), Eviction: &nodeagent.EvictionConfig{},
+		Runtime: cd.Dial(t), RuntimeOnHost: ptr.To(true), Eviction: &nodeagent.EvictionConfig{}, ContainersLogDir: t.TempDir(),
 		FailCgroupV1: ptr.To(cgroupmgr.HostMode() == cgroupmgr.ModeV2), // run on v1 hosts too (TestFailCgroupV1)
 		Registerer:   reg, Gatherer: reg}
 }

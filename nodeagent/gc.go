@@ -19,11 +19,15 @@ func (a *Agent) newGC(ctx context.Context) error {
 	if a.cluster != nil {
 		recorder = a.cluster.recorder
 	}
+	containersLogDir := ""
+	if *cfg.RuntimeOnHost {
+		containersLogDir = cfg.ContainersLogDir
+	}
 	var err error
 	a.containerGC, err = gc.NewContainerGC(gc.ContainerConfig{Runtime: client, Policy: cfg.ContainerGC,
 		PodState:        workersPodState{a.workers},
 		AllSourcesReady: a.AllSourcesReady, SandboxSelector: map[string]string{NodeLabel: cfg.NodeName},
-		PodLogsDir: cfg.PodLogsDir, Recorder: recorder, NodeName: cfg.NodeName, Clock: cfg.Clock, Log: a.log.WithName("container-gc")})
+		PodLogsDir: cfg.PodLogsDir, ContainersLogDir: containersLogDir, Recorder: recorder, NodeName: cfg.NodeName, Clock: cfg.Clock, Log: a.log.WithName("container-gc")})
 	if err != nil {
 		return fmt.Errorf("nodeagent: Config.ContainerGC: %w", err)
 	}

@@ -6,12 +6,15 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/nodekit-dev/nodekit/allocation"
 	"github.com/nodekit-dev/nodekit/cadvisor"
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
+	"github.com/nodekit-dev/nodekit/containerlog"
 	"github.com/nodekit-dev/nodekit/kuberuntime"
+	"github.com/nodekit-dev/nodekit/oomwatch"
 	"github.com/nodekit-dev/nodekit/pleg"
 	"github.com/nodekit-dev/nodekit/pleg/plegmetrics"
 	"github.com/nodekit-dev/nodekit/podpath"
@@ -20,6 +23,7 @@ import (
 	"github.com/nodekit-dev/nodekit/podsync"
 	"github.com/nodekit-dev/nodekit/podworkers"
 	"github.com/nodekit-dev/nodekit/prober"
+	"github.com/nodekit-dev/nodekit/runtime"
 	"github.com/nodekit-dev/nodekit/server"
 	"github.com/nodekit-dev/nodekit/userns"
 	"github.com/nodekit-dev/nodekit/volume"
@@ -89,6 +93,9 @@ func (a *Agent) newRuntimeManager(volumes *volume.Manager, m *metrics) error {
 		HostIP: cfg.NodeIP, ClusterDomain: cfg.ClusterDomain, Mounts: volumes.ContainerMounts, Streaming: client,
 		NodeAllocatable: a.allocatable, Metrics: m.sync, Log: a.log.WithName("runtime"), SingleProcessOOMKill: cfg.SingleProcessOOMKill,
 		CgroupV2: *cfg.RuntimeOnHost && cgroupmgr.HostMode() == cgroupmgr.ModeV2, UserNamespaces: a.userns}
+	if *cfg.RuntimeOnHost {
+		mc.ContainersLogDir = cfg.ContainersLogDir
+	}
 	if a.cluster != nil { // no typed nils in the interfaces
 		mc.Services, mc.Recorder, mc.Objects = a.cluster.services, a.cluster.recorder, a.cluster.objects
 		mc.PullSecrets = a.cluster.objects
@@ -152,16 +159,73 @@ func (a *Agent) newCgroups() error {
 	return nil
 }
 
+// newHostWatchers builds what watches this host's side of the runtime's
+// containers: log rotation and the OOM watcher (SystemOOM events on the
+// Node in cluster mode, kills per cgroup for /metrics/cadvisor).
+func (a *Agent) newHostWatchers() error {
+	if !*a.cfg.RuntimeOnHost {
+		return nil
+	}
+	if err := containerlog.MakeSymlinkDir(a.cfg.ContainersLogDir); err != nil {
+		return fmt.Errorf("nodeagent: Config.ContainersLogDir: %w", err)
+	}
+	lc := a.cfg.ContainerLogs
+	lc.Runtime, lc.Clock, lc.Log = ownContainers{a.cfg.Runtime, a.cfg.NodeName}, a.cfg.Clock, a.log.WithName("container-logs")
+	var err error
+	if a.logs, err = containerlog.NewManager(lc); err != nil {
+		return fmt.Errorf("nodeagent: Config.ContainerLogs: %w", err)
+	}
+	oc := oomwatch.Config{Source: oomwatch.Kmsg{}, Clock: a.cfg.Clock, Log: a.log.WithName("oom")}
+	if a.cluster != nil {
+		oc.Recorder, oc.NodeRef = a.cluster.recorder, nodeRef(a.cfg.NodeName)
+	}
+	a.oom, err = oomwatch.New(oc)
+	return err
+}
+
+// ownContainers lists only the containers of this agent's sandboxes, so
+// that agents sharing a runtime rotate only their own logs.
+type ownContainers struct {
+	*runtime.Client
+	node string
+}
+
+func (o ownContainers) ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
+	sandboxes, err := o.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{NodeLabel: o.node}})
+	if err != nil {
+		return nil, err
+	}
+	own := make(map[string]bool, len(sandboxes))
+	for _, s := range sandboxes {
+		own[s.Id] = true
+	}
+	all, err := o.Client.ListContainers(ctx, filter)
+	if err != nil {
+		return nil, err
+	}
+	mine := all[:0]
+	for _, c := range all {
+		if own[c.PodSandboxId] {
+			mine = append(mine, c)
+		}
+	}
+	return mine, nil
+}
+
 // newCAdvisor builds /metrics/cadvisor's collector over the pod cgroups,
 // when the agent has them.
 func (a *Agent) newCAdvisor() error {
 	if a.cgroups == nil {
 		return nil
 	}
-	var err error
-	a.cadvisor, err = cadvisor.New(cadvisor.Config{Runtime: a.cfg.Runtime, KubepodsCgroup: a.cgroups.Path(a.cgroups.KubepodsCgroupName()),
+	cc := cadvisor.Config{Runtime: a.cfg.Runtime, KubepodsCgroup: a.cgroups.Path(a.cgroups.KubepodsCgroupName()),
 		CgroupV2: ptr.To(a.cgroups.Mode() == cgroupmgr.ModeV2), SandboxImage: a.sandboxImage,
-		HousekeepingInterval: a.cfg.CAdvisorHousekeepingInterval, Clock: a.cfg.Clock, Log: a.log.WithName("cadvisor")})
+		HousekeepingInterval: a.cfg.CAdvisorHousekeepingInterval, Clock: a.cfg.Clock, Log: a.log.WithName("cadvisor")}
+	if a.oom != nil { // no typed nils in the interfaces
+		cc.OOM = a.oom
+	}
+	var err error
+	a.cadvisor, err = cadvisor.New(cc)
 	if err != nil {
 		return fmt.Errorf("nodeagent: Config.CAdvisorHousekeepingInterval: %w", err)
 	}

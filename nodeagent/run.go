@@ -37,6 +37,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.cadvisor != nil {
 		runs = append(runs, a.cadvisor.Run)
 	}
+	if a.logs != nil {
+		runs = append(runs, a.logs.Run, a.oom.Run)
+	}
 	for _, run := range runs {
 		wg.Add(1)
 		go func() { defer wg.Done(); a.logError(run(ctx), "run") }()

@@ -75,7 +75,8 @@ func (cfg config) nodeAgentConfig() (nodeagent.Config, error) {
 	gcs := cfg.gc
 	return nodeagent.Config{NodeName: cfg.hostname, NodeIP: cfg.hostIP, RootDir: cfg.rootDir, PodLogsDir: cfg.podLogsDir,
 		ManifestPath: cfg.manifestPath, ManifestURL: cfg.manifestURL, SyncFrequency: cfg.syncFrequency, RelistPeriod: cfg.relistPeriod,
-		FileCheckFrequency: cfg.fileCheckFreq, NodeStatusUpdateFrequency: cfg.nodeStatusFreq, CAdvisorHousekeepingInterval: cfg.housekeepingInterval, LeaseDurationSeconds: int32(cfg.leaseSeconds),
+		FileCheckFrequency: cfg.fileCheckFreq, NodeStatusUpdateFrequency: cfg.nodeStatusFreq, CAdvisorHousekeepingInterval: cfg.housekeepingInterval,
+		ContainerLogs: cfg.containerLogs, ContainersLogDir: cfg.containersLogDir, LeaseDurationSeconds: int32(cfg.leaseSeconds),
 		MaxPods: cfg.maxPods, AllowedUnsafeSysctls: cfg.allowedUnsafeSysctls, ClusterDomain: cfg.clusterDomain, Port: int32(cfg.serving.Port), Labels: cfg.nodeLabels, Taints: cfg.taints,
 		KubeReserved: kubeReserved, SystemReserved: systemReserved, CgroupsPerQOS: ptr.To(cfg.cgroupsPerQOS), FailCgroupV1: ptr.To(cfg.failCgroupV1),
 		KubeletVersion: cfg.version.Version(), ControllerManagedAttachDetach: ptr.To(cfg.attachDetach),

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"flag"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/nodekit-dev/nodekit/kubeletflags"
@@ -37,6 +38,8 @@ func applyConfigFile(fs *flag.FlagSet, cfg *config, sf *nodeserving.Flags, path,
 	cfg.eviction.flags.MergeDefaults = ptr.Deref(kc.MergeDefaultEvictionSettings, cfg.eviction.flags.MergeDefaults)
 	cfg.eviction.localStorage = kc.LocalStorageCapacityIsolation
 	cfg.singleProcessOOMKill = ptr.Deref(kc.SingleProcessOOMKill, cfg.singleProcessOOMKill)
+	cfg.containerLogs.MaxWorkers, cfg.containerLogs.MonitorInterval = int(ptr.Deref(kc.ContainerLogMaxWorkers, 0)),
+		ptr.Deref(kc.ContainerLogMonitorInterval, metav1.Duration{}).Duration
 	if kc.UserNamespaces != nil {
 		cfg.usernsIDsPerPod = ptr.Deref(kc.UserNamespaces.IDsPerPod, 0)
 	}
@@ -55,4 +58,4 @@ var implementedFields = []string{"staticPodPath", "staticPodURL", "containerRunt
 	"imageMaximumGCAge", "evictionSoft", "evictionSoftGracePeriod", "evictionMinimumReclaim", "evictionMaxPodGracePeriod",
 	"evictionPressureTransitionPeriod", "mergeDefaultEvictionSettings", "localStorageCapacityIsolation", "singleProcessOOMKill",
 	"allowedUnsafeSysctls", "clusterDomain", "failCgroupV1", "userNamespaces",
-	"enableControllerAttachDetach"}
+	"enableControllerAttachDetach", "containerLogMaxSize", "containerLogMaxFiles", "containerLogMaxWorkers", "containerLogMonitorInterval"}

@@ -43,6 +43,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/nodekit-dev/nodekit/cadvisor"
+	"github.com/nodekit-dev/nodekit/containerlog"
 	"github.com/nodekit-dev/nodekit/kubeletflags"
 	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/nodestatus"
@@ -54,36 +55,33 @@ import (
 )
 
 type config struct {
-	runtimeKind, endpoint, imageEndpoint, manifestPath, manifestURL, hostname, hostIP string
-	podLogsDir, rootDir, cgroupRoot, cgroupDriver, kubeconfig, clusterDomain          string
-	relistPeriod, syncFrequency, fileCheckFreq, nodeStatusFreq, housekeepingInterval  time.Duration
-	maxPods, leaseSeconds, apiQPS, apiBurst                                           int
-	nodeLabels                                                                        map[string]string
-	taints                                                                            []v1.Taint
-	kubeReserved, systemReserved                                                      string // name=quantity,...
-	allowedUnsafeSysctls                                                              []string
-	cgroupsPerQOS, debugHandlers, fakeServesPorts, failCgroupV1, attachDetach         bool
-	// singleProcessOOMKill is the config-file field (no flag, as in the
-	// kubelet): on cgroup v2, an OOM kill takes one process, not the container.
+	runtimeKind, endpoint, imageEndpoint, manifestPath, manifestURL, hostname, hostIP          string
+	podLogsDir, rootDir, cgroupRoot, cgroupDriver, kubeconfig, clusterDomain, containersLogDir string
+	containerLogs                                                                              containerlog.Config
+	relistPeriod, syncFrequency, fileCheckFreq, nodeStatusFreq, housekeepingInterval           time.Duration
+	maxPods, leaseSeconds, apiQPS, apiBurst                                                    int
+	nodeLabels                                                                                 map[string]string
+	taints                                                                                     []v1.Taint
+	kubeReserved, systemReserved                                                               string // name=quantity,...
+	allowedUnsafeSysctls                                                                       []string
+	cgroupsPerQOS, debugHandlers, fakeServesPorts, failCgroupV1, attachDetach                  bool
+	// singleProcessOOMKill: config file only; on cgroup v2 an OOM kill takes one process.
 	singleProcessOOMKill bool
 	usernsIDsPerPod      int64 // the config file's userNamespaces.idsPerPod (0: 65536)
 	serving              nodeserving.Settings
 	gc                   gcSettings
 	eviction             evictionSettings
 	verbosity            int
-	// ignored are the kubelet flags and config fields given that the agent
-	// accepts without effect, logged once at start.
+	// ignored: kubelet flags and config fields given, accepted without effect (logged).
 	ignoredFlags, ignoredFields []string
-	// loaded is what --config and --config-dir held, for the warnings
-	// logged at start as the kubelet logs them.
+	// loaded is what --config and --config-dir held, for the kubelet's warnings at start.
 	loaded *kubeletflags.LoadedConfig
 	// version is --version: printed and exit, or the version reported.
 	version kubeletflags.VersionFlag
 }
 
-// gcPercent is the agent's GOGC unless the environment sets one: its live
-// heap is small (~7 MB with 110 pods), so collecting twice as often as Go's
-// default keeps megabytes of garbage out of memory for negligible CPU.
+// gcPercent is the agent's GOGC unless the environment sets one: its live heap is small (~7 MB
+// with 110 pods); collecting twice as often as Go's default keeps megabytes of garbage out.
 const gcPercent = 50
 
 func main() {
@@ -130,7 +128,7 @@ type rawFlags struct {
 }
 
 // agentExtras are the agent's flags that the kubelet does not have.
-var agentExtras = []string{"fake-host-ports", "node-lease-duration-seconds", "pod-infra-container-image", "pod-logs-dir", "relist-period", "runtime"}
+var agentExtras = []string{"containers-log-dir", "fake-host-ports", "node-lease-duration-seconds", "pod-infra-container-image", "pod-logs-dir", "relist-period", "runtime"}
 
 func parseFlags(args []string) (config, error) {
 	cfg := config{version: kubeletflags.VersionFlag{Default: nodestatus.DefaultKubeletVersion}}
@@ -167,6 +165,8 @@ func newFlagSet(cfg *config, raw *rawFlags) *flag.FlagSet {
 	fs.DurationVar(&cfg.syncFrequency, "sync-frequency", time.Minute, "max period between syncs of each pod")
 	fs.DurationVar(&cfg.fileCheckFreq, "file-check-frequency", 20*time.Second, "how often the manifest directory is re-read")
 	fs.DurationVar(&cfg.housekeepingInterval, "housekeeping-interval", cadvisor.DefaultHousekeepingInterval, "how often /metrics/cadvisor's cgroups are read")
+	cfg.containerLogs.AddFlags(fs)
+	fs.StringVar(&cfg.containersLogDir, "containers-log-dir", containerlog.DefaultContainersLogDir, "where each container's log gets its <pod>_<namespace>_<container>-<id>.log link (the kubelet's /var/log/containers)")
 	raw.serving = cfg.serving.AddFlags(fs)
 	addGCFlags(fs, &cfg.gc)
 	addEvictionFlags(fs, &cfg.eviction)
