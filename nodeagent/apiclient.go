@@ -3,6 +3,10 @@ package nodeagent
 import (
 	"fmt"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/nodekit-dev/nodekit/server"
+
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -23,6 +27,10 @@ type APIClientConfig struct {
 	// DefaultAPIBurst), as --kube-api-qps and --kube-api-burst.
 	QPS   float32
 	Burst int
+	// Registerer, if set, gets the client's rest_client_requests_total and
+	// rest_client_request_duration_seconds (client-go's, as the kubelet
+	// serves them) and kubelet_certificate_manager_client_ttl_seconds.
+	Registerer prometheus.Registerer
 }
 
 // APIClient is a cluster-mode agent's Config.Client over connections of
@@ -55,6 +63,16 @@ func NewAPIClient(cfg APIClientConfig) (*APIClient, error) {
 	var err error
 	if c.conns, err = NewAPIConnections(restCfg); err != nil {
 		return nil, err
+	}
+	if cfg.Registerer != nil {
+		m := newAPIMetrics()
+		for _, col := range append(m.collectors(), server.ClientCertificateTTL(clientCertificate(restCfg))) {
+			if err := cfg.Registerer.Register(col); err != nil {
+				c.conns.Close()
+				return nil, fmt.Errorf("nodeagent: APIClientConfig.Registerer: %w", err)
+			}
+		}
+		c.conns.wrap = m.wrap
 	}
 	if c.Client, err = c.conns.Client(restCfg); err != nil {
 		c.conns.Close()

@@ -2,16 +2,24 @@ package nodeagent_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/x509"
+	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/nodekit-dev/nodekit/nodeagent"
+	"github.com/nodekit-dev/nodekit/server/serverauth/serverauthtest"
 )
 
 // NewAPIClient reads the kubeconfig and talks to its server; bad input
@@ -37,4 +45,63 @@ func TestNewAPIClient(t *testing.T) {
 	node, err := c.Client.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, "n1", node.Name)
+}
+
+// With a Registerer the client's requests are client-go's
+// rest_client_requests_total and rest_client_request_duration_seconds, and
+// its certificate's expiry kubelet_certificate_manager_client_ttl_seconds
+// (+Inf without one).
+func TestAPIClientMetrics(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/v1/nodes/n1" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"kind":"Node","apiVersion":"v1","metadata":{"name":"n1"}}`))
+	}))
+	defer srv.Close()
+	reg := prometheus.NewPedanticRegistry()
+	c, err := nodeagent.NewAPIClient(nodeagent.APIClientConfig{Rest: &rest.Config{Host: srv.URL}, Registerer: reg})
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.Client.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
+	require.NoError(t, err)
+	_, err = c.Client.CoreV1().Nodes().Get(context.Background(), "n2", metav1.GetOptions{})
+	require.Error(t, err)
+
+	host := strings.TrimPrefix(srv.URL, "http://")
+	assert.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP rest_client_requests_total Number of HTTP requests, partitioned by status code, method, and host.
+# TYPE rest_client_requests_total counter
+rest_client_requests_total{code="200",host="`+host+`",method="GET"} 1
+rest_client_requests_total{code="404",host="`+host+`",method="GET"} 1
+# HELP kubelet_certificate_manager_client_ttl_seconds Gauge of the TTL (time-to-live) of the Kubelet's client certificate. The value is in seconds until certificate expiry (negative if already expired). If client certificate is invalid or unused, the value will be +INF.
+# TYPE kubelet_certificate_manager_client_ttl_seconds gauge
+kubelet_certificate_manager_client_ttl_seconds +Inf
+`), "rest_client_requests_total", "kubelet_certificate_manager_client_ttl_seconds"))
+	assert.Equal(t, 1, testutil.CollectAndCount(reg, "rest_client_request_duration_seconds"), "one verb and host")
+}
+
+func TestAPIClientCertificateTTL(t *testing.T) {
+	_, cert, err := serverauthtest.ClientPKI(t.TempDir(), "system:node:n1", "system:nodes")
+	require.NoError(t, err)
+	keyDER, err := x509.MarshalECPrivateKey(cert.PrivateKey.(*ecdsa.PrivateKey))
+	require.NoError(t, err)
+	rc := &rest.Config{Host: "https://127.0.0.1:1", TLSClientConfig: rest.TLSClientConfig{
+		CertData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]}),
+		KeyData:  pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})}}
+	reg := prometheus.NewRegistry()
+	c, err := nodeagent.NewAPIClient(nodeagent.APIClientConfig{Rest: rc, Registerer: reg})
+	require.NoError(t, err)
+	defer c.Close()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() == "kubelet_certificate_manager_client_ttl_seconds" {
+			assert.InDelta(t, time.Hour.Seconds(), mf.GetMetric()[0].GetGauge().GetValue(), 60, "ClientPKI's certificate lasts an hour")
+			return
+		}
+	}
+	t.Fatal("no kubelet_certificate_manager_client_ttl_seconds")
 }

@@ -20,6 +20,7 @@ import (
 // not, so that a stopped agent leaves no goroutine behind.
 type APIConnections struct {
 	transport *http.Transport
+	wrap      func(http.RoundTripper) http.RoundTripper // metrics; nil: none
 	mu        sync.Mutex
 	conns     map[*trackedConn]struct{}
 	closed    bool
@@ -49,7 +50,11 @@ func NewAPIConnections(rc *rest.Config) (*APIConnections, error) {
 // Client returns a client with rc's identity and rate limits (QPS, Burst:
 // each client its own limiter) over the pool's connections.
 func (c *APIConnections) Client(rc *rest.Config) (kubernetes.Interface, error) {
-	rt, err := rest.HTTPWrappersForConfig(rc, c.transport)
+	var base http.RoundTripper = c.transport
+	if c.wrap != nil {
+		base = c.wrap(base)
+	}
+	rt, err := rest.HTTPWrappersForConfig(rc, base)
 	if err != nil {
 		return nil, fmt.Errorf("API client: %w", err)
 	}

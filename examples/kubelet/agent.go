@@ -32,7 +32,7 @@ type agent struct {
 // runtime client; the registry it returns serves /metrics.
 func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.Client) (*agent, *prometheus.Registry, error) {
 	a := &agent{cfg: cfg, log: log, registry: prometheus.NewRegistry()}
-	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), nodeagent.NodeNameMetric(cfg.hostname))
 	probeRegistry := prometheus.NewRegistry() // /metrics/probes, as the kubelet's
 	nc, err := cfg.nodeAgentConfig()
 	if err != nil {
@@ -43,7 +43,7 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 	if cfg.kubeconfig != "" {
 		rc, err := clientcmd.BuildConfigFromFlags("", cfg.kubeconfig)
 		if err == nil {
-			a.cluster, err = nodeagent.NewAPIClient(nodeagent.APIClientConfig{Rest: rc, QPS: float32(cfg.apiQPS), Burst: cfg.apiBurst})
+			a.cluster, err = nodeagent.NewAPIClient(nodeagent.APIClientConfig{Rest: rc, QPS: float32(cfg.apiQPS), Burst: cfg.apiBurst, Registerer: a.registry})
 		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("--kubeconfig: %w", err)

@@ -12,7 +12,7 @@ import (
 // webhook.
 func (a *agent) listen() (*nodeserving.Servers, error) {
 	sc := a.cfg.serving.Config(a.cfg.hostname, net.ParseIP(a.cfg.hostIP))
-	sc.Auth.Log, sc.Log = a.log.WithName("auth"), a.log.WithName("serving")
+	sc.Auth.Log, sc.Log, sc.Registerer = a.log.WithName("auth"), a.log.WithName("serving"), a.registry
 	if a.cluster != nil {
 		sc.Auth.TokenReviews, sc.Auth.SubjectAccessReviews = a.cluster.Client.AuthenticationV1(), a.cluster.Client.AuthorizationV1()
 	}
