@@ -88,12 +88,13 @@ func TestPackageDependencies(t *testing.T) {
 		// cAdvisor's container metrics from the cgroup files: the CRI's
 		// listings, distribution/reference for images.
 		{"cadvisor", nil, []string{containerd, clientGo, kuberuntimePkg}, 30},
-		{"server", []string{"containerlog", "internal/fsstats", "podpath", "resources", "cgroupmgr", "kubecontainer"}, []string{clientGo}, 46},
+		// cadvisor's Stats for the summary (distribution/reference, go-digest).
+		{"server", []string{"cadvisor", "containerlog", "internal/fsstats", "podpath", "resources", "cgroupmgr", "kubecontainer"}, []string{clientGo}, 48},
 		// k8s.io/apiserver's delegating authn/authz: heavy, hence a package apart.
 		{"server/serverauth", nil, []string{criAPI, containerd}, 83},
 		// The kubelet's listeners: server's handlers behind serverauth.
-		{"server/serving", []string{"cgroupmgr", "containerlog", "internal/fsstats", "kubecontainer", "podpath", "resources", "server", "server/serverauth"},
-			nil, 96},
+		{"server/serving", []string{"cadvisor", "cgroupmgr", "containerlog", "internal/fsstats", "kubecontainer", "podpath", "resources", "server", "server/serverauth"},
+			nil, 98},
 		// client-go's tools/cache for APINode's reflector (the kubelet's node informer).
 		{"nodestatus", []string{"internal/fsstats", "kubecontainer", "resources"}, []string{grpc, criAPI, prometheus, containerd}, 49},
 		{"mirrorpod", nil, []string{grpc, criAPI, prometheus, containerd}, 46},

@@ -66,8 +66,9 @@ type Collector struct {
 	devices map[[2]uint64]string
 	r       fileReader
 
-	mu         sync.Mutex // guards snapshot, exposition and failed
+	mu         sync.Mutex // guards snapshot, index, exposition and failed
 	snapshot   []*entry
+	index      map[string]*entry // by container ID, "pod/<UID>" and cgroup
 	exposition *exposition
 	failed     bool
 }
@@ -152,10 +153,41 @@ func (c *Collector) Housekeep(ctx context.Context) error {
 		entries = append(entries, e)
 	}
 	x := render(c.defs, entries)
+	index := make(map[string]*entry, 2*len(entries))
+	for _, e := range entries {
+		index[e.id] = e
+		switch {
+		case e.kind != rawCgroup:
+			index[e.name] = e
+		case e.podUID != "":
+			index["pod/"+e.podUID] = e
+		}
+	}
 	c.mu.Lock()
-	c.snapshot, c.exposition, c.failed = entries, x, false
+	c.snapshot, c.index, c.exposition, c.failed = entries, index, x, false
 	c.mu.Unlock()
 	return nil
+}
+
+// ContainerStats are a running container's figures (or a sandbox's, by
+// its ID) as the last housekeeping read them.
+func (c *Collector) ContainerStats(id string) (Stats, bool) { return c.lookup(id) }
+
+// PodStats are a pod's cgroup's figures as the last housekeeping read
+// them.
+func (c *Collector) PodStats(uid string) (Stats, bool) { return c.lookup("pod/" + uid) }
+
+// KubepodsStats are the kubepods cgroup's figures (all pods') as the last
+// housekeeping read them.
+func (c *Collector) KubepodsStats() (Stats, bool) { return c.lookup(c.cfg.KubepodsCgroup) }
+
+func (c *Collector) lookup(key string) (Stats, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.index[key]; ok {
+		return e.stats, true
+	}
+	return Stats{}, false
 }
 
 // read fills e's spec and stats from its cgroup (and for sandboxes and

@@ -197,3 +197,32 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		assert.EqualError(t, err, tc.want)
 	}
 }
+
+func TestStatsLookups(t *testing.T) {
+	tree := cgroupTree{t: t, root: t.TempDir(), v2: true}
+	pod := "/kubepods/burstable/pod" + uid
+	for _, cg := range []string{"", "/kubepods", "/kubepods/burstable", pod, pod + "/" + sandboxID, pod + "/" + appID} {
+		tree.write(cg, v2Container())
+	}
+	rt := &fakeRuntime{}
+	rt.addPod("web", uid, sandboxID, appID)
+	c, err := New(Config{Runtime: rt, KubepodsCgroup: "/kubepods", MountRoot: tree.root, CgroupV2: ptr.To(true)})
+	require.NoError(t, err)
+	_, ok := c.ContainerStats(appID)
+	assert.False(t, ok, "nothing before a housekeeping")
+	require.NoError(t, c.Housekeep(context.Background()))
+	for name, lookup := range map[string]func() (Stats, bool){
+		"container": func() (Stats, bool) { return c.ContainerStats(appID) },
+		"sandbox":   func() (Stats, bool) { return c.ContainerStats(sandboxID) },
+		"pod":       func() (Stats, bool) { return c.PodStats(uid) },
+		"kubepods":  c.KubepodsStats,
+	} {
+		s, ok := lookup()
+		if assert.True(t, ok, name) {
+			assert.Equal(t, uint64(200<<20), s.Memory.WorkingSet, name)
+			assert.Equal(t, uint64(2500000000), s.CPU.UsageNanoseconds, name)
+		}
+	}
+	_, ok = c.PodStats("another-uid")
+	assert.False(t, ok)
+}

@@ -31,6 +31,7 @@ const (
 type found struct {
 	id                                     string
 	kind                                   cgroupKind
+	podUID                                 string // pod cgroups
 	name, image, pod, namespace, container string
 	created                                time.Time
 }
@@ -102,7 +103,7 @@ func (c *Collector) discover(ctx context.Context) ([]found, error) {
 		for _, name := range subdirs(c.h.dir(dir)) {
 			id := dir + "/" + name
 			if uid, ok := podUID(name); ok {
-				f := found{id: id}
+				f := found{id: id, podUID: uid}
 				if p, ok := pods[uid]; ok {
 					f.pod, f.namespace = p[0], p[1]
 				}

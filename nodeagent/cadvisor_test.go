@@ -107,6 +107,19 @@ func TestCAdvisorMetricsOnContainerd(t *testing.T) {
 	_, ok = seriesValue(first, "container_cpu_usage_seconds_total", map[string]string{"pod": pod.Name, "container": "", "name": sandboxName(t, first, podPath)})
 	assert.True(t, ok, "the sandbox's series")
 
+	// /metrics/resource (and /stats/summary) have the same numbers, from
+	// the same housekeeping.
+	poll.Eventually(t, func() bool {
+		c, r := scrapeCAdvisor(t, a), scrapeEndpoint(t, a, "/metrics/resource")
+		cm := series(c, "container_memory_working_set_bytes", map[string]string{"container": "hold"})
+		rm := series(r, "container_memory_working_set_bytes", map[string]string{"container": "hold"})
+		if cm == nil || rm == nil || cm.GetTimestampMs() != rm.GetTimestampMs() {
+			return false // a housekeeping between the two scrapes
+		}
+		assert.Equal(t, cm.GetGauge().GetValue(), rm.GetGauge().GetValue(), "the working set in both")
+		return true
+	}, 30*time.Second, 100*time.Millisecond, "/metrics/resource from the same housekeeping")
+
 	// The CPU rate between two housekeepings: the quota's 0.2 CPU.
 	u0, t0 := counterAt(t, first, "container_cpu_usage_seconds_total", map[string]string{"container": "burn"})
 	p0, _ := counterAt(t, first, "container_cpu_cfs_throttled_periods_total", map[string]string{"container": "burn"})
@@ -125,8 +138,13 @@ func TestCAdvisorMetricsOnContainerd(t *testing.T) {
 
 func scrapeCAdvisor(t *testing.T, a *nodeagent.Agent) map[string]*dto.MetricFamily {
 	t.Helper()
+	return scrapeEndpoint(t, a, "/metrics/cadvisor")
+}
+
+func scrapeEndpoint(t *testing.T, a *nodeagent.Agent, path string) map[string]*dto.MetricFamily {
+	t.Helper()
 	w := httptest.NewRecorder()
-	a.APIHandler().ServeHTTP(w, httptest.NewRequest("GET", "/metrics/cadvisor", nil))
+	a.APIHandler().ServeHTTP(w, httptest.NewRequest("GET", path, nil))
 	require.Equal(t, 200, w.Code, w.Body.String())
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	mfs, err := parser.TextToMetricFamilies(w.Body)

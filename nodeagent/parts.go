@@ -229,6 +229,7 @@ func (a *Agent) newCAdvisor() error {
 	if err != nil {
 		return fmt.Errorf("nodeagent: Config.CAdvisorHousekeepingInterval: %w", err)
 	}
+	a.summary.CgroupStats = a.cadvisor // /stats/summary and /metrics/resource agree with /metrics/cadvisor
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/clock"
 
+	"github.com/nodekit-dev/nodekit/cadvisor"
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/podpath"
@@ -27,6 +28,14 @@ type CgroupUsage interface {
 	PodUsage(pod *v1.Pod) (*cgroupmgr.Usage, error)
 	Usage(name cgroupmgr.CgroupName) (*cgroupmgr.Usage, error)
 	KubepodsCgroupName() cgroupmgr.CgroupName
+}
+
+// CgroupStats are cgroups' figures as /metrics/cadvisor's housekeeping
+// last read them; *cadvisor.Collector implements it.
+type CgroupStats interface {
+	ContainerStats(id string) (cadvisor.Stats, bool)
+	PodStats(uid string) (cadvisor.Stats, bool)
+	KubepodsStats() (cadvisor.Stats, bool)
 }
 
 // SummaryProvider builds /stats/summary in the kubelet's Summary API
@@ -66,7 +75,13 @@ type SummaryProvider struct {
 	// ContainerFs the same, as the kubelet's CRI stats provider;
 	// *runtime.Client implements it. nil: no Runtime.
 	ImageFs ImageFsInfoProvider
-	Clock   clock.PassiveClock
+	// CgroupStats, when set, gives the containers', pods' and node's CPU
+	// and memory as /metrics/cadvisor's last housekeeping read them (each
+	// stamped with its time), so that /stats/summary, /metrics/resource and
+	// /metrics/cadvisor agree, as the kubelet's, which reads all three from
+	// cAdvisor. What it lacks comes from the runtime and Cgroups.
+	CgroupStats CgroupStats
+	Clock       clock.PassiveClock
 }
 
 // Summary reads the stats now.
@@ -106,9 +121,17 @@ func (p *SummaryProvider) Summary(ctx context.Context) (*statsapi.Summary, error
 		if u, err := p.Cgroups.Usage(p.Cgroups.KubepodsCgroupName()); err == nil {
 			sum.Node.CPU, sum.Node.Memory = &statsapi.CPUStats{Time: now}, &statsapi.MemoryStats{Time: now}
 			applyUsage(sum.Node.CPU, sum.Node.Memory, u)
-			sum.Node.SystemContainers = []statsapi.ContainerStats{{Name: statsapi.SystemContainerPods,
-				StartTime: started, CPU: sum.Node.CPU, Memory: sum.Node.Memory}}
 		}
+	}
+	if p.CgroupStats != nil {
+		if hk, ok := p.CgroupStats.KubepodsStats(); ok {
+			sum.Node.CPU, sum.Node.Memory = &statsapi.CPUStats{}, &statsapi.MemoryStats{}
+			applyHousekeeping(sum.Node.CPU, sum.Node.Memory, hk)
+		}
+	}
+	if sum.Node.CPU != nil {
+		sum.Node.SystemContainers = []statsapi.ContainerStats{{Name: statsapi.SystemContainerPods,
+			StartTime: started, CPU: sum.Node.CPU, Memory: sum.Node.Memory}}
 	}
 	return sum, nil
 }
@@ -129,19 +152,24 @@ func (p *SummaryProvider) podStats(pod *v1.Pod, byID map[string]*runtimeapi.Cont
 			CPU: &statsapi.CPUStats{Time: now}, Memory: &statsapi.MemoryStats{Time: now}}
 		if u := st.GetCpu().GetUsageCoreNanoSeconds(); u != nil {
 			cs.CPU.UsageCoreNanoSeconds = ptr(u.Value)
-			cpu += u.Value
 		}
 		if u := st.GetCpu().GetUsageNanoCores(); u != nil {
 			cs.CPU.UsageNanoCores = ptr(u.Value)
 		}
 		if m := st.GetMemory().GetWorkingSetBytes(); m != nil {
 			cs.Memory.WorkingSetBytes = ptr(m.Value)
-			ws += m.Value
 		}
 		if m := st.GetMemory().GetUsageBytes(); m != nil {
 			cs.Memory.UsageBytes = ptr(m.Value)
-			mem += m.Value
 		}
+		if p.CgroupStats != nil {
+			if hk, ok := p.CgroupStats.ContainerStats(kc.TrimRuntimeType(c.ContainerID)); ok {
+				applyHousekeeping(cs.CPU, cs.Memory, hk)
+			}
+		}
+		cpu += deref(cs.CPU.UsageCoreNanoSeconds)
+		ws += deref(cs.Memory.WorkingSetBytes)
+		mem += deref(cs.Memory.UsageBytes)
 		var err error
 		if cs.Rootfs, err = fsr.usage(st.GetWritableLayer()); err != nil {
 			return ps, fmt.Errorf("container %s: writable layer: %w", c.Name, err)
@@ -155,6 +183,11 @@ func (p *SummaryProvider) podStats(pod *v1.Pod, byID map[string]*runtimeapi.Cont
 		if u, err := p.Cgroups.PodUsage(pod); err == nil {
 			applyUsage(ps.CPU, ps.Memory, u)
 			ps.ProcessStats = &statsapi.ProcessStats{ProcessCount: ptr(u.PidsCurrent)}
+		}
+	}
+	if p.CgroupStats != nil {
+		if hk, ok := p.CgroupStats.PodStats(string(pod.UID)); ok {
+			applyHousekeeping(ps.CPU, ps.Memory, hk)
 		}
 	}
 	if p.Volumes != nil {
@@ -172,4 +205,20 @@ func applyUsage(cpu *statsapi.CPUStats, mem *statsapi.MemoryStats, u *cgroupmgr.
 	mem.WorkingSetBytes = ptr(u.MemoryWorkingSetBytes)
 }
 
+// applyHousekeeping takes a cgroup's CPU and memory from /metrics/cadvisor's
+// housekeeping, at its time.
+func applyHousekeeping(cpu *statsapi.CPUStats, mem *statsapi.MemoryStats, s cadvisor.Stats) {
+	at := metav1.NewTime(s.Timestamp)
+	cpu.Time, cpu.UsageCoreNanoSeconds = at, ptr(s.CPU.UsageNanoseconds)
+	mem.Time, mem.UsageBytes, mem.WorkingSetBytes, mem.RSSBytes = at, ptr(s.Memory.Usage), ptr(s.Memory.WorkingSet), ptr(s.Memory.RSS)
+	mem.PageFaults, mem.MajorPageFaults = ptr(s.Memory.Pgfault), ptr(s.Memory.Pgmajfault)
+}
+
 func ptr[T any](v T) *T { return &v }
+
+func deref(p *uint64) uint64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}

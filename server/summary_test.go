@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,6 +17,7 @@ import (
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/nodekit-dev/nodekit/cadvisor"
 	"github.com/nodekit-dev/nodekit/internal/fsstats"
 	"github.com/nodekit-dev/nodekit/podpath"
 	"github.com/nodekit-dev/nodekit/runtime"
@@ -239,4 +241,41 @@ func TestSummaryStorageErrors(t *testing.T) {
 			assert.ErrorContains(t, err, tc.want)
 		})
 	}
+}
+
+// housekept are cgroup figures by container ID, pod UID and for kubepods.
+type housekept map[string]cadvisor.Stats
+
+func (h housekept) ContainerStats(id string) (cadvisor.Stats, bool) { s, ok := h[id]; return s, ok }
+func (h housekept) PodStats(uid string) (cadvisor.Stats, bool)      { s, ok := h["pod/"+uid]; return s, ok }
+func (h housekept) KubepodsStats() (cadvisor.Stats, bool)           { s, ok := h["kubepods"]; return s, ok }
+
+// With CgroupStats, the summary's CPU and memory are /metrics/cadvisor's
+// housekeeping's, at its time; a container it lacks keeps the runtime's.
+func TestSummaryFromHousekeeping(t *testing.T) {
+	n := newStorageNode(t)
+	n.containers[1].Cpu = &runtimeapi.CpuUsage{UsageCoreNanoSeconds: &runtimeapi.UInt64Value{Value: 7}}
+	at := now.Add(-3 * time.Second)
+	stat := func(cpu, ws uint64) cadvisor.Stats {
+		return cadvisor.Stats{Timestamp: at, CPU: cadvisor.CPUStats{UsageNanoseconds: cpu},
+			Memory: cadvisor.MemoryStats{Usage: ws + 100, WorkingSet: ws, RSS: ws / 2, Pgfault: 9, Pgmajfault: 1}}
+	}
+	p := n.provider(false, false, false)
+	p.CgroupStats = housekept{"c1": stat(1000, 2000), "pod/u1": stat(3000, 4000), "kubepods": stat(5000, 6000)}
+	sum, err := p.Summary(context.Background())
+	require.NoError(t, err)
+	require.Len(t, sum.Pods, 1)
+	pod := sum.Pods[0]
+	app, side := pod.Containers[0], pod.Containers[1]
+	assert.Equal(t, uint64(1000), *app.CPU.UsageCoreNanoSeconds)
+	assert.Equal(t, uint64(2000), *app.Memory.WorkingSetBytes)
+	assert.Equal(t, uint64(1000), *app.Memory.RSSBytes)
+	assert.Equal(t, at, app.CPU.Time.Time, "the housekeeping's time")
+	assert.Equal(t, uint64(7), *side.CPU.UsageCoreNanoSeconds, "not housekept: the runtime's")
+	assert.Equal(t, uint64(3000), *pod.CPU.UsageCoreNanoSeconds)
+	assert.Equal(t, uint64(4000), *pod.Memory.WorkingSetBytes)
+	assert.Equal(t, uint64(5000), *sum.Node.CPU.UsageCoreNanoSeconds)
+	assert.Equal(t, uint64(6000), *sum.Node.Memory.WorkingSetBytes)
+	require.Len(t, sum.Node.SystemContainers, 1)
+	assert.Equal(t, statsapi.SystemContainerPods, sum.Node.SystemContainers[0].Name)
 }
