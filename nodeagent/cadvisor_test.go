@@ -6,7 +6,6 @@ import (
 	"context"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,7 +17,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/rand"
 
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
 	"github.com/nodekit-dev/nodekit/internal/poll"
@@ -45,25 +43,10 @@ spec:
 // memory's files say, CPU use at the 200m quota, CFS throttling.
 func TestCAdvisorMetricsOnContainerd(t *testing.T) {
 	cd := testenv.NeedContainerd(t)
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "busy.yaml"), []byte(cadvisorPod), 0o644))
-	cgroupRoot := testenv.CgroupRoot + "/agent-" + rand.String(6)
-	cfg := containerdConfig(t, cd, "cadvisor")
-	cfg.ManifestPath, cfg.FileCheckFrequency, cfg.CgroupRoot = dir, 200*time.Millisecond, cgroupRoot
-	cfg.CAdvisorHousekeepingInterval = time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	a, stop := startContainerdAgent(t, ctx, cfg)
-	defer func() {
-		stop()
-		for _, p := range a.Pods() {
-			assert.NoError(t, a.Runtime().RemovePod(context.Background(), p.UID))
-			assert.NoError(t, a.Cgroups().DestroyPodCgroup(&p))
-		}
-		cg, err := cgroupmgr.New(cgroupmgr.Config{CgroupRoot: cgroupRoot})
-		require.NoError(t, err)
-		assert.NoError(t, cg.Destroy(cg.KubepodsCgroupName()))
-	}()
+	a, _ := startPodsAgent(t, ctx, cd, "cadvisor", map[string]string{"busy.yaml": cadvisorPod},
+		func(c *nodeagent.Config) { c.CAdvisorHousekeepingInterval = time.Second })
 	var pod v1.Pod
 	poll.Eventually(t, func() bool {
 		ps := a.Pods()

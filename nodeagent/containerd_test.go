@@ -57,6 +57,37 @@ func startContainerdAgent(t testing.TB, ctx context.Context, cfg nodeagent.Confi
 	return a, stop
 }
 
+// startPodsAgent runs an agent on containerd cd as node over the static
+// pods of manifests (file name: content), with its own cgroup root, cfg
+// edited by edit; when the test ends it stops and its pods and cgroups
+// are removed.
+func startPodsAgent(t *testing.T, ctx context.Context, cd testenv.Containerd, node string, manifests map[string]string,
+	edit func(*nodeagent.Config)) (*nodeagent.Agent, nodeagent.Config) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, m := range manifests {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(m), 0o644))
+	}
+	cgroupRoot := testenv.CgroupRoot + "/agent-" + rand.String(6)
+	cfg := containerdConfig(t, cd, node)
+	cfg.ManifestPath, cfg.FileCheckFrequency, cfg.CgroupRoot = dir, 200*time.Millisecond, cgroupRoot
+	if edit != nil {
+		edit(&cfg)
+	}
+	a, stop := startContainerdAgent(t, ctx, cfg)
+	t.Cleanup(func() {
+		stop()
+		for _, p := range a.Pods() {
+			assert.NoError(t, a.Runtime().RemovePod(context.Background(), p.UID))
+			assert.NoError(t, a.Cgroups().DestroyPodCgroup(&p))
+		}
+		cg, err := cgroupmgr.New(cgroupmgr.Config{CgroupRoot: cgroupRoot})
+		require.NoError(t, err)
+		assert.NoError(t, cg.Destroy(cg.KubepodsCgroupName()))
+	})
+	return a, cfg
+}
+
 // freePorts returns n loopback ports free a moment ago.
 func freePorts(t *testing.T, n int) []int {
 	var ls []net.Listener

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,9 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/util/rand"
 
-	"github.com/nodekit-dev/nodekit/cgroupmgr"
 	"github.com/nodekit-dev/nodekit/containerlog"
 	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
@@ -33,31 +30,17 @@ import (
 // the test's) points at the live file before and after the rotations.
 func TestContainerLogRotationOnContainerd(t *testing.T) {
 	cd := testenv.NeedContainerd(t)
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "chatty.yaml"), []byte(`apiVersion: v1
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	a, cfg := startPodsAgent(t, ctx, cd, "logs", map[string]string{"chatty.yaml": `apiVersion: v1
 kind: Pod
 metadata: {name: chatty, namespace: default}
 spec:
   containers:
   - {name: c, image: nodekit.local/testbin:1, imagePullPolicy: Never, args: [spew, "50", "1024"]}
-`), 0o644))
-	cgroupRoot := testenv.CgroupRoot + "/agent-" + rand.String(6)
-	cfg := containerdConfig(t, cd, "logs")
-	cfg.ManifestPath, cfg.FileCheckFrequency, cfg.CgroupRoot = dir, 200*time.Millisecond, cgroupRoot
-	cfg.ContainerLogs = containerlog.Config{MaxSize: resource.MustParse("1Mi"), MaxFiles: 3, MonitorInterval: 3 * time.Second}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	a, stop := startContainerdAgent(t, ctx, cfg)
-	defer func() {
-		stop()
-		for _, p := range a.Pods() {
-			assert.NoError(t, a.Runtime().RemovePod(context.Background(), p.UID))
-			assert.NoError(t, a.Cgroups().DestroyPodCgroup(&p))
-		}
-		cg, err := cgroupmgr.New(cgroupmgr.Config{CgroupRoot: cgroupRoot})
-		require.NoError(t, err)
-		assert.NoError(t, cg.Destroy(cg.KubepodsCgroupName()))
-	}()
+`}, func(c *nodeagent.Config) {
+		c.ContainerLogs = containerlog.Config{MaxSize: resource.MustParse("1Mi"), MaxFiles: 3, MonitorInterval: 3 * time.Second}
+	})
 	var pod v1.Pod
 	poll.Eventually(t, func() bool {
 		ps := a.Pods()

@@ -5,8 +5,6 @@ package nodeagent_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,9 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/rand"
 
-	"github.com/nodekit-dev/nodekit/cgroupmgr"
 	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
 	"github.com/nodekit-dev/nodekit/oomwatch"
@@ -43,16 +39,6 @@ func (e *events) Eventf(_ apiruntime.Object, eventtype, reason, format string, a
 // node's, and the kubelet records SystemOOM for system-wide OOMs only.
 func TestOOMKillOnContainerd(t *testing.T) {
 	cd := testenv.NeedContainerd(t)
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "hog.yaml"), []byte(`apiVersion: v1
-kind: Pod
-metadata: {name: hog, namespace: default}
-spec:
-  restartPolicy: Never
-  containers:
-  - {name: c, image: nodekit.local/testbin:1, imagePullPolicy: Never, args: [alloc, "256"],
-     resources: {limits: {memory: 32Mi}}}
-`), 0o644))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	rec := &events{}
@@ -63,20 +49,15 @@ spec:
 	go func() { watched <- w.Run(wctx) }()
 	defer func() { stopWatch(); assert.NoError(t, <-watched) }()
 
-	cgroupRoot := testenv.CgroupRoot + "/agent-" + rand.String(6)
-	cfg := containerdConfig(t, cd, "oom")
-	cfg.ManifestPath, cfg.FileCheckFrequency, cfg.CgroupRoot = dir, 200*time.Millisecond, cgroupRoot
-	a, stop := startContainerdAgent(t, ctx, cfg)
-	defer func() {
-		stop()
-		for _, p := range a.Pods() {
-			assert.NoError(t, a.Runtime().RemovePod(context.Background(), p.UID))
-			assert.NoError(t, a.Cgroups().DestroyPodCgroup(&p))
-		}
-		cg, err := cgroupmgr.New(cgroupmgr.Config{CgroupRoot: cgroupRoot})
-		require.NoError(t, err)
-		assert.NoError(t, cg.Destroy(cg.KubepodsCgroupName()))
-	}()
+	a, _ := startPodsAgent(t, ctx, cd, "oom", map[string]string{"hog.yaml": `apiVersion: v1
+kind: Pod
+metadata: {name: hog, namespace: default}
+spec:
+  restartPolicy: Never
+  containers:
+  - {name: c, image: nodekit.local/testbin:1, imagePullPolicy: Never, args: [alloc, "256"],
+     resources: {limits: {memory: 32Mi}}}
+`}, nil)
 	var pod v1.Pod
 	poll.Eventually(t, func() bool {
 		ps := a.Pods()

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,7 +18,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/rand"
 	kubeletconfig "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
 
@@ -27,6 +25,7 @@ import (
 	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/internal/promtest"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
+	"github.com/nodekit-dev/nodekit/nodeagent"
 	"github.com/nodekit-dev/nodekit/server/serverauth"
 	"github.com/nodekit-dev/nodekit/server/serving"
 )
@@ -51,34 +50,20 @@ const (
 func TestPrometheusScrapesTheAgent(t *testing.T) {
 	cd := testenv.NeedContainerd(t)
 	api := testenv.NeedAPIServer(t)
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "busy.yaml"), []byte(cadvisorPod), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "net.yaml"), []byte(`apiVersion: v1
+	reg := prometheus.NewRegistry()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	a, _ := startPodsAgent(t, ctx, cd, "prom", map[string]string{"busy.yaml": cadvisorPod, "net.yaml": `apiVersion: v1
 kind: Pod
 metadata: {name: net, namespace: default}
 spec:
   hostNetwork: true
   containers:
   - {name: c, image: nodekit.local/testbin:1, imagePullPolicy: Never, args: [sleep]}
-`), 0o644))
-	cgroupRoot := testenv.CgroupRoot + "/agent-" + rand.String(6)
-	reg := prometheus.NewRegistry()
-	cfg := containerdConfig(t, cd, "prom")
-	cfg.ManifestPath, cfg.FileCheckFrequency, cfg.CgroupRoot = dir, 200*time.Millisecond, cgroupRoot
-	cfg.CAdvisorHousekeepingInterval, cfg.Registerer, cfg.Gatherer = time.Second, reg, reg
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	a, stop := startContainerdAgent(t, ctx, cfg)
-	defer func() {
-		stop()
-		for _, p := range a.Pods() {
-			assert.NoError(t, a.Runtime().RemovePod(context.Background(), p.UID))
-			assert.NoError(t, a.Cgroups().DestroyPodCgroup(&p))
-		}
-		cg, err := cgroupmgr.New(cgroupmgr.Config{CgroupRoot: cgroupRoot})
-		require.NoError(t, err)
-		assert.NoError(t, cg.Destroy(cg.KubepodsCgroupName()))
-	}()
+`},
+		func(c *nodeagent.Config) {
+			c.CAdvisorHousekeepingInterval, c.Registerer, c.Gatherer = time.Second, reg, reg
+		})
 
 	// The API port as the kubelet's: TLS, webhook authentication and
 	// authorization against the API server.
