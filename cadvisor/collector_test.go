@@ -154,7 +154,7 @@ func TestExpositionLints(t *testing.T) {
 	require.NoError(t, err)
 	// cAdvisor's own names promlint dislikes, kept for the dashboards that
 	// read them: counters without _total and gauges named like counters.
-	allowed := map[string]bool{"container_memory_failcnt": true, "container_last_seen": true,
+	allowed := map[string]bool{"container_memory_failcnt": true, "container_last_seen": true, "container_fs_inodes_total": true,
 		"container_memory_cache": true, "container_memory_rss": true, "container_memory_swap": true,
 		"container_memory_mapped_file": true, "container_memory_kernel_usage": true,
 		"container_spec_cpu_period": true, "container_spec_cpu_quota": true, "container_spec_cpu_shares": true}

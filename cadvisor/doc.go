@@ -31,9 +31,11 @@
 //     or the cgroup directory's for other cgroups), as cAdvisor's for
 //     containerd containers; the root cgroup has no process metrics
 //     (cAdvisor counts every host process's descriptors there).
-//   - Not produced: container_fs_usage_bytes, _limit_bytes and inodes
-//     (cAdvisor reports them for "/" only, with containerd), the
-//     disk I/O time and merge counters (not in cgroup files on
-//     multi-queue kernels), container_health_state (Docker only),
-//     cadvisor_version_info and the machine_* collector.
+//   - container_fs_usage_bytes, _limit_bytes, _inodes_free and
+//     _inodes_total are "/"'s, for the host's ext2/3/4, xfs and btrfs
+//     filesystems (cAdvisor measures no containerd container's; its
+//     tmpfs, overlay and zfs plugins are left out).
+//   - Not produced: the disk I/O time, sector and merge counters (not in
+//     cgroup files on multi-queue kernels), container_health_state
+//     (Docker only), cadvisor_version_info and the machine_* collector.
 package cadvisor

@@ -153,6 +153,22 @@ func statsMetrics() []*metricDef {
 		counter("container_memory_workingset_refault_anon_total", "Cumulative number of refaults of previously evicted anonymous pages.",
 			func(s *MemoryStats) uint64 { return s.WorkingsetRefaultAnon }),
 	)
+	fs := func(name, help string, f func(*FsStats) uint64) *metricDef {
+		return &metricDef{name: name, help: help, extra: []string{"device"},
+			values: func(e *entry, emit func(float64, ...string)) {
+				for i := range e.stats.Filesystems {
+					emit(float64(f(&e.stats.Filesystems[i])), e.stats.Filesystems[i].Device)
+				}
+			}}
+	}
+	defs = append(defs,
+		fs("container_fs_inodes_free", "Number of available Inodes", func(s *FsStats) uint64 { return s.InodesFree }),
+		fs("container_fs_inodes_total", "Number of Inodes", func(s *FsStats) uint64 { return s.Inodes }),
+		fs("container_fs_limit_bytes", "Number of bytes that can be consumed by the container on this filesystem.",
+			func(s *FsStats) uint64 { return s.Limit }),
+		fs("container_fs_usage_bytes", "Number of bytes that are consumed by the container on this filesystem.",
+			func(s *FsStats) uint64 { return s.Usage }),
+	)
 	io := func(name, help string, f func(*DiskIOStats) uint64) *metricDef {
 		return &metricDef{name: name, help: help, counter: true, extra: []string{"device"},
 			values: func(e *entry, emit func(float64, ...string)) {

@@ -15,8 +15,11 @@ type Stats struct {
 	Memory    MemoryStats
 	DiskIO    []DiskIOStats
 	Network   []InterfaceStats // sandboxes and "/" only, as cAdvisor
-	Processes ProcessStats
-	OOMEvents uint64
+	// Filesystems are the host's block-device filesystems, for "/" only:
+	// with containerd cAdvisor measures no container's filesystem.
+	Filesystems []FsStats
+	Processes   ProcessStats
+	OOMEvents   uint64
 }
 
 // CPUStats are cumulative.

@@ -46,7 +46,8 @@ const (
 // rates over 30s, not 5m: the test does not run for 5m); promtool finds in
 // the expositions only the kubelet's and cAdvisor's own names it dislikes
 // (counters without _total: container_memory_failcnt, the evented PLEG's
-// and kubelet_pleg_discard_events), which the kubelet serves the same.
+// and kubelet_pleg_discard_events; the gauge container_fs_inodes_total),
+// which the kubelet serves the same.
 func TestPrometheusScrapesTheAgent(t *testing.T) {
 	cd := testenv.NeedContainerd(t)
 	api := testenv.NeedAPIServer(t)
@@ -157,7 +158,8 @@ spec:
 
 	// The exposition as promtool reads it.
 	tool := promtest.Promtool(t)
-	assert.Equal(t, `container_memory_failcnt counter metrics should have "_total" suffix`,
+	assert.Equal(t, `container_fs_inodes_total non-counter metrics should not have "_total" suffix
+container_memory_failcnt counter metrics should have "_total" suffix`,
 		strings.TrimSpace(promtest.CheckMetrics(t, tool, scrape(t, base+"/metrics/cadvisor", api.AdminConfig.BearerToken))))
 	// The kubelet's own names for these counters (evented PLEG, discarded events).
 	assert.Equal(t, `kubelet_evented_pleg_connection_error_count counter metrics should have "_total" suffix
