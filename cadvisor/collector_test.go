@@ -131,6 +131,13 @@ func TestCollectorReadsCgroups(t *testing.T) {
 				_, ok = value(t, mfs, "container_cpu_usage_seconds_total", map[string]string{"id": id, "pod": ""})
 				assert.True(t, ok, "the %s cgroup's series", id)
 			}
+			psi, ok := value(t, mfs, "container_pressure_cpu_waiting_seconds_total", app)
+			assert.Equal(t, tc.mode == cgroupmgr.ModeV2, ok, "PSI with cgroup v2 only")
+			if ok {
+				assert.InDelta(t, 1.5, psi, 1e-9)
+				stalled, _ := value(t, mfs, "container_pressure_cpu_stalled_seconds_total", app)
+				assert.InDelta(t, 0.5, stalled, 1e-9)
+			}
 			_, ok = value(t, mfs, "container_network_receive_bytes_total", map[string]string{"id": app["id"]})
 			assert.False(t, ok, "containers share their sandbox's network: only sandboxes report it")
 			got, _ = value(t, mfs, "container_scrape_error", nil)

@@ -18,7 +18,9 @@
 // HousekeepingInterval, the kubelet's 10s), each sample stamped with its
 // time; container_last_seen is the scrape's time. The metric sets are the
 // kubelet's: cpu, memory, disk I/O, network, process and OOM metrics
-// (container_oom_events_total from an OOMCounter such as oomwatch's).
+// (container_oom_events_total from an OOMCounter such as oomwatch's), and
+// on cgroup v2 with PSI the pressure metrics (container_pressure_*, the
+// kubelet's since KubeletPSI went GA in v1.36).
 // Network counters are the sandbox's network namespace's (/proc/<pid>/net/dev),
 // on sandboxes only, leaving out lo, veth*, docker* and nerdctl*.
 //

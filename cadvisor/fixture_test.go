@@ -114,6 +114,7 @@ func v2Container() map[string]string {
 		"memory.stat": "anon 209715200\nfile 104857600\nfile_mapped 8192\ninactive_file 104857600\nactive_file 0\npgfault 70\npgmajfault 10\n" +
 			"pgscan 5\npgsteal 4\nworkingset_refault_anon 1\nworkingset_refault_file 2\n",
 		"io.stat":      "7:0 rbytes=4096 wbytes=8192 rios=1 wios=2 dbytes=0 dios=0\n",
+		"cpu.pressure": "some avg10=0.00 avg60=0.00 avg300=0.00 total=1500000\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=500000\n",
 		"pids.current": "3\n",
 		"pids.max":     "max\n",
 		"cgroup.procs": "",

@@ -229,6 +229,27 @@ func statsMetrics() []*metricDef {
 		&metricDef{name: "container_oom_events_total", help: "Count of out of memory events observed for the container", counter: true,
 			values: one(func(e *entry) float64 { return float64(e.stats.OOMEvents) })},
 	)
+	psi := func(name, help string, f func(*PressureStats) uint64) *metricDef {
+		return &metricDef{name: name, help: help, counter: true, values: func(e *entry, emit func(float64, ...string)) {
+			if p := e.stats.Pressure; p != nil {
+				emit(float64(f(p)) / 1e6)
+			}
+		}}
+	}
+	defs = append(defs,
+		psi("container_pressure_cpu_stalled_seconds_total", "Total time duration no tasks in the container could make progress due to CPU congestion.",
+			func(p *PressureStats) uint64 { return p.CPUFull }),
+		psi("container_pressure_cpu_waiting_seconds_total", "Total time duration tasks in the container have waited due to CPU congestion.",
+			func(p *PressureStats) uint64 { return p.CPUSome }),
+		psi("container_pressure_memory_stalled_seconds_total", "Total time duration no tasks in the container could make progress due to memory congestion.",
+			func(p *PressureStats) uint64 { return p.MemoryFull }),
+		psi("container_pressure_memory_waiting_seconds_total", "Total time duration tasks in the container have waited due to memory congestion.",
+			func(p *PressureStats) uint64 { return p.MemorySome }),
+		psi("container_pressure_io_stalled_seconds_total", "Total time duration no tasks in the container could make progress due to IO congestion.",
+			func(p *PressureStats) uint64 { return p.IOFull }),
+		psi("container_pressure_io_waiting_seconds_total", "Total time duration tasks in the container have waited due to IO congestion.",
+			func(p *PressureStats) uint64 { return p.IOSome }),
+	)
 	return defs
 }
 

@@ -20,6 +20,15 @@ type Stats struct {
 	Filesystems []FsStats
 	Processes   ProcessStats
 	OOMEvents   uint64
+	// Pressure is the cgroup's PSI (cgroup v2 with PSI on): cumulative
+	// stall times; nil without it.
+	Pressure *PressureStats
+}
+
+// PressureStats are PSI's cumulative totals, in microseconds: "some"
+// (some task waited) and "full" (no task could run) per resource.
+type PressureStats struct {
+	CPUSome, CPUFull, MemorySome, MemoryFull, IOSome, IOFull uint64
 }
 
 // CPUStats are cumulative.
@@ -238,6 +247,7 @@ func (h hierarchy) readV2(r *fileReader, dir string, s *Stats) error {
 	}
 	m.WorkingSet = workingSet(m.Usage, m.InactiveFile)
 	s.DiskIO = readIOStatV2(r, dir, s.DiskIO[:0])
+	s.Pressure = readPressure(r, dir)
 	s.Processes.Threads, _ = r.uint(dir + "/pids.current")
 	s.Processes.ThreadsMax, _ = r.uint(dir + "/pids.max")
 	return nil
@@ -409,4 +419,36 @@ func (h hierarchy) readSpec(r *fileReader, cgroup string) Spec {
 		s.MemoryReservation, _ = r.uint(mem + "/memory.soft_limit_in_bytes")
 	}
 	return s
+}
+
+// readPressure reads cpu.pressure, memory.pressure and io.pressure
+// ("some avg10=0.00 avg60=0.00 avg300=0.00 total=123"); nil when the
+// cgroup has none (PSI off, or cgroup v1).
+func readPressure(r *fileReader, dir string) *PressureStats {
+	var p PressureStats
+	found := false
+	for _, f := range []struct {
+		file       string
+		some, full *uint64
+	}{{"/cpu.pressure", &p.CPUSome, &p.CPUFull}, {"/memory.pressure", &p.MemorySome, &p.MemoryFull}, {"/io.pressure", &p.IOSome, &p.IOFull}} {
+		b, err := r.read(dir + f.file)
+		if err != nil {
+			continue
+		}
+		found = true
+		forEachKeyValue(b, func(k, v []byte) {
+			_, total, ok := bytes.Cut(v, []byte("total="))
+			switch {
+			case !ok:
+			case string(k) == "some":
+				*f.some = parseUint(total)
+			case string(k) == "full":
+				*f.full = parseUint(total)
+			}
+		})
+	}
+	if !found {
+		return nil
+	}
+	return &p
 }
