@@ -23,6 +23,8 @@
 // kubelet's since KubeletPSI went GA in v1.36).
 // Network counters are the sandbox's network namespace's (/proc/<pid>/net/dev),
 // on sandboxes only, leaving out lo, veth*, docker* and nerdctl*.
+// ContainerStats, PodStats and KubepodsStats give the same figures to
+// /stats/summary and /metrics/resource (server.SummaryProvider.CgroupStats).
 //
 // Deliberate differences from the kubelet's cAdvisor, and why:
 //   - ServeHTTP renders the text format once per housekeeping and only
