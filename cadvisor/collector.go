@@ -1,6 +1,7 @@
 package cadvisor
 
 import (
+	"compress/flate"
 	"context"
 	"errors"
 	"fmt"
@@ -65,6 +66,7 @@ type Collector struct {
 	defs    []*metricDef
 	devices map[[2]uint64]string
 	r       fileReader
+	fw      *flate.Writer // housekeeping's compressor, reused
 
 	mu         sync.Mutex // guards snapshot, index, exposition and failed
 	snapshot   []*entry
@@ -73,13 +75,12 @@ type Collector struct {
 	failed     bool
 }
 
-// entry is one cgroup's figures and the samples made of them.
+// entry is one cgroup's figures; its samples are made from them when
+// rendered or collected, not kept.
 type entry struct {
 	found
-	spec    Spec
-	stats   Stats
-	pairs   []*dto.LabelPair
-	samples []sample
+	spec  Spec
+	stats Stats
 }
 
 // New checks cfg and fills in the defaults.
@@ -149,10 +150,9 @@ func (c *Collector) Housekeep(ctx context.Context) error {
 		if err := c.read(e, now); err != nil {
 			continue // gone since it was listed
 		}
-		c.makeSamples(e)
 		entries = append(entries, e)
 	}
-	x := render(c.defs, entries)
+	x := c.render(entries)
 	index := make(map[string]*entry, 2*len(entries))
 	for _, e := range entries {
 		index[e.id] = e
@@ -280,9 +280,10 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Unlock()
 	now := c.cfg.Clock.Now()
 	for _, e := range entries {
-		ch <- prometheus.NewMetricWithTimestamp(now, &sample{desc: lastSeenDesc, labels: e.pairs, value: float64(now.Unix())})
-		for i := range e.samples {
-			ch <- &e.samples[i]
+		pairs, samples := c.samplesOf(e, true)
+		ch <- prometheus.NewMetricWithTimestamp(now, &sample{desc: lastSeenDesc, labels: pairs, value: float64(now.Unix())})
+		for i := range samples {
+			ch <- &samples[i]
 		}
 	}
 	v := 0.0
@@ -298,27 +299,36 @@ var (
 	scrapeErrorDesc = prometheus.NewDesc("container_scrape_error", "1 if there was an error while getting container metrics, 0 otherwise", nil, nil)
 )
 
-// makeSamples builds e's series: its spec's, without timestamps, then
-// each metric's at its stats' time, as cAdvisor's collectContainersInfo.
-func (c *Collector) makeSamples(e *entry) {
-	values := [...]string{e.container, e.id, e.image, e.name, e.namespace, e.pod}
-	e.pairs = make([]*dto.LabelPair, len(baseLabels))
-	for i, n := range baseLabels {
-		e.pairs[i] = &dto.LabelPair{Name: proto.String(n), Value: proto.String(values[i])}
+// samplesOf builds e's series: its spec's, without timestamps, then
+// each metric's at its stats' time, as cAdvisor's collectContainersInfo;
+// withPairs adds the label pairs a registry needs (rendering needs only
+// the extra labels' values).
+func (c *Collector) samplesOf(e *entry, withPairs bool) ([]*dto.LabelPair, []sample) {
+	var pairs []*dto.LabelPair
+	if withPairs {
+		values := [...]string{e.container, e.id, e.image, e.name, e.namespace, e.pod}
+		pairs = make([]*dto.LabelPair, len(baseLabels))
+		for i, n := range baseLabels {
+			pairs[i] = &dto.LabelPair{Name: proto.String(n), Value: proto.String(values[i])}
+		}
 	}
 	ts := new(int64)
 	*ts = e.stats.Timestamp.UnixMilli()
-	e.samples = make([]sample, 0, 64)
+	samples := make([]sample, 0, 64)
 	for _, d := range c.defs {
 		if d.quotaOnly && e.spec.CPUQuota == 0 {
 			continue
 		}
 		d.values(e, func(v float64, extra ...string) {
-			s := sample{def: d, extra: extra, desc: d.desc, labels: labelPairs(e.pairs, d.extra, extra), value: v, counter: d.counter, ts: ts}
+			s := sample{def: d, extra: extra, desc: d.desc, value: v, counter: d.counter, ts: ts}
+			if withPairs {
+				s.labels = labelPairs(pairs, d.extra, extra)
+			}
 			if d.spec {
 				s.ts = nil
 			}
-			e.samples = append(e.samples, s)
+			samples = append(samples, s)
 		})
 	}
+	return pairs, samples
 }

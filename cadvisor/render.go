@@ -1,10 +1,13 @@
 package cadvisor
 
 import (
+	"bufio"
 	"bytes"
 	"compress/flate"
 	"encoding/binary"
+	"errors"
 	"hash/crc32"
+	"io"
 	"math"
 	"net/http"
 	"strconv"
@@ -12,62 +15,72 @@ import (
 )
 
 // exposition is a housekeeping's samples in Prometheus' text format,
-// rendered once for every scrape until the next housekeeping, and the
-// same compressed as a gzip stream left open (flushed, not closed), so
-// that a scrape only compresses what changes at each: the
-// container_last_seen lines.
+// kept only compressed: a stream of DEFLATE blocks ending in a sync flush
+// (not closed), so that a scrape compresses only what changes at each,
+// the container_last_seen lines. At 110 pods the text is 5 MB, the
+// stream 250 KB.
 type exposition struct {
-	text          []byte
-	deflate       []byte // raw DEFLATE blocks of text, ending in a sync flush
+	deflate       []byte
 	crc           uint32
+	size          int      // of the text
 	entriesLabels [][]byte // each entry's rendered base labels, for container_last_seen
 }
 
 // render writes the families in the order of defs, each entry's series
-// in discovery order.
-func render(defs []*metricDef, entries []*entry) *exposition {
+// in discovery order, through the compressor.
+func (c *Collector) render(entries []*entry) *exposition {
 	x := &exposition{entriesLabels: make([][]byte, len(entries))}
+	samples := make([][]sample, len(entries))
 	for i, e := range entries {
 		x.entriesLabels[i] = appendBaseLabels(nil, e)
+		_, samples[i] = c.samplesOf(e, false)
 	}
-	var buf bytes.Buffer
-	buf.Grow(len(entries) * 12 << 10)
-	for _, d := range defs {
+	var z bytes.Buffer
+	if c.fw == nil {
+		c.fw, _ = flate.NewWriter(&z, flate.BestSpeed)
+	} else {
+		c.fw.Reset(&z)
+	}
+	crc := crc32.NewIEEE()
+	counted := &countingWriter{}
+	w := bufio.NewWriterSize(io.MultiWriter(crc, counted, c.fw), 64<<10)
+	var line []byte
+	for _, d := range c.defs {
 		headerDone := false
-		for i, e := range entries {
-			for j := range e.samples {
-				s := &e.samples[j]
+		for i := range entries {
+			for j := range samples[i] {
+				s := &samples[i][j]
 				if s.def != d {
 					continue
 				}
 				if !headerDone {
-					writeHeader(&buf, d.name, d.help, d.counter)
+					writeHeader(w, d.name, d.help, d.counter)
 					headerDone = true
 				}
-				b := buf.AvailableBuffer()
-				b = append(append(b, d.name...), '{')
-				b = append(b, x.entriesLabels[i]...)
+				line = append(append(line[:0], d.name...), '{')
+				line = append(line, x.entriesLabels[i]...)
 				for k, n := range d.extra {
-					b = appendLabel(append(b, ','), n, s.extra[k])
+					line = appendLabel(append(line, ','), n, s.extra[k])
 				}
-				b = appendValue(append(b, "} "...), s.value)
+				line = appendValue(append(line, "} "...), s.value)
 				if s.ts != nil {
-					b = strconv.AppendInt(append(b, ' '), *s.ts, 10)
+					line = strconv.AppendInt(append(line, ' '), *s.ts, 10)
 				}
-				buf.Write(append(b, '\n'))
+				w.Write(append(line, '\n'))
 			}
 		}
 	}
-	x.text = buf.Bytes()
-	var z bytes.Buffer
-	fw, _ := flate.NewWriter(&z, flate.BestSpeed)
-	fw.Write(x.text)
-	fw.Flush()
-	x.deflate, x.crc = z.Bytes(), crc32.ChecksumIEEE(x.text)
+	w.Flush()
+	c.fw.Flush()
+	x.deflate, x.crc, x.size = z.Bytes(), crc.Sum32(), counted.n
 	return x
 }
 
-func writeHeader(buf *bytes.Buffer, name, help string, counter bool) {
+type countingWriter struct{ n int }
+
+func (c *countingWriter) Write(p []byte) (int, error) { c.n += len(p); return len(p), nil }
+
+func writeHeader(buf io.StringWriter, name, help string, counter bool) {
 	typ := "gauge"
 	if counter {
 		typ = "counter"
@@ -128,7 +141,7 @@ func (c *Collector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x, failed := c.exposition, c.failed
 	c.mu.Unlock()
 	if x == nil {
-		x = render(nil, nil)
+		x = c.render(nil)
 	}
 	var tail bytes.Buffer
 	writeHeader(&tail, "container_last_seen", "Last time a container was seen by the exporter", false)
@@ -147,7 +160,11 @@ func (c *Collector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	if !acceptsGzip(r) {
-		w.Write(x.text)
+		// The stream was flushed, not closed: it ends without a final
+		// block, which the reader reports once all is out.
+		if _, err := io.Copy(w, flate.NewReader(bytes.NewReader(x.deflate))); err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+			return
+		}
 		w.Write(tail.Bytes())
 		return
 	}
@@ -161,7 +178,7 @@ func (c *Collector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fw.Close()
 	var trailer [8]byte
 	binary.LittleEndian.PutUint32(trailer[:4], crc32.Update(x.crc, crc32.IEEETable, tail.Bytes()))
-	binary.LittleEndian.PutUint32(trailer[4:], uint32(len(x.text)+tail.Len()))
+	binary.LittleEndian.PutUint32(trailer[4:], uint32(x.size+tail.Len()))
 	w.Write(trailer[:])
 }
 
