@@ -211,11 +211,7 @@ func (c *Collector) read(e *entry, now time.Time) error {
 	}
 	var pids []int
 	if e.id != "/" { // the root's processes are every host process
-		ulimitPid := 0
-		if e.kind != rawCgroup {
-			ulimitPid = firstPid(r, c.h.dir(e.id))
-		}
-		pids = readProcesses(r, c.h.dir(e.id), ulimitPid, &e.stats.Processes)
+		pids = readProcesses(r, c.h.dir(e.id), e.kind != rawCgroup, &e.stats.Processes)
 	}
 	switch {
 	case e.id == "/":
@@ -228,21 +224,6 @@ func (c *Collector) read(e *entry, now time.Time) error {
 		e.stats.OOMEvents = c.cfg.OOM.OOMEvents(e.id)
 	}
 	return nil
-}
-
-func firstPid(r *fileReader, dir string) int {
-	b, err := r.read(dir + "/cgroup.procs")
-	if err != nil {
-		return 0
-	}
-	n := 0
-	for _, ch := range b {
-		if ch < '0' || ch > '9' {
-			break
-		}
-		n = n*10 + int(ch-'0')
-	}
-	return n
 }
 
 // deviceName is "/dev/<name>" of a block device, from sysfs, remembered.

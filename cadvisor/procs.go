@@ -9,9 +9,9 @@ import (
 )
 
 // readProcesses counts the cgroup's own processes (cgroup.procs), their
-// open file descriptors and sockets, and with ulimitPid > 0 that
-// process's soft open-files limit: cAdvisor's process metrics.
-func readProcesses(r *fileReader, dir string, ulimitPid int, p *ProcessStats) []int {
+// open file descriptors and sockets, and with limits the first one's soft
+// open-files limit (a container's own process): cAdvisor's process metrics.
+func readProcesses(r *fileReader, dir string, limits bool, p *ProcessStats) []int {
 	b, err := r.read(dir + "/cgroup.procs")
 	if err != nil {
 		return nil
@@ -28,8 +28,8 @@ func readProcesses(r *fileReader, dir string, ulimitPid int, p *ProcessStats) []
 		p.FileDescriptors += fds
 		p.Sockets += sockets
 	}
-	if ulimitPid > 0 {
-		p.OpenFilesSoftLimit, p.HasLimits = openFilesSoftLimit(r, ulimitPid)
+	if limits && len(pids) > 0 {
+		p.OpenFilesSoftLimit, p.HasLimits = openFilesSoftLimit(r, pids[0])
 	}
 	return pids
 }
