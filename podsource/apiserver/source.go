@@ -159,14 +159,29 @@ func (s *Source) listWatch() cache.ListerWatcher {
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.FieldSelector = selector
 			w, err := pods.Watch(ctx, o)
-			if err != nil && ctx.Err() == nil {
-				s.cfg.Metrics.FetchError(s.cfg.Name)
+			if err != nil {
+				if ctx.Err() == nil {
+					s.cfg.Metrics.FetchError(s.cfg.Name)
+				}
+				return nil, err
 			}
-			return w, err
+			return watch.Filter(w, copyAdded), nil
 		},
 	}
 	// Lets the reflector know when the client (a fake) cannot do streaming lists.
 	return cache.ToListWatcherWithWatchListSemantics(lw, s.cfg.Client)
+}
+
+// copyAdded gives the source its own copy of each Added object, which
+// prepare then writes into: client-go's fake clientset sends a watch that
+// starts after its List the objects it stores, not copies, so the source
+// would race with the fake's readers. With a real client this costs one copy
+// per pod per watch.
+func copyAdded(e watch.Event) (watch.Event, bool) {
+	if e.Type == watch.Added {
+		e.Object = e.Object.DeepCopyObject()
+	}
+	return e, true
 }
 
 // push converts the store's full set and sends it as a podsource.SET. It runs on the

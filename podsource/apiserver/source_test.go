@@ -16,7 +16,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 )
 
 func apiPod(name, nodeName string, uid types.UID) *v1.Pod {
@@ -147,4 +149,33 @@ func TestSourceFake(t *testing.T) {
 	cancel()
 	wg.Wait()
 	assert.Equal(t, []types.UID{"uid-b"}, slices.Collect(maps.Keys(src.seen)), "a deleted pod's first sight is forgotten")
+}
+
+// A watch may hand the source objects that others still read (client-go's
+// fake clientset does so for objects added between its List and Watch): the
+// source prepares its own copy, never the object it was given.
+func TestSourceLeavesWatchedObjectsAlone(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	client := fake.NewClientset()
+	w := watch.NewFake()
+	client.PrependWatchReactor("pods", func(clienttesting.Action) (bool, watch.Interface, error) { return true, w, nil })
+	mux := podsource.NewMux(podsource.MuxConfig{})
+	src, err := New(Config{Client: client, NodeName: node, Metrics: podsource.NewMetrics()}, mux)
+	require.NoError(t, err)
+	mux.Register(src.Name())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); assert.NoError(t, src.Run(ctx)) }()
+	defer wg.Wait()
+	defer cancel()
+
+	shared := apiPod("a", node, "uid-a")
+	shared.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
+	want := shared.DeepCopy()
+	w.Add(shared)
+	u := recvUntil(t, mux, 10*time.Second, func(u podsource.PodUpdate) bool { return u.Op == podsource.ADD && len(u.Pods) > 0 })
+	require.Equal(t, []string{"a"}, names(u.Pods))
+	assert.NotEmpty(t, u.Pods[0].Annotations[podsource.ConfigSeenAnnotation])
+	assert.Equal(t, want, shared, "the watched object is unchanged")
 }
