@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,12 +33,17 @@ const (
 	// DefaultSyncJitterFactor stretches each back-off by up to half, so
 	// pods that failed together are not retried together.
 	DefaultSyncJitterFactor = 0.5
+	// DefaultWriters is how many pods' statuses are written at once (the
+	// kubelet writes one at a time); the API client's QPS limit still
+	// bounds the rate.
+	DefaultWriters = 8
 )
 
 // PodAPI is the part of the API server an APIWriter uses; package
 // podstatus/apiclient adapts a client-go clientset. For a pod that does
-// not exist, the error is the API server's NotFound (apierrors.IsNotFound).
-// The APIWriter does not modify the pods returned.
+// not exist, the error is the API server's NotFound (apierrors.IsNotFound);
+// for a patch whose UID is not the pod's, Conflict. The APIWriter does not
+// modify the pods returned, and calls it from several goroutines at once.
 type PodAPI interface {
 	GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error)
 	// PatchPodStatus sends patch, a strategic-merge patch of pods/status
@@ -68,7 +74,10 @@ type APIWriterConfig struct {
 	// Jitter stretches each back-off; default: by up to half
 	// (DefaultSyncJitterFactor). Tests pass func(d) d.
 	Jitter func(time.Duration) time.Duration
-	Log    logr.Logger
+	// Writers is how many pods' writes a batch runs at once, each pod's in
+	// order (default DefaultWriters; 1: one after another, as the kubelet).
+	Writers int
+	Log     logr.Logger
 }
 
 // APIWriter writes the statuses of a Manager to the API server, as the
@@ -85,6 +94,18 @@ type APIWriterConfig struct {
 // it never lands on a pod recreated with the same name. A failed write is
 // retried after a jittered back-off while the other pods go on; after an
 // outage each pod gets its newest status once.
+//
+// Deliberate deviations from the kubelet, for churn (#34): writes to
+// different pods run in parallel (APIWriterConfig.Writers), each pod's in
+// order; and a write does not GET the pod first. The API pod's status it
+// merges with and diffs against is the source's copy, or the API server's
+// answer to the writer's own last patch while the source has not delivered
+// that resourceVersion yet; only after a failed write is the pod read
+// first, and a Conflict (the UID precondition) is told apart from a
+// recreated pod by a read. A change another writer made that the source
+// has not delivered yet is kept by the patch unless the writer changes the
+// same field (a terminal phase set by the pod GC, say, in the last
+// milliseconds), a window the kubelet's GET-then-patch also has.
 //
 // The merge keeps the API's StartTime, conditions of other writers,
 // transition times of unchanged conditions and terminal phase. A static
@@ -103,6 +124,7 @@ type APIWriter struct {
 	records    map[types.UID]*record
 	batch      uint64
 	buf        []versioned
+	due        []write
 	lastFull   time.Time // when the last full batch (drift repair) ran
 	reconciles uint64    // statuses found overwritten in the API
 
@@ -118,6 +140,12 @@ type record struct {
 	failures int           // in a row
 	retryAt  time.Time
 	seen     uint64 // the last batch that found the pod in the Manager
+	// The API server's answer to the last write, until the source
+	// delivers that version (resourceVersion answerRV) or a newer one.
+	answer        *v1.PodStatus
+	answerRV      uint64
+	answerDeleted *metav1.Time // the answer's deletionTimestamp
+	reread        bool         // a write failed: read the API pod before the next
 	// The API pod's copy last compared with written, or current at the
 	// write: weak, so that a replaced copy is not kept alive.
 	checked weak.Pointer[v1.Pod]
@@ -164,6 +192,12 @@ func NewAPIWriter(cfg APIWriterConfig) (*APIWriter, error) {
 	if cfg.Jitter == nil {
 		cfg.Jitter = func(d time.Duration) time.Duration { return wait.Jitter(d, DefaultSyncJitterFactor) }
 	}
+	switch {
+	case cfg.Writers < 0:
+		return nil, fmt.Errorf("podstatus: APIWriterConfig.Writers: invalid value %d: must not be negative", cfg.Writers)
+	case cfg.Writers == 0:
+		cfg.Writers = DefaultWriters
+	}
 	return &APIWriter{cfg: cfg, records: map[types.UID]*record{}}, nil
 }
 
@@ -204,9 +238,9 @@ func (s *APIWriter) Run(ctx context.Context) error {
 
 // Sync does one batch, as the kubelet's syncBatch: for each pod whose
 // status changed since it was last written, or that can be deleted, it
-// reads the API pod, patches its status if that differs, and deletes it if
-// it can be; pods whose last write failed wait for their back-off, and
-// pods gone from the Manager are forgotten. A batch SyncPeriod or more
+// patches its status if that differs from the API's, and deletes it if it
+// can be, Writers pods at once; pods whose last write failed wait for
+// their back-off, and pods gone from the Manager are forgotten. A batch SyncPeriod or more
 // after the last full one is full (syncBatch(all)): a pod whose status is
 // unchanged since its last write is written again if its API pod, as the
 // source delivered it, lost that status (drift). It returns the number of
@@ -228,69 +262,119 @@ func (s *APIWriter) sync(ctx context.Context, full bool) (tried int, retry time.
 	}
 	s.buf = s.cfg.Statuses.published(s.buf[:0])
 	defer clear(s.buf) // no pod kept alive until the next batch
+	due := s.due[:0]
+	defer func() { clear(due); s.due = due[:0] }()
 	for _, p := range s.buf {
 		if ctx.Err() != nil {
-			return tried, time.Time{} // nothing forgotten: not every pod was seen
+			return 0, time.Time{} // nothing forgotten: not every pod was seen
 		}
-		r := s.records[p.pod.UID]
-		if r == nil {
-			r = &record{}
-			s.records[p.pod.UID] = r
-		}
-		r.seen = s.batch
-		t, ok := s.target(p.pod)
-		if !ok {
-			continue // a static pod without its mirror pod yet
-		}
-		if r.target != t.uid {
-			*r = record{target: t.uid, seen: s.batch}
-		}
-		if r.version == p.version && r.written != nil {
-			// The same status, perhaps now the one held in the pod
-			// (Manager.ReplacePod): the older copy need not be kept.
-			r.written = p.status
-		}
-		deleting := !t.static && deletable(p.pod, p.status)
-		if full && !deleting && !r.done && s.drifted(p, t, r) {
-			r.version, r.written = 0, nil // written as a change is, retried until it is
-		}
-		if r.done || (r.version >= p.version && !deleting) {
-			continue
-		}
-		if now := s.cfg.Clock.Now(); now.Before(r.retryAt) {
-			if retry.IsZero() || r.retryAt.Before(retry) {
-				retry = r.retryAt
-			}
-			continue
-		}
-		tried++
-		err := s.syncPod(ctx, p, t, r, deleting)
+		w, ok := s.plan(p, full)
 		switch {
-		case err == nil:
-			r.failures, r.retryAt = 0, time.Time{}
-		case ctx.Err() != nil:
-			return tried, time.Time{}
+		case !ok:
+		case s.cfg.Clock.Now().Before(w.r.retryAt):
+			retry = earliest(retry, w.r.retryAt)
 		default:
-			r.failures++
-			d := s.backOff(r.failures)
-			r.retryAt = s.cfg.Clock.Now().Add(d)
-			if retry.IsZero() || r.retryAt.Before(retry) {
-				retry = r.retryAt
-			}
-			log := s.cfg.Log.V(1)
-			if r.failures == 1 {
-				log = s.cfg.Log
-			}
-			log.Info("Cannot write pod status, retrying after a back-off", "pod", klogRef(p.pod),
-				"failures", r.failures, "backOff", d, "error", err.Error())
+			due = append(due, w)
 		}
+	}
+	s.writeAll(ctx, due)
+	if ctx.Err() != nil {
+		return len(due), time.Time{}
+	}
+	for _, w := range due {
+		if w.err == nil {
+			w.r.failures, w.r.retryAt = 0, time.Time{}
+			continue
+		}
+		w.r.failures++
+		d := s.backOff(w.r.failures)
+		w.r.retryAt = s.cfg.Clock.Now().Add(d)
+		retry = earliest(retry, w.r.retryAt)
+		log := s.cfg.Log.V(1)
+		if w.r.failures == 1 {
+			log = s.cfg.Log
+		}
+		log.Info("Cannot write pod status, retrying after a back-off", "pod", klogRef(w.p.pod),
+			"failures", w.r.failures, "backOff", d, "error", w.err.Error())
 	}
 	for uid, r := range s.records {
 		if r.seen != s.batch {
 			delete(s.records, uid)
 		}
 	}
-	return tried, retry
+	return len(due), retry
+}
+
+// write is one pod's write in a batch.
+type write struct {
+	p        versioned
+	t        apiPod
+	r        *record
+	deleting bool
+	err      error
+}
+
+// plan updates p's record for this batch and says whether p has something
+// to write (a new status, drift on a full batch, a deletion to finish).
+func (s *APIWriter) plan(p versioned, full bool) (write, bool) {
+	r := s.records[p.pod.UID]
+	if r == nil {
+		r = &record{}
+		s.records[p.pod.UID] = r
+	}
+	r.seen = s.batch
+	t, ok := s.target(p.pod)
+	if !ok {
+		return write{}, false // a static pod without its mirror pod yet
+	}
+	if r.target != t.uid {
+		*r = record{target: t.uid, seen: s.batch}
+	}
+	if r.version == p.version && r.written != nil {
+		// The same status, perhaps now the one held in the pod
+		// (Manager.ReplacePod): the older copy need not be kept.
+		r.written = p.status
+	}
+	if r.answer != nil && delivered(t.obj, r.answerRV) {
+		r.answer, r.answerDeleted = nil, nil
+	}
+	deleting := !t.static && deletable(p.pod, p.status)
+	if full && !deleting && !r.done && s.drifted(p, t, r) {
+		r.version, r.written = 0, nil // written as a change is, retried until it is
+	}
+	if r.done || (r.version >= p.version && !deleting) {
+		return write{}, false
+	}
+	return write{p: p, t: t, r: r, deleting: deleting}, true
+}
+
+// writeAll runs the batch's writes, up to Writers at once. Each pod is in
+// a batch once, so its writes stay in order.
+func (s *APIWriter) writeAll(ctx context.Context, due []write) {
+	n := min(s.cfg.Writers, len(due))
+	if n <= 1 {
+		for i := range due {
+			due[i].err = s.syncPod(ctx, &due[i])
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(due); i = int(next.Add(1) - 1) {
+				due[i].err = s.syncPod(ctx, &due[i])
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // target is where pod's status goes: the pod itself, or its mirror pod.
@@ -306,49 +390,40 @@ func (s *APIWriter) target(pod *v1.Pod) (apiPod, bool) {
 	return apiPod{namespace: pod.Namespace, name: pod.Name, uid: pod.UID, obj: pod}, true
 }
 
-// syncPod is the kubelet's syncPod: read, merge, patch if changed, delete
-// if it can be. A pod not found, or found with another UID (recreated), is
-// done: nothing more is written to it.
-func (s *APIWriter) syncPod(ctx context.Context, p versioned, t apiPod, r *record, deleting bool) error {
+// syncPod is the kubelet's syncPod without its read: merge with the API
+// status as last known (base), patch if changed, delete if it can be. A
+// pod not found, or found with another UID (recreated), is done: nothing
+// more is written to it.
+func (s *APIWriter) syncPod(ctx context.Context, w *write) error {
+	p, t, r := w.p, w.t, w.r
 	status := p.status
-	if !deleting && r.written != nil && apiequality.Semantic.DeepEqual(*r.written, *status) {
+	if !w.deleting && r.written != nil && apiequality.Semantic.DeepEqual(*r.written, *status) {
 		r.version, r.written = p.version, status // changed back to what was written
 		return nil
 	}
 	name := t.namespace + "/" + t.name
-	pod, err := s.cfg.API.GetPod(ctx, t.namespace, t.name)
-	switch {
-	case apierrors.IsNotFound(err):
-		s.gone(r, name, "not found")
-		return nil
-	case err != nil:
-		return fmt.Errorf("reading pod %s: %w", name, err)
-	case pod.UID != t.uid:
-		s.gone(r, name, "recreated with UID "+string(pod.UID))
-		return nil
+	api, deletedAt, err := s.base(ctx, t, r)
+	if err != nil || api == nil {
+		return err
 	}
-	merged := mergeStatus(p.pod, &pod.Status, status, deleting, metav1.NewTime(s.cfg.Clock.Now()))
-	patch, unchanged, err := StatusPatch(t.uid, pod.Status, merged)
+	merged := mergeStatus(p.pod, api, status, w.deleting, metav1.NewTime(s.cfg.Clock.Now()))
+	patch, unchanged, err := StatusPatch(t.uid, *api, merged)
 	if err != nil {
 		return err
 	}
-	phase, deletedAt := merged.Phase, pod.DeletionTimestamp
+	phase := merged.Phase
 	if !unchanged {
 		updated, err := s.cfg.API.PatchPodStatus(ctx, t.namespace, t.name, t.uid, patch)
-		switch {
-		case apierrors.IsNotFound(err):
-			s.gone(r, name, "not found")
-			return nil
-		case err != nil:
-			return fmt.Errorf("patching the status of pod %s: %w", name, err)
-		case updated != nil:
-			phase, deletedAt = updated.Status.Phase, updated.DeletionTimestamp
+		if err != nil {
+			return s.patchFailed(ctx, t, r, err)
 		}
+		phase, deletedAt = updated.Status.Phase, updated.DeletionTimestamp
+		r.answer, r.answerRV, r.answerDeleted = answerOf(updated)
 		s.cfg.Log.V(3).Info("Pod status written", "pod", name, "uid", t.uid, "version", p.version, "patch", string(patch))
 	}
 	// The source's copy predates this write: no sign of drift.
-	r.version, r.written, r.checked = p.version, status, weak.Make(t.obj)
-	if !deleting {
+	r.version, r.written, r.checked, r.reread = p.version, status, weak.Make(t.obj), false
+	if !w.deleting {
 		return nil
 	}
 	if deletedAt == nil || !terminal(phase) {
@@ -360,6 +435,71 @@ func (s *APIWriter) syncPod(ctx context.Context, p versioned, t apiPod, r *recor
 	s.cfg.Log.V(2).Info("Pod terminated and deleted from the API server", "pod", name, "uid", t.uid)
 	r.done = true
 	return nil
+}
+
+// base is the API pod's status and deletion time as the writer knows them
+// without a read: the source's copy, or the API server's answer to the
+// last write while the source has not delivered it. After a failed write
+// it reads the API pod instead. Nil status: the pod is gone (r is done).
+func (s *APIWriter) base(ctx context.Context, t apiPod, r *record) (*v1.PodStatus, *metav1.Time, error) {
+	if !r.reread {
+		if r.answer != nil {
+			return r.answer, r.answerDeleted, nil
+		}
+		return &t.obj.Status, t.obj.DeletionTimestamp, nil
+	}
+	name := t.namespace + "/" + t.name
+	pod, err := s.cfg.API.GetPod(ctx, t.namespace, t.name)
+	switch {
+	case apierrors.IsNotFound(err):
+		s.gone(r, name, "not found")
+		return nil, nil, nil
+	case err != nil:
+		return nil, nil, fmt.Errorf("reading pod %s: %w", name, err)
+	case pod.UID != t.uid:
+		s.gone(r, name, "recreated with UID "+string(pod.UID))
+		return nil, nil, nil
+	}
+	r.answer, r.answerRV, r.answerDeleted = answerOf(pod)
+	return r.answer, pod.DeletionTimestamp, nil
+}
+
+// patchFailed handles a failed patch: the pod is gone, or it was
+// recreated (the UID precondition's Conflict, told apart by a read), or
+// the next write reads the API pod first.
+func (s *APIWriter) patchFailed(ctx context.Context, t apiPod, r *record, err error) error {
+	name := t.namespace + "/" + t.name
+	r.reread = true
+	switch {
+	case apierrors.IsNotFound(err):
+		s.gone(r, name, "not found")
+		return nil
+	case apierrors.IsConflict(err):
+		if _, _, rerr := s.base(ctx, t, r); rerr != nil || r.done {
+			return rerr
+		}
+	}
+	return fmt.Errorf("patching the status of pod %s: %w", name, err)
+}
+
+// answerOf keeps the status of an API server's answer, not the whole pod.
+func answerOf(pod *v1.Pod) (*v1.PodStatus, uint64, *metav1.Time) {
+	status := pod.Status
+	return &status, resourceVersion(pod), pod.DeletionTimestamp
+}
+
+// resourceVersion is pod's resourceVersion as a number; 0 if it is not
+// one (API servers over etcd give numbers, which the writer compares).
+func resourceVersion(pod *v1.Pod) uint64 {
+	v, _ := strconv.ParseUint(pod.ResourceVersion, 10, 64)
+	return v
+}
+
+// delivered says whether the source's copy is the API pod at resource
+// version rv or later.
+func delivered(obj *v1.Pod, rv uint64) bool {
+	v := resourceVersion(obj)
+	return v != 0 && v >= rv
 }
 
 // gone marks the pod done: its API pod is no more.

@@ -3,6 +3,8 @@ package podstatus_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/podstatus"
 )
 
@@ -85,12 +88,12 @@ func TestAPIWriterPatchesOnlyWhatChanged(t *testing.T) {
 		want      []string
 		wantReady v1.ConditionStatus
 	}{
-		{"first status: read and patched", []v1.PodStatus{statusOf(false)}, []string{"get ns/web", "patch ns/web"}, "False"},
+		{"first status: patched, no read first", []v1.PodStatus{statusOf(false)}, []string{"patch ns/web"}, "False"},
 		{"nothing new: no call", nil, nil, "False"},
 		{"the same status again: no call", []v1.PodStatus{statusOf(false)}, nil, "False"},
-		{"ready: patched", []v1.PodStatus{statusOf(true)}, []string{"get ns/web", "patch ns/web"}, "True"},
-		{"unready and ready again before a sync: read, the same, no patch",
-			[]v1.PodStatus{statusOf(false), statusOf(true)}, []string{"get ns/web"}, "True"},
+		{"ready: patched, against the last answer", []v1.PodStatus{statusOf(true)}, []string{"patch ns/web"}, "True"},
+		{"unready and ready again before a sync: the same as written, no call",
+			[]v1.PodStatus{statusOf(false), statusOf(true)}, nil, "True"},
 	}
 	for i, s := range steps {
 		e.clock.SetTime(t0.Add(time.Duration(i) * time.Minute))
@@ -111,6 +114,23 @@ func TestAPIWriterPatchesOnlyWhatChanged(t *testing.T) {
 	assert.Equal(t, types.UID("u1"), patch.Metadata.UID, "the UID is the patch's precondition")
 	assert.NotContains(t, patch.Status, "startTime", "only what changed is sent")
 	assert.Contains(t, patch.Status, "conditions")
+}
+
+// The watch lags behind the writer's own patches: the base of the next
+// patch is the API server's answer, else an unready pod would stay ready.
+func TestAPIWriterPatchesAgainstItsLastAnswer(t *testing.T) {
+	pod := apiPod("u1", "web")
+	e := newSyncEnv(t, podstatus.APIWriterConfig{}, pod)
+	e.statuses.SetPodStatus(pod, statusOf(false))
+	require.Equal(t, []string{"patch ns/web"}, e.sync())
+	unready := e.api.get("ns", "web") // the watch delivers the unready pod
+	e.statuses.SetPodStatus(unready, statusOf(true))
+	require.Equal(t, []string{"patch ns/web"}, e.sync())
+	require.Equal(t, v1.ConditionTrue, readyOf(e.api.get("ns", "web").Status))
+
+	e.statuses.SetPodStatus(unready, statusOf(false)) // before the watch delivers the ready pod
+	assert.Equal(t, []string{"patch ns/web"}, e.sync())
+	assert.Equal(t, v1.ConditionFalse, readyOf(e.api.get("ns", "web").Status))
 }
 
 func TestAPIWriterMergesWithTheAPIStatus(t *testing.T) {
@@ -199,8 +219,8 @@ func TestAPIWriterMergesWithTheAPIStatus(t *testing.T) {
 			p := tc.pod.DeepCopy()
 			p.Status = tc.api
 			e := newSyncEnv(t, podstatus.APIWriterConfig{}, p)
-			e.statuses.SetPodStatus(tc.pod, tc.publish)
-			assert.Equal(t, []string{"get ns/" + p.Name, "patch ns/" + p.Name}, e.sync())
+			e.statuses.SetPodStatus(p, tc.publish) // the source's copy shows the API status
+			assert.Equal(t, []string{"patch ns/" + p.Name}, e.sync())
 			tc.check(t, e.api.get("ns", p.Name).Status)
 		})
 	}
@@ -216,9 +236,9 @@ func TestAPIWriterRetriesWithBackOffWithoutBlockingOthers(t *testing.T) {
 		publish *v1.Pod
 		want    []string
 	}{
-		{0, nil, []string{"get ns/a"}},                    // fails: retried after 1s
-		{500 * time.Millisecond, b, []string{"get ns/b"}}, // a waits; b is tried, fails: retried at 1.5s
-		{time.Second, nil, []string{"get ns/a"}},          // a fails again: retried after 2s, at 3s
+		{0, nil, []string{"patch ns/a"}},                    // fails: retried after 1s, reading first
+		{500 * time.Millisecond, b, []string{"patch ns/b"}}, // a waits; b is tried, fails: retried at 1.5s
+		{time.Second, nil, []string{"get ns/a"}},            // a fails again: retried after 2s, at 3s
 		{1500 * time.Millisecond, nil, []string{"get ns/b", "patch ns/b"}},
 		{2 * time.Second, nil, nil}, // a waits
 		{3 * time.Second, nil, []string{"get ns/a", "patch ns/a"}},
@@ -279,15 +299,15 @@ func TestAPIWriterDeletesTerminatedPods(t *testing.T) {
 		wantPhase v1.PodPhase // in the API before any deletion
 	}{
 		{"terminal and deleted: deleted", deleted(apiPod("u1", "web")), nil, withPhase(statusOf(false), v1.PodSucceeded),
-			[]string{"get ns/web", "patch ns/web", "delete ns/web"}, v1.PodSucceeded},
+			[]string{"patch ns/web", "delete ns/web"}, v1.PodSucceeded},
 		{"deleted, still running: kept", deleted(apiPod("u1", "web")), nil, statusOf(true),
-			[]string{"get ns/web", "patch ns/web"}, v1.PodRunning},
+			[]string{"patch ns/web"}, v1.PodRunning},
 		{"deleted, stopped: made terminal, then deleted", deleted(apiPod("u1", "web")), nil, stopped,
-			[]string{"get ns/web", "patch ns/web", "delete ns/web"}, v1.PodFailed},
+			[]string{"patch ns/web", "delete ns/web"}, v1.PodFailed},
 		{"terminal, not deleted: kept", apiPod("u1", "web"), nil, withPhase(statusOf(false), v1.PodFailed),
-			[]string{"get ns/web", "patch ns/web"}, v1.PodFailed},
+			[]string{"patch ns/web"}, v1.PodFailed},
 		{"a mirror pod is never deleted", deleted(apiPod("mirror", "web")), static, withPhase(statusOf(false), v1.PodFailed),
-			[]string{"get ns/web", "patch ns/web"}, v1.PodFailed},
+			[]string{"patch ns/web"}, v1.PodFailed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newSyncEnv(t, podstatus.APIWriterConfig{MirrorPodFor: tc.mirror}, tc.pod)
@@ -297,7 +317,7 @@ func TestAPIWriterDeletesTerminatedPods(t *testing.T) {
 			calls := e.sync()
 			assert.Equal(t, tc.want, calls)
 			last := e.api.get("ns", "web")
-			if len(calls) == 3 {
+			if calls[len(calls)-1] == "delete ns/web" {
 				assert.Nil(t, last, "deleted")
 				require.Len(t, e.api.patches, 1)
 				assert.Contains(t, e.api.patches[0], `"phase":"`+string(tc.wantPhase)+`"`, "terminal before it is deleted")
@@ -321,9 +341,9 @@ func TestAPIWriterRetriesFailedPatchesAndDeletes(t *testing.T) {
 		steps [][]string // calls at 0, 1s, 3s
 	}{
 		{"patch, then delete fail once", deleted,
-			[][]string{{"get ns/web", "patch ns/web"}, {"get ns/web", "patch ns/web", "delete ns/web"}, {"get ns/web", "delete ns/web"}}},
+			[][]string{{"patch ns/web"}, {"get ns/web", "patch ns/web", "delete ns/web"}, {"delete ns/web"}}},
 		{"deletion asked of the node, not of the API: not deleted", apiPod("u1", "web"),
-			[][]string{{"get ns/web", "patch ns/web"}, {"get ns/web", "patch ns/web"}, {"get ns/web"}}},
+			[][]string{{"patch ns/web"}, {"get ns/web", "patch ns/web"}, nil}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newSyncEnv(t, podstatus.APIWriterConfig{}, tc.inAPI)
@@ -346,7 +366,7 @@ func TestAPIWriterForgetsPodsGoneFromTheAPI(t *testing.T) {
 	pod := apiPod("u1", "web")
 	e := newSyncEnv(t, podstatus.APIWriterConfig{})
 	e.statuses.SetPodStatus(pod, statusOf(false))
-	assert.Equal(t, []string{"get ns/web"}, e.sync(), "not found")
+	assert.Equal(t, []string{"patch ns/web"}, e.sync(), "not found")
 	e.statuses.SetPodStatus(pod, statusOf(true))
 	assert.Empty(t, e.sync(), "forgotten: nothing more is written")
 
@@ -354,14 +374,15 @@ func TestAPIWriterForgetsPodsGoneFromTheAPI(t *testing.T) {
 	e.statuses.RemovePod(pod.UID)
 	assert.Empty(t, e.sync())
 	e.statuses.SetPodStatus(pod, statusOf(true))
-	assert.Equal(t, []string{"get ns/web"}, e.sync(), "u1 again, a new record: the API pod is another")
+	assert.Equal(t, []string{"patch ns/web", "get ns/web"}, e.sync(),
+		"u1 again, a new record: the patch's UID precondition fails, a read says the API pod is another")
 	assert.Empty(t, e.api.patches, "the patch would not have gone to u2 either (UID precondition)")
 
 	e.statuses.RemovePod(pod.UID)
 	e.sync()
 	e.api.put(pod)
 	e.statuses.SetPodStatus(pod, statusOf(true))
-	assert.Equal(t, []string{"get ns/web", "patch ns/web"}, e.sync(), "forgotten when removed from the Manager")
+	assert.Equal(t, []string{"patch ns/web"}, e.sync(), "forgotten when removed from the Manager")
 }
 
 func TestAPIWriterWritesStaticPodsToTheirMirrorPods(t *testing.T) {
@@ -376,16 +397,16 @@ func TestAPIWriterWritesStaticPodsToTheirMirrorPods(t *testing.T) {
 	}}, apiPod("api-uid", "web"))
 	e.statuses.SetPodStatus(static, statusOf(true))
 	e.statuses.SetPodStatus(apiPod("api-uid", "web"), statusOf(true))
-	assert.Equal(t, []string{"get ns/web", "patch ns/web"}, e.sync(), "no mirror pod yet: the static pod waits")
+	assert.Equal(t, []string{"patch ns/web"}, e.sync(), "no mirror pod yet: the static pod waits")
 
 	mirror = apiPod("mirror-1", "etcd-node1")
 	e.api.put(mirror)
-	assert.Equal(t, []string{"get ns/etcd-node1", "patch ns/etcd-node1"}, e.sync(), "the mirror pod appeared")
+	assert.Equal(t, []string{"patch ns/etcd-node1"}, e.sync(), "the mirror pod appeared")
 	assert.Contains(t, e.api.patches[1], `"uid":"mirror-1"`)
 
 	mirror = apiPod("mirror-2", "etcd-node1") // recreated
 	e.api.put(mirror)
-	assert.Equal(t, []string{"get ns/etcd-node1", "patch ns/etcd-node1"}, e.sync(), "written again to the new mirror pod")
+	assert.Equal(t, []string{"patch ns/etcd-node1"}, e.sync(), "written again to the new mirror pod")
 	assert.Equal(t, v1.ConditionTrue, readyOf(e.api.get("ns", "etcd-node1").Status))
 }
 
@@ -425,7 +446,7 @@ func TestAPIWriterRun(t *testing.T) {
 	assert.Equal(t, batch{tried: 1, retry: time.Second}, next(), "woken by the change; failed")
 	e.clock.Step(time.Second)
 	assert.Equal(t, batch{tried: 1}, next(), "retried after the back-off")
-	assert.Equal(t, []string{"get ns/web", "get ns/web", "patch ns/web"}, e.api.takeCalls())
+	assert.Equal(t, []string{"patch ns/web", "get ns/web", "patch ns/web"}, e.api.takeCalls())
 
 	e.api.put(apiPod("u1", "web")) // someone wiped the status; the source's copy does not show it yet
 	e.clock.Step(9 * time.Second)
@@ -435,7 +456,7 @@ func TestAPIWriterRun(t *testing.T) {
 	e.statuses.ReplacePod(e.api.get("ns", "web")) // the watch delivers it
 	e.clock.Step(10 * time.Second)
 	assert.Equal(t, batch{tried: 1}, next(), "the next SyncPeriod repairs it")
-	assert.Equal(t, []string{"get ns/web", "patch ns/web"}, e.api.takeCalls())
+	assert.Equal(t, []string{"patch ns/web"}, e.api.takeCalls())
 	assert.Equal(t, v1.ConditionTrue, readyOf(e.api.get("ns", "web").Status))
 
 	cancel()
@@ -451,10 +472,55 @@ func TestNewAPIWriterNamesBadFields(t *testing.T) {
 		{podstatus.APIWriterConfig{Statuses: m}, "APIWriterConfig.API is required"},
 		{podstatus.APIWriterConfig{API: newFakeAPI()}, "APIWriterConfig.Statuses is required"},
 		{podstatus.APIWriterConfig{API: newFakeAPI(), Statuses: m, SyncPeriod: -time.Second}, "APIWriterConfig.SyncPeriod: invalid value -1s"},
+		{podstatus.APIWriterConfig{API: newFakeAPI(), Statuses: m, Writers: -1}, "APIWriterConfig.Writers: invalid value -1: must not be negative"},
 		{podstatus.APIWriterConfig{API: newFakeAPI(), Statuses: m, BackOff: time.Minute, MaxBackOff: time.Second},
 			"APIWriterConfig.MaxBackOff: invalid value 1s: must not be less than BackOff (1m0s)"},
 	} {
 		_, err := podstatus.NewAPIWriter(tc.cfg)
 		assert.ErrorContains(t, err, tc.want)
+	}
+}
+
+// gatedAPI holds each patch until released, counting those in flight.
+type gatedAPI struct {
+	*fakeAPI
+	release       chan struct{}
+	inFlight, max atomic.Int32
+}
+
+func (g *gatedAPI) PatchPodStatus(ctx context.Context, ns, name string, uid types.UID, patch []byte) (*v1.Pod, error) {
+	n := g.inFlight.Add(1)
+	for m := g.max.Load(); n > m && !g.max.CompareAndSwap(m, n); m = g.max.Load() {
+	}
+	<-g.release
+	g.inFlight.Add(-1)
+	return g.fakeAPI.PatchPodStatus(ctx, ns, name, uid, patch)
+}
+
+func TestAPIWriterWritesPodsInParallel(t *testing.T) {
+	for _, writers := range []int{1, 3} {
+		t.Run(fmt.Sprintf("writers=%d", writers), func(t *testing.T) {
+			var pods []*v1.Pod
+			for i := range 8 {
+				pods = append(pods, apiPod(fmt.Sprint("u", i), fmt.Sprint("p", i)))
+			}
+			api := &gatedAPI{fakeAPI: newFakeAPI(pods...), release: make(chan struct{})}
+			statuses := podstatus.NewManager(clocktesting.NewFakeClock(t0))
+			w, err := podstatus.NewAPIWriter(podstatus.APIWriterConfig{API: api, Statuses: statuses, Writers: writers})
+			require.NoError(t, err)
+			for _, p := range pods {
+				statuses.SetPodStatus(p, statusOf(true))
+			}
+			done := make(chan int)
+			go func() { done <- w.Sync(context.Background()) }()
+			poll.Eventually(t, func() bool { return api.inFlight.Load() == int32(writers) }, 10*time.Second, time.Millisecond,
+				"%d writes in flight", writers)
+			close(api.release)
+			assert.Equal(t, 8, <-done)
+			assert.Equal(t, int32(writers), api.max.Load(), "never more than Writers at once")
+			for _, p := range pods {
+				assert.Equal(t, v1.ConditionTrue, readyOf(api.get("ns", p.Name).Status), p.Name)
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -31,6 +32,7 @@ type fakeAPI struct {
 	down     bool           // every call fails
 	cheap    bool           // benchmarks: pods are not copied, patches not applied, calls not recorded
 	called   chan string
+	version  int // the last resourceVersion given
 }
 
 var _ podstatus.PodAPI = (*fakeAPI)(nil)
@@ -46,7 +48,15 @@ func newFakeAPI(pods ...*v1.Pod) *fakeAPI {
 func (f *fakeAPI) put(p *v1.Pod) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.pods[p.Namespace+"/"+p.Name] = p.DeepCopy()
+	p = p.DeepCopy()
+	f.pods[p.Namespace+"/"+p.Name] = p
+	f.newVersion(p)
+}
+
+// newVersion gives p the next resourceVersion, as etcd does; f.mu is held.
+func (f *fakeAPI) newVersion(p *v1.Pod) {
+	f.version++
+	p.ResourceVersion = strconv.Itoa(f.version)
 }
 
 func (f *fakeAPI) get(ns, name string) *v1.Pod {
@@ -140,6 +150,7 @@ func (f *fakeAPI) PatchPodStatus(_ context.Context, namespace, name string, uid 
 		return nil, err
 	}
 	f.patches = append(f.patches, string(patch))
+	f.newVersion(updated)
 	f.pods[namespace+"/"+name] = updated
 	return updated.DeepCopy(), nil
 }

@@ -23,9 +23,10 @@ import (
 // BenchmarkStatusSyncAPIServer: pods/s the status APIWriter writes to the real
 // kube-apiserver with the node's credentials (NodeRestriction checks each
 // PATCH), every pod's status changed in each batch, as after an outage.
-// Each pod costs a GET and a PATCH, as in the kubelet: under the kubelet's
-// client limits (--kube-api-qps 50, --kube-api-burst 100) that is at most
-// 25 pods/s; "unlimited" shows what the apiserver and the APIWriter sustain.
+// Each pod costs a PATCH (the kubelet's status manager also GETs each pod
+// first): under the kubelet's client limits (--kube-api-qps 50,
+// --kube-api-burst 100) that is at most 50 pods/s, the kubelet's 25;
+// "unlimited" shows what the apiserver and the APIWriter sustain.
 func BenchmarkStatusSyncAPIServer(b *testing.B) {
 	api := testenv.NeedAPIServer(b)
 	for _, limit := range []struct {

@@ -35,7 +35,6 @@ func Example() {
 	}
 	// Output:
 	// Running 10.0.0.7
-	// get pods
 	// patch pods/status
 	// get pods
 }
