@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	fakeclient "k8s.io/client-go/kubernetes/fake"
@@ -162,6 +163,34 @@ func TestNewFillsDefaultsAndRejectsBadConfig(t *testing.T) {
 			assert.ErrorContains(t, err, tc.want)
 		})
 	}
+}
+
+// Events go through Config.EventClient and the Node's status and lease
+// through Config.HeartbeatClient, not through Client.
+func TestAgentSplitsItsRequestsAcrossClients(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	clk := testingclock.NewFakeClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	cfg := hollowConfig(t, clk, webManifest(t))
+	main, events, heartbeat := fakeclient.NewClientset(), fakeclient.NewClientset(), fakeclient.NewClientset()
+	cfg.Client, cfg.EventClient, cfg.HeartbeatClient = main, events, heartbeat
+	a, err := nodeagent.New(ctx, cfg)
+	require.NoError(t, err)
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- a.Run(runCtx) }()
+	defer func() { stop(); <-done }()
+	poll.Eventually(t, func() bool {
+		clk.Step(time.Second)
+		l, _ := events.CoreV1().Events("").List(ctx, metav1.ListOptions{})
+		_, leaseErr := heartbeat.CoordinationV1().Leases("kube-node-lease").Get(ctx, "n1", metav1.GetOptions{})
+		return len(l.Items) > 0 && leaseErr == nil
+	}, 20*time.Second, 10*time.Millisecond, "events through EventClient, the lease through HeartbeatClient")
+	l, err := main.CoreV1().Events("").List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	assert.Empty(t, l.Items, "no event through Client")
+	_, err = main.CoordinationV1().Leases("kube-node-lease").Get(ctx, "n1", metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "no lease through Client: %v", err)
 }
 
 // With Config.Client the agent joins the cluster: it registers its Node

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/nodekit-dev/nodekit/nodeagent"
@@ -45,6 +46,45 @@ func TestNewAPIClient(t *testing.T) {
 	node, err := c.Client.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, "n1", node.Name)
+}
+
+// The event and heartbeat clients do not wait behind the main client's
+// rate limit, as the kubelet's; the heartbeat client has none.
+func TestAPIClientsHaveTheirOwnLimits(t *testing.T) {
+	for _, bad := range []struct {
+		cfg  nodeagent.APIClientConfig
+		want string
+	}{
+		{nodeagent.APIClientConfig{Rest: &rest.Config{}, EventQPS: -1}, "APIClientConfig.EventQPS: Invalid value: -1"},
+		{nodeagent.APIClientConfig{Rest: &rest.Config{}, EventBurst: -1}, "APIClientConfig.EventBurst: Invalid value: -1"},
+		{nodeagent.APIClientConfig{Rest: &rest.Config{}, HeartbeatTimeout: -time.Second}, "APIClientConfig.HeartbeatTimeout: Invalid value: -1s"},
+	} {
+		_, err := nodeagent.NewAPIClient(bad.cfg)
+		assert.ErrorContains(t, err, bad.want)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"kind":"Node","apiVersion":"v1","metadata":{"name":"n1"}}`))
+	}))
+	defer srv.Close()
+	c, err := nodeagent.NewAPIClient(nodeagent.APIClientConfig{Rest: &rest.Config{Host: srv.URL}, QPS: 0.001, Burst: 1,
+		EventQPS: 0.001, EventBurst: 1})
+	require.NoError(t, err)
+	defer c.Close()
+	// A wait past the deadline fails at once (client-go's limiter).
+	get := func(client kubernetes.Interface) error {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_, err := client.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
+		return err
+	}
+	require.NoError(t, get(c.Client))
+	assert.ErrorContains(t, get(c.Client), "would exceed context deadline", "the burst is spent")
+	require.NoError(t, get(c.Events), "its own bucket")
+	assert.ErrorContains(t, get(c.Events), "would exceed context deadline")
+	for range 5 {
+		require.NoError(t, get(c.Heartbeat), "no limit")
+	}
 }
 
 // With a Registerer the client's requests are client-go's

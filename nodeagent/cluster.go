@@ -102,7 +102,7 @@ func newCluster(ctx context.Context, cfg Config) (*cluster, error) {
 // once the agent exists.
 func (c *cluster) wire(a *Agent) error {
 	var err error
-	if c.reporter, err = nodestatus.NewReporter(nodestatus.ReporterConfig{Client: c.client, Node: a.node,
+	if c.reporter, err = nodestatus.NewReporter(nodestatus.ReporterConfig{Client: orClient(a.cfg.HeartbeatClient, c.client), Node: a.node,
 		UpdateFrequency: a.cfg.NodeStatusUpdateFrequency, Clock: a.cfg.Clock, Log: a.log.WithName("nodestatus")}); err != nil {
 		return err
 	}
@@ -122,6 +122,14 @@ func (c *cluster) wire(a *Agent) error {
 	return nil
 }
 
+// orClient is client, or fallback if it is nil.
+func orClient(client, fallback kubernetes.Interface) kubernetes.Interface {
+	if client == nil {
+		return fallback
+	}
+	return client
+}
+
 // nodeRef is the Node as nodestatus refers to it in events.
 func nodeRef(name string) *v1.ObjectReference {
 	return &v1.ObjectReference{Kind: "Node", Name: name, UID: types.UID(name)}
@@ -129,12 +137,12 @@ func nodeRef(name string) *v1.ObjectReference {
 
 // run keeps the Node, its lease and the events flowing until ctx ends.
 func (c *cluster) run(ctx context.Context, a *Agent, wg *sync.WaitGroup) {
-	c.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
+	c.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: orClient(a.cfg.EventClient, c.client).CoreV1().Events("")})
 	c.recorder.Eventf(nodeRef(a.cfg.NodeName), v1.EventTypeNormal, "Starting", "Starting kubelet.")
 	if a.cgroupV1 { // the kubelet's cgroupVersionCheck
 		c.recorder.Event(nodeRef(a.cfg.NodeName), v1.EventTypeWarning, "CgroupV1", CgroupV1Warning)
 	}
-	lease := nodestatus.NewLease(c.client, a.cfg.NodeName, a.cfg.LeaseDurationSeconds, a.cfg.Clock, nil)
+	lease := nodestatus.NewLease(orClient(a.cfg.HeartbeatClient, c.client), a.cfg.NodeName, a.cfg.LeaseDurationSeconds, a.cfg.Clock, nil)
 	if c.own != nil {
 		wg.Add(1)
 		go func() { defer wg.Done(); c.own.Run(ctx) }()

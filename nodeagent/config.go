@@ -159,6 +159,11 @@ type Config struct {
 	// pods for static ones, events and pod statuses. The caller owns its
 	// transport (several agents may share one).
 	Client kubernetes.Interface
+	// EventClient sends the agent's events and HeartbeatClient its Node
+	// status and lease, each with rate limits of its own, as the kubelet's
+	// clients do, so that neither waits behind pod status writes (nil:
+	// Client). APIClient builds all three.
+	EventClient, HeartbeatClient kubernetes.Interface
 	// EventCorrelator tunes the client-go event correlator the agent's
 	// events go through (zero: client-go's defaults, as the kubelet). Its
 	// caches are the agent's largest per-node state after its pods; many

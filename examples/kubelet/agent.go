@@ -48,7 +48,7 @@ func newAgent(ctx context.Context, cfg config, log logr.Logger, client *runtime.
 		if err != nil {
 			return nil, nil, fmt.Errorf("--kubeconfig: %w", err)
 		}
-		nc.Client = a.cluster.Client
+		nc.Client, nc.EventClient, nc.HeartbeatClient = a.cluster.Client, a.cluster.Events, a.cluster.Heartbeat
 	}
 	if a.Agent, err = nodeagent.New(ctx, nc); err != nil {
 		a.close()
