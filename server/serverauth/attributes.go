@@ -3,10 +3,35 @@ package serverauth
 import (
 	"net/http"
 	"strings"
-
-	"k8s.io/apiserver/pkg/authentication/user"
-	"k8s.io/apiserver/pkg/authorization/authorizer"
 )
+
+// The API server's names for the groups and user of requests.
+const (
+	GroupAuthenticated   = "system:authenticated"
+	GroupUnauthenticated = "system:unauthenticated"
+	UserAnonymous        = "system:anonymous"
+)
+
+// User is who sent a request, as the API server's user.Info: a client
+// certificate's CN and O, a TokenReview's answer, or system:anonymous.
+type User struct {
+	Name   string
+	UID    string
+	Groups []string
+	Extra  map[string][]string
+}
+
+// Attributes are what a request is authorized as: a SubjectAccessReview's
+// resource attributes (cluster-scoped, core group) for User.
+type Attributes struct {
+	User        User
+	Verb        string
+	APIVersion  string
+	Resource    string
+	Subresource string
+	Name        string
+	Path        string
+}
 
 // subresources maps path prefixes to the nodes/<subresource> a caller
 // needs, as the kubelet with KubeletFineGrainedAuthz (GA in v1.36). For
@@ -27,13 +52,13 @@ var subresources = []struct {
 	{"/configz", "configz", true},
 }
 
-// Attributes are what authorizing r takes: the kubelet's mapping of the
-// request to verb <method's API verb> on nodes/<subresource> named
+// RequestAttributes are what authorizing r takes: the kubelet's mapping of
+// the request to verb <method's API verb> on nodes/<subresource> named
 // nodeName, first the fine-grained subresource then, where the kubelet
 // falls back, nodes/proxy. Any one allowed lets the request through.
-func Attributes(nodeName string, u user.Info, r *http.Request) []authorizer.Attributes {
-	base := authorizer.AttributesRecord{User: u, Verb: apiVerb(r.Method), APIVersion: "v1", Resource: "nodes",
-		Subresource: "proxy", Name: nodeName, ResourceRequest: true, Path: r.URL.Path}
+func RequestAttributes(nodeName string, u User, r *http.Request) []Attributes {
+	base := Attributes{User: u, Verb: apiVerb(r.Method), APIVersion: "v1", Resource: "nodes",
+		Subresource: "proxy", Name: nodeName, Path: r.URL.Path}
 	for _, s := range subresources {
 		if !isSubpath(r.URL.Path, s.path) {
 			continue
@@ -41,11 +66,11 @@ func Attributes(nodeName string, u user.Info, r *http.Request) []authorizer.Attr
 		fine := base
 		fine.Subresource = s.subresource
 		if !s.fallback {
-			return []authorizer.Attributes{fine}
+			return []Attributes{fine}
 		}
-		return []authorizer.Attributes{fine, base}
+		return []Attributes{fine, base}
 	}
-	return []authorizer.Attributes{base}
+	return []Attributes{base}
 }
 
 // isSubpath: p is dir or below it.

@@ -9,17 +9,10 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"k8s.io/apimachinery/pkg/util/wait"
-	apiserverconfig "k8s.io/apiserver/pkg/apis/apiserver"
-	"k8s.io/apiserver/pkg/authentication/authenticator"
-	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
-	"k8s.io/apiserver/pkg/authorization/authorizer"
-	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
-	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	authenticationv1 "k8s.io/client-go/kubernetes/typed/authentication/v1"
 	authorizationv1 "k8s.io/client-go/kubernetes/typed/authorization/v1"
-	certutil "k8s.io/client-go/util/cert"
 	kubeletconfig "k8s.io/kubelet/config/v1beta1"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 )
 
@@ -29,6 +22,8 @@ const (
 	DefaultAuthorizedCacheTTL     = 5 * time.Minute
 	DefaultUnauthorizedCacheTTL   = 30 * time.Second
 	webhookTimeout                = 10 * time.Second
+	// cacheSize bounds each of the answer caches.
+	cacheSize = 4096
 )
 
 // Config configures an Auth.
@@ -47,7 +42,10 @@ type Config struct {
 	// a webhook without its client is an error.
 	TokenReviews         authenticationv1.AuthenticationV1Interface
 	SubjectAccessReviews authorizationv1.AuthorizationV1Interface
-	Log                  logr.Logger
+	// Clock times the caches and the client CA's reloads (default
+	// clock.RealClock{}).
+	Clock clock.WithTicker
+	Log   logr.Logger
 }
 
 // WithDefaults fills the v1beta1 defaults into the unset fields.
@@ -78,60 +76,52 @@ func WithDefaults(authn kubeletconfig.KubeletAuthentication, authz kubeletconfig
 // kubelet does.
 type Auth struct {
 	nodeName      string
-	authenticator authenticator.Request
-	authorizer    authorizer.Authorizer
-	clientCA      *dynamiccertificates.DynamicFileCAContent // nil without --client-ca-file
+	authenticator *authenticator
+	reviews       *accessReviewer // nil: AlwaysAllow
+	clientCA      *clientCA       // nil without --client-ca-file
+	clock         clock.WithTicker
 	log           logr.Logger
 }
 
 // New builds the authenticator (x509 client certificates from the client
 // CA, bearer tokens through TokenReview, anonymous) and the authorizer
-// (SubjectAccessReview, or AlwaysAllow) with the ecosystem's delegating
-// implementations, which cache the answers.
+// (SubjectAccessReview, or AlwaysAllow), which cache the answers.
 func New(cfg Config) (*Auth, error) {
 	if cfg.NodeName == "" {
 		return nil, errors.New("serverauth: NodeName is required")
 	}
 	authn, authz := WithDefaults(cfg.Authentication, cfg.Authorization)
-	a := &Auth{nodeName: cfg.NodeName, log: cfg.Log}
-	backoff := &wait.Backoff{Duration: 500 * time.Millisecond, Factor: 1.5, Jitter: 0.2, Steps: 5} // the apiserver's webhook default
-	ac := authenticatorfactory.DelegatingAuthenticatorConfig{
-		Anonymous: &apiserverconfig.AnonymousAuthConfig{Enabled: *authn.Anonymous.Enabled},
-		CacheTTL:  authn.Webhook.CacheTTL.Duration, TokenAccessReviewTimeout: webhookTimeout, WebhookRetryBackoff: backoff,
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
 	}
+	a := &Auth{nodeName: cfg.NodeName, clock: cfg.Clock, log: cfg.Log,
+		authenticator: &authenticator{anonymous: *authn.Anonymous.Enabled}}
 	if f := authn.X509.ClientCAFile; f != "" {
-		// Checked first: the loader leaks its queue's goroutine on a bad file.
-		if _, err := certutil.CertsFromFile(f); err != nil {
+		var err error
+		if a.clientCA, err = newClientCA(f); err != nil {
 			return nil, fmt.Errorf("serverauth: authentication.x509.clientCAFile: %w", err)
 		}
-		ca, err := dynamiccertificates.NewDynamicCAContentFromFile("client-ca-bundle", f)
-		if err != nil {
-			return nil, fmt.Errorf("serverauth: authentication.x509.clientCAFile: %w", err)
-		}
-		a.clientCA, ac.ClientCertificateCAContentProvider = ca, ca
+		a.authenticator.methods = append(a.authenticator.methods, x509User(a.clientCA.roots))
 	}
 	if *authn.Webhook.Enabled {
 		if cfg.TokenReviews == nil {
 			return nil, errors.New("serverauth: authentication.webhook.enabled needs an API server (no TokenReviews client)")
 		}
-		ac.TokenAccessReviewClient = cfg.TokenReviews
+		tokens := &tokenReviewer{client: cfg.TokenReviews, cache: newExpiring[tokenAnswer](cacheSize),
+			ttl: authn.Webhook.CacheTTL.Duration, now: cfg.Clock.Now}
+		a.authenticator.methods = append(a.authenticator.methods, bearerUser(tokens), wsProtocolUser(tokens))
 	}
-	var err error
-	if a.authenticator, _, err = ac.New(); err != nil {
-		return nil, fmt.Errorf("serverauth: authentication: %w", err)
+	if len(a.authenticator.methods) == 0 && !a.authenticator.anonymous {
+		return nil, errors.New("serverauth: authentication: no authentication method configured")
 	}
 	switch authz.Mode {
 	case kubeletconfig.KubeletAuthorizationModeAlwaysAllow:
-		a.authorizer = authorizerfactory.NewAlwaysAllowAuthorizer()
 	case kubeletconfig.KubeletAuthorizationModeWebhook:
 		if cfg.SubjectAccessReviews == nil {
 			return nil, errors.New("serverauth: authorization.mode Webhook needs an API server (no SubjectAccessReviews client)")
 		}
-		if a.authorizer, err = (authorizerfactory.DelegatingAuthorizerConfig{SubjectAccessReviewClient: cfg.SubjectAccessReviews,
-			AllowCacheTTL: authz.Webhook.CacheAuthorizedTTL.Duration, DenyCacheTTL: authz.Webhook.CacheUnauthorizedTTL.Duration,
-			WebhookRetryBackoff: backoff}).New(); err != nil {
-			return nil, fmt.Errorf("serverauth: authorization: %w", err)
-		}
+		a.reviews = &accessReviewer{client: cfg.SubjectAccessReviews, cache: newExpiring[bool](cacheSize),
+			allowTTL: authz.Webhook.CacheAuthorizedTTL.Duration, denyTTL: authz.Webhook.CacheUnauthorizedTTL.Duration, now: cfg.Clock.Now}
 	default:
 		return nil, fmt.Errorf("serverauth: authorization.mode: Unsupported value: %q: supported values: %q, %q", authz.Mode,
 			kubeletconfig.KubeletAuthorizationModeAlwaysAllow, kubeletconfig.KubeletAuthorizationModeWebhook)
@@ -139,11 +129,10 @@ func New(cfg Config) (*Auth, error) {
 	return a, nil
 }
 
-// Run reloads the client CA file when it changes, until ctx ends; with a
-// client CA, call it (its watcher's goroutines end with it).
+// Run reloads the client CA file when it changes, until ctx ends.
 func (a *Auth) Run(ctx context.Context) error {
 	if a.clientCA != nil {
-		a.clientCA.Run(ctx, 1)
+		a.clientCA.run(ctx, a.clock, a.log)
 	}
 	<-ctx.Done()
 	return nil
@@ -154,7 +143,7 @@ func (a *Auth) Run(ctx context.Context) error {
 // subresources, 500 when the authorizer cannot answer (as the kubelet).
 func (a *Auth) Filter(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		resp, ok, err := a.authenticator.AuthenticateRequest(r)
+		u, ok, err := a.authenticator.authenticate(r)
 		if err != nil || !ok {
 			if err != nil {
 				a.log.V(2).Info("authentication failed", "path", r.URL.Path, "error", err.Error())
@@ -162,32 +151,30 @@ func (a *Auth) Filter(next http.Handler) http.Handler {
 			http.Error(w, "Unauthorized", http.StatusUnauthorized)
 			return
 		}
-		attrs := Attributes(a.nodeName, resp.User, r)
+		attrs := RequestAttributes(a.nodeName, u, r)
 		subresources := make([]string, 0, len(attrs))
 		for _, attr := range attrs {
-			subresources = append(subresources, attr.GetSubresource())
-			decision, _, err := a.authorizer.Authorize(r.Context(), attr)
+			subresources = append(subresources, attr.Subresource)
+			allowed, err := a.allowed(r.Context(), attr)
 			if err != nil {
-				a.log.Error(err, "authorization error", "user", resp.User.GetName(), "verb", attr.GetVerb(), "subresource", attr.GetSubresource())
+				a.log.Error(err, "authorization error", "user", u.Name, "verb", attr.Verb, "subresource", attr.Subresource)
 				http.Error(w, fmt.Sprintf("Authorization error (user=%s, verb=%s, resource=%s, subresource=%s)",
-					resp.User.GetName(), attr.GetVerb(), attr.GetResource(), attr.GetSubresource()), http.StatusInternalServerError)
+					u.Name, attr.Verb, attr.Resource, attr.Subresource), http.StatusInternalServerError)
 				return
 			}
-			if decision == authorizer.DecisionAllow {
+			if allowed {
 				next.ServeHTTP(w, r)
 				return
 			}
 		}
-		http.Error(w, fmt.Sprintf("Forbidden (user=%s, verb=%s, resource=%s, subresource(s)=[%s])", resp.User.GetName(),
-			attrs[0].GetVerb(), attrs[0].GetResource(), strings.Join(subresources, " ")), http.StatusForbidden)
+		http.Error(w, fmt.Sprintf("Forbidden (user=%s, verb=%s, resource=%s, subresource(s)=[%s])", u.Name,
+			attrs[0].Verb, attrs[0].Resource, strings.Join(subresources, " ")), http.StatusForbidden)
 	})
 }
 
-// ClientCA is the client CA provider for the TLS config's client
-// certificate verification (nil without one).
-func (a *Auth) ClientCA() dynamiccertificates.CAContentProvider {
-	if a.clientCA == nil {
-		return nil
+func (a *Auth) allowed(ctx context.Context, attr Attributes) (bool, error) {
+	if a.reviews == nil {
+		return true, nil
 	}
-	return a.clientCA
+	return a.reviews.allowed(ctx, attr)
 }

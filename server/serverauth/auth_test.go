@@ -13,24 +13,28 @@ import (
 	"sync"
 	"testing"
 
+	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	authnv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
-	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	kubeletconfig "k8s.io/kubelet/config/v1beta1"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
+	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/server/serverauth"
 	"github.com/nodekit-dev/nodekit/server/serverauth/serverauthtest"
 )
 
 func TestAttributes(t *testing.T) {
-	u := &user.DefaultInfo{Name: "alice"}
+	u := serverauth.User{Name: "alice"}
 	for _, tc := range []struct {
 		method, path string
 		verb         string
@@ -53,16 +57,16 @@ func TestAttributes(t *testing.T) {
 		{"DELETE", "/x", "delete", []string{"proxy"}},
 	} {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
-			attrs := serverauth.Attributes("node-1", u, httptest.NewRequest(tc.method, tc.path, nil))
+			attrs := serverauth.RequestAttributes("node-1", u, httptest.NewRequest(tc.method, tc.path, nil))
 			var subs []string
 			for _, a := range attrs {
-				subs = append(subs, a.GetSubresource())
-				assert.Equal(t, tc.verb, a.GetVerb())
-				assert.Equal(t, "nodes", a.GetResource())
-				assert.Equal(t, "node-1", a.GetName())
-				assert.Equal(t, "v1", a.GetAPIVersion())
-				assert.True(t, a.IsResourceRequest())
-				assert.Equal(t, "alice", a.GetUser().GetName())
+				subs = append(subs, a.Subresource)
+				assert.Equal(t, tc.verb, a.Verb)
+				assert.Equal(t, "nodes", a.Resource)
+				assert.Equal(t, "node-1", a.Name)
+				assert.Equal(t, "v1", a.APIVersion)
+				assert.Equal(t, tc.path, a.Path)
+				assert.Equal(t, "alice", a.User.Name)
 			}
 			assert.Equal(t, tc.subresources, subs)
 		})
@@ -78,6 +82,8 @@ type apiserver struct {
 	tokens          map[string]string
 	allowed         map[string]bool
 	reviews, checks int
+	fail            int      // the next requests answered 500
+	groups          []string // of the last SubjectAccessReview
 }
 
 func newAPIServer(t *testing.T) *apiserver {
@@ -85,6 +91,11 @@ func newAPIServer(t *testing.T) *apiserver {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a.mu.Lock()
 		defer a.mu.Unlock()
+		if a.fail > 0 {
+			a.fail--
+			http.Error(w, "etcd is sad", http.StatusInternalServerError)
+			return
+		}
 		var out any
 		switch r.URL.Path {
 		case "/apis/authentication.k8s.io/v1/tokenreviews":
@@ -99,6 +110,7 @@ func newAPIServer(t *testing.T) *apiserver {
 			var sar authzv1.SubjectAccessReview
 			require.NoError(t, json.NewDecoder(r.Body).Decode(&sar))
 			a.checks++
+			a.groups = sar.Spec.Groups
 			ra := sar.Spec.ResourceAttributes
 			sar.Status.Allowed = ra != nil && ra.Resource == "nodes" && ra.Name == "node-1" && a.allowed[sar.Spec.User+" "+ra.Verb+" "+ra.Subresource]
 			out = &sar
@@ -111,7 +123,7 @@ func newAPIServer(t *testing.T) *apiserver {
 	}))
 	t.Cleanup(srv.Close)
 	var err error
-	a.Clientset, err = kubernetes.NewForConfig(&rest.Config{Host: srv.URL})
+	a.Clientset, err = kubernetes.NewForConfig(&rest.Config{Host: srv.URL, ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
 	require.NoError(t, err)
 	return a
 }
@@ -282,4 +294,84 @@ func TestTLSConfigErrors(t *testing.T) {
 		_, err := serverauth.TLSConfig(tc.opts)
 		assert.ErrorContains(t, err, tc.err)
 	}
+}
+
+// What the API server's delegating authenticator does beyond the basics:
+// failed credentials are refused even with anonymous on, tokens come in
+// WebSocket subprotocols too and are removed once used, the authenticated
+// get system:authenticated, and answers expire on the injected clock.
+func TestFilterAuthenticatesAsTheAPIServer(t *testing.T) {
+	api := newAPIServer(t)
+	api.tokens["alice-token"] = "alice"
+	api.allowed["alice get stats"] = true
+	api.allowed["system:anonymous get stats"] = true
+	clk := clocktesting.NewFakeClock(time.Now())
+	auth, err := serverauth.New(serverauth.Config{NodeName: "node-1", Clock: clk,
+		Authentication: kubeletconfig.KubeletAuthentication{Anonymous: kubeletconfig.KubeletAnonymousAuthentication{Enabled: ptr.To(true)}},
+		TokenReviews:   api.AuthenticationV1(), SubjectAccessReviews: api.AuthorizationV1()})
+	require.NoError(t, err)
+	var seen http.Header
+	record := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen = r.Header.Clone(); ok(w, r) })
+	serve := func(set func(http.Header)) int {
+		r := httptest.NewRequest("GET", "/stats/summary", nil)
+		set(r.Header)
+		w := httptest.NewRecorder()
+		auth.Filter(record).ServeHTTP(w, r)
+		return w.Code
+	}
+	assert.Equal(t, 401, serve(func(h http.Header) { h.Set("Authorization", "Bearer wrong") }), "a bad token is no anonymous request")
+	assert.Equal(t, 200, serve(func(http.Header) {}), "no credentials: anonymous")
+
+	assert.Equal(t, 200, serve(func(h http.Header) { h.Set("Authorization", "Bearer alice-token") }))
+	assert.Empty(t, seen.Get("Authorization"), "the token is not passed on")
+	assert.Equal(t, []string{"devs", serverauth.GroupAuthenticated}, api.groups)
+
+	ws := "base64url.bearer.authorization.k8s.io." + base64.RawURLEncoding.EncodeToString([]byte("alice-token"))
+	assert.Equal(t, 200, serve(func(h http.Header) {
+		h.Set("Upgrade", "websocket")
+		h.Set("Sec-WebSocket-Protocol", "v5.channel.k8s.io, "+ws)
+	}))
+	assert.Equal(t, "v5.channel.k8s.io", seen.Get("Sec-WebSocket-Protocol"), "the token's subprotocol is removed")
+	assert.Equal(t, 2, api.reviews, "the wrong token, then alice's once")
+
+	clk.Step(2*time.Minute + time.Second)
+	api.fail = 2 // answered after the webhook back-off's retries
+	assert.Equal(t, 200, serve(func(h http.Header) { h.Set("Authorization", "Bearer alice-token") }))
+	assert.Equal(t, 3, api.reviews, "reviewed again once the answer expired")
+}
+
+// The client CA bundle is read again when it changes.
+func TestClientCAIsReloaded(t *testing.T) {
+	dir := t.TempDir()
+	caFile, alice := pki(t, dir, "alice")
+	otherCA, bob := pki(t, t.TempDir(), "bob")
+	api := newAPIServer(t)
+	clk := clocktesting.NewFakeClock(time.Now())
+	auth, err := serverauth.New(serverauth.Config{NodeName: "node-1", Clock: clk,
+		Authentication: kubeletconfig.KubeletAuthentication{X509: kubeletconfig.KubeletX509Authentication{ClientCAFile: caFile},
+			Webhook: kubeletconfig.KubeletWebhookAuthentication{Enabled: ptr.To(false)}},
+		Authorization: kubeletconfig.KubeletAuthorization{Mode: kubeletconfig.KubeletAuthorizationModeAlwaysAllow},
+		TokenReviews:  api.AuthenticationV1(), SubjectAccessReviews: api.AuthorizationV1()})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = auth.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	serve := func(cert tls.Certificate) int {
+		leaf, err := x509.ParseCertificate(cert.Certificate[0])
+		require.NoError(t, err)
+		r := httptest.NewRequest("GET", "/pods", nil)
+		r.TLS = &tls.ConnectionState{PeerCertificates: []*x509.Certificate{leaf}}
+		w := httptest.NewRecorder()
+		auth.Filter(ok).ServeHTTP(w, r)
+		return w.Code
+	}
+	assert.Equal(t, 200, serve(alice))
+	assert.Equal(t, 401, serve(bob))
+	pem, err := os.ReadFile(otherCA)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(caFile, pem, 0o600))
+	poll.Eventually(t, func() bool { clk.Step(10 * time.Second); return serve(bob) == 200 }, 10*time.Second, 10*time.Millisecond,
+		"the new bundle in use")
+	assert.Equal(t, 401, serve(alice), "the old CA is gone")
 }

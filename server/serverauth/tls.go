@@ -9,7 +9,6 @@ import (
 
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/keyutil"
-	cliflag "k8s.io/component-base/cli/flag"
 )
 
 // TLSOptions are the kubelet's serving flags.
@@ -54,12 +53,12 @@ func TLSConfig(opts TLSOptions) (*tls.Config, error) {
 	cfg := &tls.Config{Certificates: []tls.Certificate{pair}, ClientAuth: tls.RequestClientCert, MinVersion: tls.VersionTLS12,
 		NextProtos: []string{"h2", "http/1.1"}}
 	if opts.MinVersion != "" {
-		if cfg.MinVersion, err = cliflag.TLSVersion(opts.MinVersion); err != nil {
+		if cfg.MinVersion, err = tlsVersion(opts.MinVersion); err != nil {
 			return nil, fmt.Errorf("serverauth: --tls-min-version: Invalid value: %q: %w", opts.MinVersion, err)
 		}
 	}
 	if len(opts.CipherSuites) > 0 {
-		if cfg.CipherSuites, err = cliflag.TLSCipherSuites(opts.CipherSuites); err != nil {
+		if cfg.CipherSuites, err = tlsCipherSuites(opts.CipherSuites); err != nil {
 			return nil, fmt.Errorf("serverauth: --tls-cipher-suites: %w", err)
 		}
 	}
@@ -91,4 +90,34 @@ func selfSigned(opts TLSOptions) (string, string, error) {
 		return "", "", fmt.Errorf("serverauth: --cert-dir: %w", err)
 	}
 	return certFile, keyFile, nil
+}
+
+// tlsVersion is the version named as the kubelet's --tls-min-version
+// takes it.
+func tlsVersion(name string) (uint16, error) {
+	for v, n := range map[uint16]string{tls.VersionTLS10: "VersionTLS10", tls.VersionTLS11: "VersionTLS11",
+		tls.VersionTLS12: "VersionTLS12", tls.VersionTLS13: "VersionTLS13"} {
+		if n == name {
+			return v, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown tls version %q", name)
+}
+
+// tlsCipherSuites are the suites named as Go names them, secure or not,
+// as the kubelet's --tls-cipher-suites takes them.
+func tlsCipherSuites(names []string) ([]uint16, error) {
+	known := map[string]uint16{}
+	for _, s := range append(tls.CipherSuites(), tls.InsecureCipherSuites()...) {
+		known[s.Name] = s.ID
+	}
+	ids := make([]uint16, 0, len(names))
+	for _, n := range names {
+		id, ok := known[n]
+		if !ok {
+			return nil, fmt.Errorf("Cipher suite %s not supported or doesn't exist", n)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
 }

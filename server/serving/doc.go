@@ -1,9 +1,8 @@
 // Package serving serves a node's API handlers as the kubelet does: the
 // API on --port over TLS behind authentication and authorization
 // (server/serverauth), the read-only port without either, and a plain
-// healthz. It is apart from nodeagent because serverauth brings
-// k8s.io/apiserver, which an agent that does not serve (hollow nodes)
-// need not compile. A node without an API server passes its Port settings
+// healthz. It is apart from nodeagent because an agent that does not
+// serve (hollow nodes) need not compile serverauth and the TLS serving. A node without an API server passes its Port settings
 // through Standalone first: webhook defaults give way to the kubelet's
 // standalone ones, on loopback.
 //
