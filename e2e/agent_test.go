@@ -30,6 +30,9 @@ type agentProcess struct {
 	logPath string
 	healthz int
 	args    func(nodeIP string) []string
+	// foreign: not the reference agent (the real kubelet): args are
+	// passed as they are, without the agent's own extra flags.
+	foreign bool
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -87,10 +90,13 @@ func (a *agentProcess) start(nodeIP string) {
 	}
 	a.starts++
 	fmt.Fprintf(log, "==== start %d, --node-ip %s, %s\n", a.starts, nodeIP, time.Now().Format(time.RFC3339Nano))
-	// Its /var/log/containers links beside its log, never the host's.
-	args := append(a.args(nodeIP), "--containers-log-dir", filepath.Join(filepath.Dir(a.logPath), "containers"))
-	if cgroupmgr.HostMode() != cgroupmgr.ModeV2 {
-		args = append(args, "--fail-cgroupv1=false") // the kubelet's default refuses cgroup v1 hosts
+	args := a.args(nodeIP)
+	if !a.foreign {
+		// Its /var/log/containers links beside its log, never the host's.
+		args = append(args, "--containers-log-dir", filepath.Join(filepath.Dir(a.logPath), "containers"))
+		if cgroupmgr.HostMode() != cgroupmgr.ModeV2 {
+			args = append(args, "--fail-cgroupv1=false") // the kubelet's default refuses cgroup v1 hosts
+		}
 	}
 	cmd := exec.Command(a.bin, args...)
 	cmd.Stdout, cmd.Stderr = log, log

@@ -7,6 +7,9 @@
 // TestAgentLifecycleOnContainerd drives the agent through manifests and
 // its read-only API across a SIGKILL and a restart; TestMeasureAgent
 // reports its start latency, CPU and RSS (README, Measuring).
+// TestMeasureAPIStartup measures it, and the real kubelet when
+// NODEKIT_KUBELET_BIN names one, on pods created through the API
+// (hack/measure-api.sh).
 //
 // TestCSIStatefulSet (build tag csie2e; hack/csi-e2e.sh starts its
 // cluster) runs a StatefulSet on CSI volumes served by the external
