@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -110,7 +111,9 @@ func (e *apiEnv) startAgent(kind string, maxPods int) *measuredAgent {
 		"--address=127.0.0.1", fmt.Sprintf("--port=%d", ports[0]), "--healthz-bind-address=127.0.0.1",
 		fmt.Sprintf("--healthz-port=%d", ports[1]), "--hostname-override=" + e.node}
 	bin, extra := e.agentBin(kind, dir)
-	a.proc = &agentProcess{t: t, bin: bin, logPath: filepath.Join(dir, kind+".log"), healthz: ports[1], foreign: kind == "kubelet",
+	// NODEKIT_MEASURE_LOG_DIR keeps the agents' logs after the test.
+	logPath := filepath.Join(cmp.Or(os.Getenv("NODEKIT_MEASURE_LOG_DIR"), dir), kind+".log")
+	a.proc = &agentProcess{t: t, bin: bin, logPath: logPath, healthz: ports[1], foreign: kind == "kubelet",
 		args: func(nodeIP string) []string { return append(append(common, "--node-ip="+nodeIP), extra...) }}
 	e.forgetNode()
 	a.proc.start("127.0.0.1")
@@ -413,8 +416,21 @@ func (w *podTimes) missing(names []string, m map[string]time.Time, also ...map[s
 	return n
 }
 
-// failedCount is how many of names the watch saw Failed.
-func (w *podTimes) failedCount(names []string) int { return len(names) - w.missing(names, w.failed) }
+// failedCount is how many of names the watch saw Failed before their
+// deletion was asked (rejected by the agent, say OutOfpods): a pod deleted
+// while it starts may end Failed too, and is not counted.
+func (w *podTimes) failedCount(names []string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, name := range names {
+		failed, ok := w.failed[name]
+		if del, asked := w.deleteCalled[name]; ok && (!asked || failed.Before(del)) {
+			n++
+		}
+	}
+	return n
+}
 
 // lags are the sorted durations from[name] → to[name] of the names that
 // have both, and the latest time in to.

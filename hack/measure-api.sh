@@ -72,6 +72,10 @@ fi
 AGENT=$(mktemp -d /tmp/nodekit-measure-api.XXXXXX)/kubelet
 go build -o "$AGENT" ./examples/kubelet
 export NODEKIT_AGENT_BIN=$AGENT
+# The issue's sizes (#34), unless given; the test's own defaults are CI's small run.
+export NODEKIT_MEASURE_API_BURST=${NODEKIT_MEASURE_API_BURST:-110} NODEKIT_MEASURE_API_POPULATION=${NODEKIT_MEASURE_API_POPULATION:-110}
+export NODEKIT_MEASURE_API_RATES=${NODEKIT_MEASURE_API_RATES:-10,20} NODEKIT_MEASURE_API_CHURN=${NODEKIT_MEASURE_API_CHURN:-3m}
+export NODEKIT_MEASURE_API_MANY=${NODEKIT_MEASURE_API_MANY:-250} NODEKIT_MEASURE_WINDOW=${NODEKIT_MEASURE_WINDOW:-60s}
 log "TestMeasureAPIStartup: the kubelet ($NODEKIT_KUBELET_BIN), then the reference agent"
 go test -tags integration -count=1 -run '^TestMeasureAPIStartup$' -v -timeout 90m ./e2e/
 rm -rf "$(dirname "$AGENT")"
