@@ -176,10 +176,7 @@ func TestAgentSplitsItsRequestsAcrossClients(t *testing.T) {
 	cfg.Client, cfg.EventClient, cfg.HeartbeatClient = main, events, heartbeat
 	a, err := nodeagent.New(ctx, cfg)
 	require.NoError(t, err)
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- a.Run(runCtx) }()
-	defer func() { stop(); <-done }()
+	runAgent(t, ctx, a)
 	poll.Eventually(t, func() bool {
 		clk.Step(time.Second)
 		l, _ := events.CoreV1().Events("").List(ctx, metav1.ListOptions{})
@@ -205,10 +202,7 @@ func TestAgentJoinsTheClusterWithAClient(t *testing.T) {
 	cfg.Client = client
 	a, err := nodeagent.New(ctx, cfg)
 	require.NoError(t, err)
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- a.Run(runCtx) }()
-	defer func() { stop(); <-done }()
+	runAgent(t, ctx, a)
 	poll.Eventually(t, func() bool {
 		clk.Step(time.Second)
 		_, nodeErr := client.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
