@@ -111,10 +111,10 @@ type APIWriterConfig struct {
 // transition times of unchanged conditions and terminal phase. A static
 // pod's status goes to its mirror pod (APIWriterConfig.MirrorPodFor). A pod
 // whose deletion was asked (the pod given to SetPodStatus has a
-// DeletionTimestamp) and whose containers have all stopped is made terminal
+// DeletionTimestamp) and whose published phase is terminal is made terminal
 // in the API, then deleted with grace period 0 and its UID as a
-// precondition: so publish a terminated pod's last status, and RemovePod
-// once its API pod is gone. A pod not in the API, or recreated, is written
+// precondition: so publish a terminated pod's last status, terminal, once
+// its termination is done, and RemovePod once its API pod is gone. A pod not in the API, or recreated, is written
 // no more; a pod removed from the Manager is forgotten.
 type APIWriter struct {
 	cfg     APIWriterConfig
@@ -518,10 +518,12 @@ func (s *APIWriter) backOff(failures int) time.Duration {
 }
 
 // deletable is the kubelet's canBeDeleted, on the node's side: deletion was
-// asked and the pod's published status is terminal or shows no container
-// running.
+// asked and the node published a terminal phase, which a pod being
+// deleted gets once its termination is done (containers and sandbox
+// stopped, volumes and cgroup gone). A status that only shows no container
+// running is not enough: one may be starting.
 func deletable(pod *v1.Pod, status *v1.PodStatus) bool {
-	return pod.DeletionTimestamp != nil && (terminal(status.Phase) || !anyRunning(status))
+	return pod.DeletionTimestamp != nil && terminal(status.Phase)
 }
 
 func klogRef(p *v1.Pod) string { return p.Namespace + "/" + p.Name }

@@ -21,8 +21,9 @@
 // status manager does: at once on a change and over every pod each
 // SyncPeriod (10s), as a strategic-merge patch of pods/status with the
 // pod's UID as a precondition, retried after a back-off; a static pod's
-// status goes to its mirror pod; a deleted pod whose containers stopped is
-// made terminal in the API, then deleted with grace period 0. Unlike the
+// status goes to its mirror pod; a deleted pod whose terminal status was
+// published (its termination done) is made terminal in the API, then
+// deleted with grace period 0. Unlike the
 // kubelet's, it writes several pods at once and does not read a pod before
 // patching it (the source's copy or its last answer is the base). APIWriter
 // states the write and merge rules in full.
