@@ -214,6 +214,9 @@ func (s *Syncer) publish(pod *v1.Pod, st *kc.PodStatus, edit func(*v1.PodStatus)
 	if edit != nil {
 		edit(&status)
 	}
+	if terminal {
+		podstatus.Terminate(pod, &status) // the kubelet's TerminatePod: a deleted pod can go from the API
+	}
 	if s.cfg.Metrics != nil {
 		prev, had := s.cfg.Statuses.PodStatus(pod.UID)
 		s.cfg.Metrics.podStatusPublished(pod, prev, had, status.Phase, s.cfg.Clock.Now())

@@ -239,6 +239,25 @@ func TestAPIPodFinalStatusShowsKilledContainers(t *testing.T) {
 	assert.Equal(t, want, status.Phase)
 }
 
+// An API pod deleted before its containers started ends Failed, its
+// container ContainerStatusUnknown (the kubelet's TerminatePod): a terminal
+// phase is what lets the status writer delete it from the API.
+func TestAPIPodTerminatedBeforeItStartedIsFailed(t *testing.T) {
+	e := newEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "default", UID: "u-api",
+		Annotations: map[string]string{"kubernetes.io/config.source": "api"}},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: testImage, Args: []string{"sleep"}}}}}
+	require.NoError(t, e.syncer.Sync(ctx, podworkers.Work{Type: podworkers.TerminatePod, Pod: pod}))
+	status, ok := e.statuses.PodStatus(pod.UID)
+	require.True(t, ok)
+	assert.Equal(t, v1.PodFailed, status.Phase)
+	require.Len(t, status.ContainerStatuses, 1)
+	require.NotNil(t, status.ContainerStatuses[0].State.Terminated)
+	assert.Equal(t, podstatus.ReasonContainerStatusUnknown, status.ContainerStatuses[0].State.Terminated.Reason)
+}
+
 func TestEvictedPodKeepsItsFinalStatus(t *testing.T) {
 	e := newEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
