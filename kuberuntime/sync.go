@@ -184,7 +184,7 @@ func (m *Manager) createSandbox(ctx context.Context, pod *v1.Pod, cfg *runtimeap
 	if err := os.MkdirAll(cfg.LogDirectory, 0o755); err != nil {
 		return "", nil, fail(ErrCreatePodSandbox, "pod %s: log directory: %w", podRef(pod), err)
 	}
-	id, err := m.cfg.Runtime.RunPodSandbox(ctx, cfg, m.cfg.RuntimeHandler)
+	id, err := m.cfg.Runtime.RunPodSandbox(uncancelled(ctx), cfg, m.cfg.RuntimeHandler)
 	if err != nil {
 		return "", nil, fail(ErrCreatePodSandbox, "pod %s: %w", podRef(pod), err)
 	}
@@ -280,13 +280,13 @@ func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxC
 	if err != nil {
 		return fail(ErrCreateConfig, "pod %s: %w", podRef(pod), err)
 	}
-	id, err := m.cfg.Runtime.CreateContainer(ctx, sandboxID, cfg, sandboxCfg)
+	id, err := m.cfg.Runtime.CreateContainer(uncancelled(ctx), sandboxID, cfg, sandboxCfg)
 	if err != nil {
 		m.event(pod, c, v1.EventTypeWarning, EventFailed, "Error: %v", err)
 		return fail(ErrCreateContainer, "pod %s: container %s: %w", podRef(pod), c.Name, err)
 	}
 	m.event(pod, c, v1.EventTypeNormal, EventCreated, "Created container: %s", c.Name)
-	if err := m.cfg.Runtime.StartContainer(ctx, id); err != nil {
+	if err := m.cfg.Runtime.StartContainer(uncancelled(ctx), id); err != nil {
 		m.event(pod, c, v1.EventTypeWarning, EventFailed, "Error: %v", err)
 		return fail(ErrRunContainer, "pod %s: container %s: %w", podRef(pod), c.Name, err)
 	}
@@ -382,3 +382,12 @@ func PodFromStatus(s *kc.PodStatus) *kc.Pod {
 	}
 	return p
 }
+
+// uncancelled is ctx for the CRI calls that make a sandbox or a container
+// and start it: a sync cancelled mid-call (the pod deleted while it
+// starts) lets them finish, within the runtime client's own request
+// timeout, and stops at the next step. containerd 2 leaves a container
+// whose StartContainer was cancelled "in starting state" with its runc init
+// waiting for good: it cannot be removed, nor its pod's cgroup, and the
+// pod's termination fails until the node restarts (#34's churn hit it).
+func uncancelled(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }

@@ -291,11 +291,15 @@ func (s *Syncer) terminate(ctx context.Context, w podworkers.Work) error {
 	s.cfg.Prober.RemovePod(pod.UID)
 	if !w.RuntimeOnly && s.cfg.Volumes != nil {
 		if err := s.cfg.Volumes.TearDown(pod); err != nil {
+			s.cfg.Log.Error(err, "terminating pod: volumes", "pod", podName(pod))
 			return fmt.Errorf("pod %s volumes: %w", podName(pod), err)
 		}
 	}
 	if !w.RuntimeOnly && s.cfg.Cgroups != nil {
 		if err := s.cfg.Cgroups.DestroyPodCgroup(pod); err != nil {
+			// Retried after the workers' back-off; said at error level, as
+			// the runtime's refusals are, so that a pod that cannot end shows.
+			s.cfg.Log.Error(err, "terminating pod: cgroup", "pod", podName(pod))
 			return fmt.Errorf("pod %s cgroup: %w", podName(pod), err)
 		}
 	}
