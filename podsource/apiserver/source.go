@@ -127,7 +127,7 @@ func (s *Source) Run(ctx context.Context) error {
 	}()
 
 	send := func(objs []interface{}) { s.push(ctx, objs) }
-	store := cache.NewUndeltaStore(send, cache.MetaNamespaceKeyFunc)
+	store := addCopier{cache.NewUndeltaStore(send, cache.MetaNamespaceKeyFunc)}
 	log := s.log
 	r := cache.NewReflectorWithOptions(s.listWatch(), &v1.Pod{}, store, cache.ReflectorOptions{
 		Name:   "podsource/" + s.cfg.Name,
@@ -159,29 +159,29 @@ func (s *Source) listWatch() cache.ListerWatcher {
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.FieldSelector = selector
 			w, err := pods.Watch(ctx, o)
-			if err != nil {
-				if ctx.Err() == nil {
-					s.cfg.Metrics.FetchError(s.cfg.Name)
-				}
-				return nil, err
+			if err != nil && ctx.Err() == nil {
+				s.cfg.Metrics.FetchError(s.cfg.Name)
 			}
-			return watch.Filter(w, copyAdded), nil
+			return w, err
 		},
 	}
 	// Lets the reflector know when the client (a fake) cannot do streaming lists.
 	return cache.ToListWatcherWithWatchListSemantics(lw, s.cfg.Client)
 }
 
-// copyAdded gives the source its own copy of each Added object, which
-// prepare then writes into: client-go's fake clientset sends a watch that
-// starts after its List the objects it stores, not copies, so the source
-// would race with the fake's readers. With a real client this costs one copy
-// per pod per watch.
-func copyAdded(e watch.Event) (watch.Event, bool) {
-	if e.Type == watch.Added {
-		e.Object = e.Object.DeepCopyObject()
+// addCopier gives the store its own copy of each object a watch adds,
+// which prepare then writes into: client-go's fake clientset sends a watch
+// that starts after its List the objects it stores, not copies, so the
+// source would race with the fake's readers. With a real client this costs
+// one copy per pod per watch. (A store wrapper, not apimachinery's
+// watch.Filter, whose goroutine outlives a stopped watch.)
+type addCopier struct{ cache.Store }
+
+func (s addCopier) Add(obj interface{}) error {
+	if o, ok := obj.(runtime.Object); ok {
+		obj = o.DeepCopyObject()
 	}
-	return e, true
+	return s.Store.Add(obj)
 }
 
 // push converts the store's full set and sends it as a podsource.SET. It runs on the
