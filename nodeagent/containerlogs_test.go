@@ -4,6 +4,7 @@ package nodeagent_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http/httptest"
 	"os"
@@ -30,7 +31,7 @@ import (
 // the test's) points at the live file before and after the rotations.
 func TestContainerLogRotationOnContainerd(t *testing.T) {
 	cd := testenv.NeedContainerd(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	a, cfg := startPodsAgent(t, ctx, cd, "logs", map[string]string{"chatty.yaml": `apiVersion: v1
 kind: Pod
@@ -68,7 +69,10 @@ spec:
 			gzipped = gzipped || strings.HasSuffix(f, ".gz")
 		}
 		return strings.HasSuffix(tailLogs(t, a, pod, 1), "spewed 50 MiB\n")
-	}, 2*time.Minute, 200*time.Millisecond, "the container's last line in its logs: %s", func() string { return tailLogs(t, a, pod, 3) })
+		// 50 s at 1 MiB/s alone; CI runs other packages' containers on the
+		// same containerd meanwhile.
+	}, 4*time.Minute, 200*time.Millisecond, "the container's last line in its logs: %s (pods: %s)", func() string { return tailLogs(t, a, pod, 3) },
+		func() string { return podStates(a) })
 	assert.True(t, rotated && gzipped, "rotated, and older files gzipped")
 	assert.LessOrEqual(t, maxFiles, 3, "files of the container's log at any time")
 	assert.Regexp(t, `^000524288 x+\nspewed 50 MiB\n$`, tailLogs(t, a, pod, 2), "the newest lines")
@@ -101,4 +105,13 @@ func tailLogs(t *testing.T, a *nodeagent.Agent, pod v1.Pod, n int) string {
 	require.Equal(t, 200, w.Code, w.Body.String())
 	b, _ := io.ReadAll(w.Body)
 	return string(b)
+}
+
+// podStates says what the agent knows of its pods, for failure messages.
+func podStates(a *nodeagent.Agent) string {
+	var out []string
+	for _, p := range a.Pods() {
+		out = append(out, fmt.Sprintf("%s %s %s", p.Name, p.Status.Phase, p.Status.Reason))
+	}
+	return strings.Join(out, "; ")
 }
