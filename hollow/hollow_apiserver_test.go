@@ -55,8 +55,12 @@ func TestHollowNodesRunPods(t *testing.T) {
 	c := api.Admin
 	for _, n := range nodes.Nodes() {
 		poll.Eventually(t, func() bool { return nodeReady(ctx, c, n.Name) == v1.ConditionTrue }, 30*time.Second, 100*time.Millisecond, n.Name+" Ready")
-		_, err := c.CoordinationV1().Leases(nodestatus.LeaseNamespace).Get(ctx, n.Name, metav1.GetOptions{})
-		assert.NoError(t, err, "%s heartbeats its lease", n.Name)
+		// The lease is the lease controller's, apart from the Node's status:
+		// Ready does not mean it is there yet.
+		poll.Eventually(t, func() bool {
+			_, err := c.CoordinationV1().Leases(nodestatus.LeaseNamespace).Get(ctx, n.Name, metav1.GetOptions{})
+			return err == nil
+		}, 30*time.Second, 100*time.Millisecond, n.Name+" heartbeats its lease")
 	}
 	node, err := c.CoreV1().Nodes().Get(ctx, prefix+"1", metav1.GetOptions{})
 	require.NoError(t, err)
