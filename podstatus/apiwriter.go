@@ -406,7 +406,7 @@ func (s *APIWriter) syncPod(ctx context.Context, w *write) error {
 	if err != nil || api == nil {
 		return err
 	}
-	merged := mergeStatus(p.pod, api, status, w.deleting, metav1.NewTime(s.cfg.Clock.Now()))
+	merged := mergeStatus(p.pod, api, status, metav1.NewTime(s.cfg.Clock.Now()))
 	patch, unchanged, err := StatusPatch(t.uid, *api, merged)
 	if err != nil {
 		return err

@@ -33,12 +33,11 @@ func ownedByKubelet(t v1.PodConditionType) bool {
 //   - a container that cannot restart, once terminated, stays so (where the
 //     kubelet drops such a status, its terminated state is kept);
 //   - resource claim statuses are the API's (not the kubelet's to write);
-//   - stopped, a pod whose deletion was asked becomes terminal, Succeeded
-//     if every container exited 0 (the kubelet's getPhase of a terminal
-//     pod), and a terminal pod is never Ready or ContainersReady.
+//   - a terminal pod is never Ready or ContainersReady (a deleted pod's
+//     terminal phase is the node's: podstatus.Terminate).
 //
 // status is shared with the Manager: it is not modified.
-func mergeStatus(pod *v1.Pod, api, status *v1.PodStatus, deleted bool, now metav1.Time) v1.PodStatus {
+func mergeStatus(pod *v1.Pod, api, status *v1.PodStatus, now metav1.Time) v1.PodStatus {
 	out := *status
 	out.Conditions = make([]v1.PodCondition, 0, len(api.Conditions)+len(status.Conditions))
 	for _, c := range api.Conditions {
@@ -77,12 +76,6 @@ func mergeStatus(pod *v1.Pod, api, status *v1.PodStatus, deleted bool, now metav
 	out.ResourceClaimStatuses = api.ResourceClaimStatuses
 	out.ExtendedResourceClaimStatus = api.ExtendedResourceClaimStatus
 	out.NodeAllocatableResourceClaimStatuses = api.NodeAllocatableResourceClaimStatuses
-	if deleted && !terminal(out.Phase) && !anyRunning(&out) {
-		out.Phase = v1.PodFailed
-		if allSucceeded(pod, &out) {
-			out.Phase = v1.PodSucceeded
-		}
-	}
 	if terminal(out.Phase) {
 		reason := ReasonPodFailed
 		if out.Phase == v1.PodSucceeded {
@@ -126,29 +119,6 @@ func keepTerminated(pod *v1.Pod, api, statuses []v1.ContainerStatus, specs []v1.
 		statuses[i] = *prev
 	}
 	return statuses
-}
-
-// anyRunning: a container of the status runs.
-func anyRunning(s *v1.PodStatus) bool {
-	for _, l := range [][]v1.ContainerStatus{s.InitContainerStatuses, s.ContainerStatuses, s.EphemeralContainerStatuses} {
-		for i := range l {
-			if l[i].State.Running != nil {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// allSucceeded: every regular container of the spec exited 0.
-func allSucceeded(pod *v1.Pod, s *v1.PodStatus) bool {
-	for _, c := range pod.Spec.Containers {
-		cs := byNameIn(s.ContainerStatuses, c.Name)
-		if cs == nil || cs.State.Terminated == nil || cs.State.Terminated.ExitCode != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 func byNameIn(statuses []v1.ContainerStatus, name string) *v1.ContainerStatus {

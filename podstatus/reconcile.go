@@ -46,7 +46,7 @@ func (s *APIWriter) drifted(p versioned, t apiPod, r *record) bool {
 func inSync(pod, api *v1.Pod, status *v1.PodStatus, now metav1.Time) bool {
 	a := api.Status
 	normalize(api, &a)
-	merged := mergeStatus(pod, &a, status, false, now)
+	merged := mergeStatus(pod, &a, status, now)
 	if !sameConditions(a.Conditions, merged.Conditions) {
 		return false
 	}
