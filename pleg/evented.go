@@ -48,12 +48,15 @@ type EventedConfig struct {
 // When the stream fails MaxRetries times in a row, or the runtime does not
 // implement it, it falls back to relisting every RelistPeriod.
 //
-// Two deliberate differences from the kubelet's: it resets its failure
-// count when a stream opens, so occasional reconnects over days do not add
-// up to a fallback (the kubelet counts them forever); and a container stop
-// older than the cache's data still sends ContainerDied (the kubelet drops
-// it), because nodekit's pod sync reads the pod's status back into the
-// cache, and that read may be the only one to have seen the stop.
+// Three deliberate differences from the kubelet's: it relists each time a
+// stream opens, since a container that started between the last relist and
+// the opening sends no event (the kubelet leaves it to the 300s safety
+// relist); it resets its failure count when a stream opens, so occasional
+// reconnects over days do not add up to a fallback (the kubelet counts them
+// forever); and a container stop older than the cache's data still sends
+// ContainerDied (the kubelet drops it), because nodekit's pod sync reads the
+// pod's status back into the cache, and that read may be the only one to
+// have seen the stop.
 type EventedPLEG struct {
 	cfg      EventedConfig
 	generic  *GenericPLEG
@@ -137,6 +140,9 @@ func (e *EventedPLEG) follow(ctx context.Context, ch chan<- *kc.ContainerEvent) 
 		err := e.cfg.Events.ContainerEvents(ctx, ch, func() {
 			m.StreamConnected()
 			failures = 0 // a stream that opened resets the count (the kubelet never does)
+			// What changed before the stream opened sends no event: a
+			// relist now sees it, rather than the safety net minutes later.
+			e.generic.relistSoon()
 		})
 		if ctx.Err() != nil {
 			return

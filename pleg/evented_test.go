@@ -26,6 +26,7 @@ type stubEvents struct {
 	script []error // per call: nil streams until ctx ends or end is closed
 	calls  int
 	feed   chan *kc.ContainerEvent
+	gate   chan struct{} // if set, a stream opens only once it is closed
 }
 
 func (s *stubEvents) ContainerEvents(ctx context.Context, ch chan<- *kc.ContainerEvent, connected func()) error {
@@ -39,6 +40,13 @@ func (s *stubEvents) ContainerEvents(ctx context.Context, ch chan<- *kc.Containe
 	s.mu.Unlock()
 	if err != nil {
 		return err
+	}
+	if s.gate != nil {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.gate:
+		}
 	}
 	connected()
 	for {
@@ -87,9 +95,12 @@ type eventedEnv struct {
 }
 
 func startEvented(t *testing.T, script ...error) *eventedEnv {
+	return startEventedFrom(t, &stubEvents{script: script, feed: make(chan *kc.ContainerEvent)})
+}
+
+func startEventedFrom(t *testing.T, src *stubEvents) *eventedEnv {
 	base := newEnv(Config{})
-	ee := &eventedEnv{env: base, src: &stubEvents{script: script, feed: make(chan *kc.ContainerEvent)}, logs: &logSink{},
-		metrics: &countMetrics{}}
+	ee := &eventedEnv{env: base, src: src, logs: &logSink{}, metrics: &countMetrics{}}
 	var err error
 	ee.e, err = NewEvented(EventedConfig{Config: Config{Runtime: base.rt, Cache: base.cache, Clock: base.clock,
 		Log: ee.logs.logger(), Metrics: ee.metrics}, Events: ee.src})
@@ -215,6 +226,21 @@ func TestEventedRetriesThenStreams(t *testing.T) {
 	assert.Equal(t, 3, ee.src.callCount())
 	assert.Equal(t, 1.0, float64(ee.metrics.streamConnected.Load()))
 	assert.Equal(t, time.Duration(DefaultEventedRelistPeriod), time.Duration(ee.e.generic.period.Load()), "safety-net period")
+}
+
+// A container that starts after the first relist but before the stream
+// opens sends no event; the relist made when the stream opens finds it,
+// with no safety relist (300s of the fake clock) in between.
+func TestEventedRelistsWhenTheStreamOpens(t *testing.T) {
+	src := &stubEvents{feed: make(chan *kc.ContainerEvent), gate: make(chan struct{})}
+	ee := startEventedFrom(t, src)
+	relists := func() int { ee.cache.mu.Lock(); defer ee.cache.mu.Unlock(); return len(ee.cache.times) }
+	poll.Eventually(t, func() bool { return relists() >= 1 }, 10*time.Second, 0, "first relist")
+	ee.rt.set("p", map[string]kc.ContainerState{"sb": running}, map[string]kc.ContainerState{"c1": running})
+	close(src.gate)
+	poll.Eventually(t, func() bool { return len(ee.e.Watch()) >= 2 }, 10*time.Second, 0, "relist events")
+	assert.ElementsMatch(t, []string{"p/ContainerStarted/sb", "p/ContainerStarted/c1"}, drain(ee.e.Watch()))
+	assert.Equal(t, int64(1), ee.metrics.streamConnected.Load())
 }
 
 func TestEventedHealth(t *testing.T) {

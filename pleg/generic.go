@@ -91,7 +91,7 @@ type GenericPLEG struct {
 	lastRelist atomic.Pointer[time.Time] // last successful relist, for Healthy
 	period     atomic.Int64              // current relist period, changeable by the evented PLEG
 	threshold  atomic.Int64
-	wake       chan struct{} // cuts Run's wait short after a period change
+	wake       chan struct{} // cuts Run's wait short (period change, stream opened)
 
 	running atomic.Bool
 	sendMu  sync.RWMutex // send against close
@@ -129,6 +129,12 @@ func (g *GenericPLEG) Watch() <-chan *PodLifecycleEvent { return g.events }
 func (g *GenericPLEG) SetRelistPeriod(period, threshold time.Duration) {
 	g.period.Store(int64(period))
 	g.threshold.Store(int64(threshold))
+	g.relistSoon()
+}
+
+// relistSoon makes a Run waiting out its period relist at once; a Run in
+// the middle of a relist relists again when it ends.
+func (g *GenericPLEG) relistSoon() {
 	select {
 	case g.wake <- struct{}{}:
 	default:
