@@ -55,6 +55,15 @@
 //
 // # Deviations from the kubelet
 //
+// Pods are let into the runtime's start calls a few at a time
+// (ManagerConfig.MaxParallelPodStarts, by default 3 per CPU), in the order
+// they asked, where the kubelet starts every pod at once: the runtime's
+// start work is CPU-bound, and spread over every pod at once it finishes
+// none early. On 2 cores, through the reference agent and the API, the
+// median startup of 110 and of 250 pods created at once fell by 45%, the
+// slowest pod's did not change (DefaultParallelPodStartsPerCPU). A
+// negative MaxParallelPodStarts is the kubelet's behaviour.
+//
 // Pull secrets are read when a sync first needs to pull, not on every
 // sync as the kubelet's getPullSecretsForPod; an image already present is
 // used without checking the pod may pull it (the kubelet's

@@ -77,6 +77,7 @@ func (m *Manager) ensureImageExists(ctx context.Context, pod *v1.Pod, c *v1.Cont
 		m.event(pod, c, v1.EventTypeWarning, EventNeverPull, "Container image %q is not present with pull policy of Never", image)
 		return "", fail(ErrImageNeverPull, "Container image %q is not present with pull policy of Never", image)
 	}
+	giveStartSlot(ctx) // a pull (and reading its secrets) may take minutes
 	auths, err := creds.lookup(ctx, image)
 	if err != nil {
 		return "", err

@@ -133,6 +133,13 @@ type ManagerConfig struct {
 	ImageBackOff *Backoff
 	// MinimumGracePeriod is the floor of a kill's grace period (kubelet: 2s).
 	MinimumGracePeriod time.Duration
+	// MaxParallelPodStarts is how many SyncPods may be in the runtime's
+	// start calls (RunPodSandbox, CreateContainer, StartContainer) at once;
+	// the others wait their turn, in order, and a pod keeps its turn until
+	// its sync ends, except while it pulls an image or runs a postStart
+	// hook. Zero: DefaultParallelPodStartsPerCPU per CPU (GOMAXPROCS);
+	// negative: no bound, as the kubelet.
+	MaxParallelPodStarts int
 	// HookHTTPClient runs httpGet lifecycle hooks (default: the probes'
 	// settings: no proxy from the environment, no certificate check, no
 	// kept-alive connections, redirects followed only on the same host).
@@ -160,7 +167,8 @@ type ManagerConfig struct {
 // Manager is the kubelet's "kuberuntime" layer: it turns *v1.Pod specs into
 // CRI sandboxes and containers, and reads back their status.
 type Manager struct {
-	cfg ManagerConfig
+	cfg    ManagerConfig
+	starts startSlots
 }
 
 // NewManager returns a Manager with the kubelet's defaults filled in.
@@ -198,7 +206,7 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 	if cfg.OwnPodsOnly && len(cfg.SandboxLabels) == 0 {
 		return nil, errors.New("runtime manager: OwnPodsOnly needs SandboxLabels to tell its pods by")
 	}
-	return &Manager{cfg: cfg}, nil
+	return &Manager{cfg: cfg, starts: newStartSlots(cfg.MaxParallelPodStarts)}, nil
 }
 
 // GetPods lists the pods the runtime knows, from the manager's labels. With

@@ -50,6 +50,8 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus
 		status = &kc.PodStatus{ID: pod.UID, Name: pod.Name, Namespace: pod.Namespace}
 	}
 	res := &SyncResult{}
+	ctx = withStartSlot(ctx, &startSlot{slots: m.starts})
+	defer giveStartSlot(ctx)
 	creds := &podCredentials{m: m, pod: pod}
 	defer creds.reportMissing(res)
 	a := ComputePodActions(pod, status, opts.Probes)
@@ -184,6 +186,9 @@ func (m *Manager) createSandbox(ctx context.Context, pod *v1.Pod, cfg *runtimeap
 	if err := os.MkdirAll(cfg.LogDirectory, 0o755); err != nil {
 		return "", nil, fail(ErrCreatePodSandbox, "pod %s: log directory: %w", podRef(pod), err)
 	}
+	if err := takeStartSlot(ctx); err != nil {
+		return "", nil, fail(ErrCreatePodSandbox, "pod %s: waiting for its turn to start: %w", podRef(pod), err)
+	}
 	id, err := m.cfg.Runtime.RunPodSandbox(uncancelled(ctx), cfg, m.cfg.RuntimeHandler)
 	if err != nil {
 		return "", nil, fail(ErrCreatePodSandbox, "pod %s: %w", podRef(pod), err)
@@ -280,6 +285,9 @@ func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxC
 	if err != nil {
 		return fail(ErrCreateConfig, "pod %s: %w", podRef(pod), err)
 	}
+	if err := takeStartSlot(ctx); err != nil {
+		return fail(ErrCreateContainer, "pod %s: container %s: waiting for its turn to start: %w", podRef(pod), c.Name, err)
+	}
 	id, err := m.cfg.Runtime.CreateContainer(uncancelled(ctx), sandboxID, cfg, sandboxCfg)
 	if err != nil {
 		m.event(pod, c, v1.EventTypeWarning, EventFailed, "Error: %v", err)
@@ -298,6 +306,7 @@ func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxC
 		}
 	}
 	if c.Lifecycle != nil && c.Lifecycle.PostStart != nil {
+		giveStartSlot(ctx) // a hook may run for the grace period
 		if msg, err := m.runHook(ctx, pod, c, id, podIPs, c.Lifecycle.PostStart, 0); err != nil {
 			// The kubelet kills a container whose postStart hook failed.
 			m.event(pod, c, v1.EventTypeWarning, EventFailedPostStart, "PostStartHook failed")

@@ -123,6 +123,10 @@ type Config struct {
 	// SingleProcessOOMKill: on cgroup v2, an OOM kill takes one process,
 	// not the container (the kubelet's singleProcessOOMKill).
 	SingleProcessOOMKill bool
+	// MaxParallelPodStarts is kuberuntime.ManagerConfig's: how many pods
+	// are in the runtime's start calls at once (0: 3 per CPU; negative:
+	// unbounded, as the kubelet).
+	MaxParallelPodStarts int
 	// UserNamespacesIDsPerPod is the kubelet's userNamespaces.idsPerPod:
 	// how many host IDs each pod with hostUsers: false gets (0: 65536; a
 	// multiple of 65536, at most 2^32-1). The range comes from the user

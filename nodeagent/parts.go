@@ -92,7 +92,8 @@ func (a *Agent) newRuntimeManager(volumes *volume.Manager, m *metrics) error {
 		SandboxLabels: map[string]string{NodeLabel: cfg.NodeName}, OwnPodsOnly: true,
 		HostIP: cfg.NodeIP, ClusterDomain: cfg.ClusterDomain, Mounts: volumes.ContainerMounts, Streaming: client,
 		NodeAllocatable: a.allocatable, Metrics: m.sync, Log: a.log.WithName("runtime"), SingleProcessOOMKill: cfg.SingleProcessOOMKill,
-		CgroupV2: *cfg.RuntimeOnHost && cgroupmgr.HostMode() == cgroupmgr.ModeV2, UserNamespaces: a.userns}
+		CgroupV2: *cfg.RuntimeOnHost && cgroupmgr.HostMode() == cgroupmgr.ModeV2, UserNamespaces: a.userns,
+		MaxParallelPodStarts: cfg.MaxParallelPodStarts}
 	if *cfg.RuntimeOnHost {
 		mc.ContainersLogDir = cfg.ContainersLogDir
 	}
