@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	goruntime "runtime"
 	"sort"
 	"strconv"
@@ -40,8 +41,10 @@ import (
 //     the agent's own rest_client_requests_total per pod created or deleted;
 //   - many: NODEKIT_MEASURE_API_MANY (20; 0 skips) servers created at once:
 //     all Running after, beside the runtime alone starting as many (no
-//     agent, measured once first), steady CPU, and PLEG relist p99 from the
-//     agent's kubelet_pleg_relist_duration_seconds over the window.
+//     agent, all at once, measured once first), where the cores went while
+//     they started (the machine, the agent, the apiserver and etcd), steady
+//     CPU, and PLEG relist p99 from the agent's
+//     kubelet_pleg_relist_duration_seconds over the window.
 //
 // It logs each figure as a MEASURE line and a markdown table at the end. It
 // checks only that everything was measured and nothing was left behind.
@@ -293,13 +296,23 @@ func (e *apiEnv) manyPhase(tab *figureTable, a *measuredAgent, w *podTimes, sz a
 		pods[i] = a.servePod(e.node, fmt.Sprintf("many-%03d", i), ports[i])
 	}
 	names := podNames(pods)
+	cpu0 := e.cpuSplit(a)
 	t0 := time.Now()
 	e.createAndDelete(w, pods, nil)
 	e.waitFor(a, w, names, "Running", w.running)
+	cpu1, took := e.cpuSplit(a), time.Since(t0)
 	require.Zero(e.t, w.failedCount(names), "%s: pods Failed (rejected by the agent?)", a.kind)
 	lat, last := w.lags(names, w.created, w.running)
 	tab.dur(a.kind, fmt.Sprintf("many (%d): all Running after", sz.many), last.Sub(t0))
 	tab.latencies(a.kind, fmt.Sprintf("many (%d): startup (create → Running)", sz.many), lat, 0.5)
+	for i, who := range []string{"machine busy", "agent CPU", "apiserver+etcd CPU"} {
+		row := fmt.Sprintf("many (%d): %s while starting", sz.many, who)
+		if cpu0[i] < 0 || cpu1[i] < 0 {
+			tab.none(a.kind, row, "no pid files of the apiserver and etcd in NODEKIT_APISERVER_DIR")
+			continue
+		}
+		tab.put(a.kind, row, (cpu1[i]-cpu0[i]).Seconds()/took.Seconds(), "cores")
+	}
 	e.waitFor(a, w, names, "Running and Ready", w.ready) // the window is steady: every probe passes
 	m0 := e.metrics(a)
 	e.steady(tab, a, fmt.Sprintf("many (%d)", sz.many), sz.window)
@@ -311,6 +324,24 @@ func (e *apiEnv) manyPhase(tab *figureTable, a *measuredAgent, w *podTimes, sz a
 	} else {
 		tab.none(a.kind, row, "no "+pleg+" observations on its /metrics over the window")
 	}
+}
+
+// cpuSplit is the CPU time used so far by the machine, the agent, and the
+// apiserver and etcd (-1 when hack/apiserver-up.sh's pid files are not in
+// NODEKIT_APISERVER_DIR): where a phase's cores went beside the runtime.
+func (e *apiEnv) cpuSplit(a *measuredAgent) [3]time.Duration {
+	out := [3]time.Duration{machineBusy(e.t), procCPU(e.t, a.proc.pid()), 0}
+	dir := cmp.Or(os.Getenv("NODEKIT_APISERVER_DIR"), "/tmp/nodekit-apiserver")
+	for _, name := range []string{"kube-apiserver.pid", "etcd.pid"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		pid, perr := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || perr != nil {
+			out[2] = -1
+			return out
+		}
+		out[2] += procCPU(e.t, pid)
+	}
+	return out
 }
 
 // steady reports the agent's CPU over a window and its RSS after it.

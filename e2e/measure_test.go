@@ -327,8 +327,10 @@ func bareRuntimeStarts(t *testing.T, endpoint string, ports []int) ([]time.Durat
 	client, err := runtime.Dial(ctx, endpoint)
 	require.NoError(t, err)
 	defer func() { _ = client.Close(ctx) }()
+	// All at once (MaxParallelPodStarts -1), as the kubelet starts them:
+	// the yardstick is the runtime's, not the Manager's turns.
 	mgr, err := kuberuntime.NewManager(kuberuntime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: t.TempDir(),
-		SandboxLabels: map[string]string{nodeagent.NodeLabel: "bare-" + rand.String(6)}})
+		SandboxLabels: map[string]string{nodeagent.NodeLabel: "bare-" + rand.String(6)}, MaxParallelPodStarts: -1})
 	require.NoError(t, err)
 	grace := int64(1)
 	podsToStart := make([]*v1.Pod, len(ports))
