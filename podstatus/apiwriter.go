@@ -354,7 +354,7 @@ func (s *APIWriter) writeAll(ctx context.Context, due []write) {
 	n := min(s.cfg.Writers, len(due))
 	if n <= 1 {
 		for i := range due {
-			due[i].err = s.syncPod(ctx, &due[i])
+			due[i].err = s.syncPod(ctx, s.refresh(&due[i]))
 		}
 		return
 	}
@@ -363,11 +363,27 @@ func (s *APIWriter) writeAll(ctx context.Context, due []write) {
 	for range n {
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(due); i = int(next.Add(1) - 1) {
-				due[i].err = s.syncPod(ctx, &due[i])
+				due[i].err = s.syncPod(ctx, s.refresh(&due[i]))
 			}
 		})
 	}
 	wg.Wait()
+}
+
+// refresh takes the pod's status as published now if it changed since the
+// batch began: under a burst a batch's writes wait seconds on the client's
+// rate limit, and a status superseded meanwhile need not be written (the
+// kubelet's syncBatch writes the one it began with, then the newer one).
+func (s *APIWriter) refresh(w *write) *write {
+	p, ok := s.cfg.Statuses.newer(w.p.pod.UID, w.p.version)
+	if !ok {
+		return w
+	}
+	if t, ok := s.target(p.pod); ok && t.uid == w.t.uid {
+		w.p, w.t = p, t
+		w.deleting = !t.static && deletable(p.pod, p.status)
+	}
+	return w
 }
 
 func earliest(a, b time.Time) time.Time {

@@ -524,3 +524,37 @@ func TestAPIWriterWritesPodsInParallel(t *testing.T) {
 		})
 	}
 }
+
+// A write waiting its turn in a batch takes the newest status: the one
+// published meanwhile is written instead of the one the batch began with,
+// and not again later.
+func TestAPIWriterWritesTheNewestStatusOfItsBatch(t *testing.T) {
+	a, b := apiPod("ua", "a"), apiPod("ub", "b")
+	api := &gatedAPI{fakeAPI: newFakeAPI(a, b), release: make(chan struct{})}
+	statuses := podstatus.NewManager(clocktesting.NewFakeClock(t0))
+	w, err := podstatus.NewAPIWriter(podstatus.APIWriterConfig{API: api, Statuses: statuses, Writers: 1})
+	require.NoError(t, err)
+	for _, p := range []*v1.Pod{a, b} {
+		statuses.SetPodStatus(p, statusOf(false))
+	}
+	done := make(chan int)
+	go func() { done <- w.Sync(context.Background()) }()
+	poll.Eventually(t, func() bool { return api.inFlight.Load() == 1 }, 10*time.Second, time.Millisecond, "the first write in flight")
+	for _, p := range []*v1.Pod{a, b} {
+		statuses.SetPodStatus(p, statusOf(true))
+	}
+	close(api.release)
+	require.Equal(t, 2, <-done)
+	var ready, stale []string
+	for _, p := range []*v1.Pod{a, b} {
+		if readyOf(api.get("ns", p.Name).Status) == v1.ConditionTrue {
+			ready = append(ready, p.Name)
+		} else {
+			stale = append(stale, "patch ns/"+p.Name)
+		}
+	}
+	assert.Len(t, ready, 1, "the pod written second got the status published while the first was written")
+	assert.Len(t, api.takeCalls(), 2)
+	require.Equal(t, 1, w.Sync(context.Background()), "then only the first pod's newer status is due")
+	assert.Equal(t, stale, api.takeCalls())
+}

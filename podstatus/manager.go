@@ -208,6 +208,17 @@ func (m *Manager) published(dst []versioned) []versioned {
 	return dst
 }
 
+// newer is uid's published status if its version is above version.
+func (m *Manager) newer(uid types.UID, version uint64) (versioned, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.pods[uid]
+	if e == nil || m.versions[uid] <= version {
+		return versioned{}, false
+	}
+	return versioned{pod: e.pod, status: &e.status, version: m.versions[uid], inPod: e.inPod}, true
+}
+
 func terminal(p v1.PodPhase) bool { return p == v1.PodSucceeded || p == v1.PodFailed }
 
 // PodsOf returns each of pods with its published status, in their order;
