@@ -1,8 +1,9 @@
 // Package poll is the tests' one way to wait for something that happens
 // in the background: Eventually looks at a condition until it holds or a
 // deadline passes, and fails the test with testify's message if it does
-// not. A test on an injected clock advances it in its condition (each look
-// one step of the clock), so that real time only bounds the wait.
+// not (Until only says whether it held). A test on an injected clock
+// advances it in its condition (each look one step of the clock), so that
+// real time only bounds the wait.
 package poll
 
 import (
@@ -29,12 +30,20 @@ type TestingT interface {
 // the test has ended.
 func Eventually(t TestingT, cond func() bool, waitFor, tick time.Duration, msgAndArgs ...any) {
 	t.Helper()
+	if !Until(cond, waitFor, tick) {
+		require.Fail(t, "Condition never satisfied", "after %s: %s", waitFor, message(msgAndArgs))
+	}
+}
+
+// Until is Eventually without the failure: it reports whether cond held
+// before waitFor passed, for a wait whose running out is a finding (a
+// foreign agent that falls behind), not a failure.
+func Until(cond func() bool, waitFor, tick time.Duration) bool {
 	deadline := time.Now().Add(waitFor)
 	for !cond() {
 		left := time.Until(deadline)
 		if left <= 0 {
-			require.Fail(t, "Condition never satisfied", "after %s: %s", waitFor, message(msgAndArgs))
-			return // a TestingT whose FailNow returns
+			return false
 		}
 		if tick <= 0 {
 			runtime.Gosched() // a busy look, for a goroutine about to wait on a fake clock
@@ -42,6 +51,7 @@ func Eventually(t TestingT, cond func() bool, waitFor, tick time.Duration, msgAn
 		}
 		time.Sleep(min(tick, left))
 	}
+	return true
 }
 
 // message is msgAndArgs as testify spells it, or what was waited for.

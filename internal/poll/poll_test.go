@@ -52,6 +52,15 @@ func TestEventuallyFailsWithTestifysMessage(t *testing.T) {
 	}
 }
 
+func TestUntilSaysWhetherTheConditionHeld(t *testing.T) {
+	var looks atomic.Int32
+	assert.True(t, poll.Until(func() bool { return looks.Add(1) == 3 }, 10*time.Second, time.Millisecond))
+	assert.Equal(t, int32(3), looks.Load())
+	start := time.Now()
+	assert.False(t, poll.Until(func() bool { return false }, 50*time.Millisecond, 10*time.Millisecond))
+	assert.GreaterOrEqual(t, time.Since(start), 50*time.Millisecond, "waited the whole deadline")
+}
+
 // A test on an injected clock steps it in its condition: the clock's
 // timers fire as the looks go on, and real time only bounds the wait.
 func TestEventuallyDrivesAnInjectedClock(t *testing.T) {
