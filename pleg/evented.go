@@ -53,10 +53,10 @@ type EventedConfig struct {
 // the opening sends no event (the kubelet leaves it to the 300s safety
 // relist); it resets its failure count when a stream opens, so occasional
 // reconnects over days do not add up to a fallback (the kubelet counts them
-// forever); and a container stop older than the cache's data still sends
-// ContainerDied (the kubelet drops it), because nodekit's pod sync reads the
-// pod's status back into the cache, and that read may be the only one to
-// have seen the stop.
+// forever); and a container start or stop older than the cache's data
+// still sends ContainerStarted or ContainerDied (the kubelet drops it),
+// because the newer data may come from a read no lifecycle event came of
+// (a pod sync's read-back, a relist's status read timed after its list).
 type EventedPLEG struct {
 	cfg      EventedConfig
 	generic  *GenericPLEG
@@ -213,11 +213,16 @@ func (e *EventedPLEG) handle(ev *kc.ContainerEvent) {
 	uid := st.ID
 	if !e.cfg.Cache.Set(uid, st, nil, created) {
 		// Older than what the cache holds. The kubelet drops such an event
-		// whole; here a pod's sync reads its status back (podsync), and
-		// when that read is what saw a container stop, the worker has not
-		// acted on it: without this ContainerDied a crashed container
-		// would wait for the next resync. An extra sync costs little.
-		if ev.Type == kc.ContainerStoppedEvent {
+		// whole; but the newer data may be a read no lifecycle event came
+		// of: a pod's sync reading its status back (podsync), or a relist
+		// whose list still showed the container created while its status
+		// read, timed after the start, saw it running. Without these a
+		// start or a crash would wait for a resync or the 300s relist. An
+		// extra sync costs little.
+		switch ev.Type {
+		case kc.ContainerStartedEvent:
+			e.generic.send(&PodLifecycleEvent{ID: uid, Type: ContainerStarted, ContainerID: ev.ContainerID})
+		case kc.ContainerStoppedEvent:
 			e.generic.send(&PodLifecycleEvent{ID: uid, Type: ContainerDied, ContainerID: ev.ContainerID})
 		}
 		return

@@ -153,9 +153,10 @@ func TestEventedTranslatesEvents(t *testing.T) {
 	assert.False(t, ee.e.FellBack())
 }
 
-// An event older than the cache's data is no news, except a stop: the
-// newer data may be a pod sync's own read-back, which no worker acted on.
-func TestEventedSendsStopsOlderThanTheCache(t *testing.T) {
+// An event older than the cache's data is no news, except a start or a
+// stop: the newer data may be a read no lifecycle event came of (a pod
+// sync's read-back, a relist's status read timed after its list).
+func TestEventedSendsStartsAndStopsOlderThanTheCache(t *testing.T) {
 	ee := startEvented(t)
 	ee.cache.mu.Lock()
 	ee.cache.refuse = true
@@ -165,7 +166,7 @@ func TestEventedSendsStopsOlderThanTheCache(t *testing.T) {
 		want []string
 	}{
 		{kc.ContainerCreatedEvent, nil},
-		{kc.ContainerStartedEvent, nil},
+		{kc.ContainerStartedEvent, []string{"u/ContainerStarted/c1"}},
 		{kc.ContainerStoppedEvent, []string{"u/ContainerDied/c1"}},
 	} {
 		ee.src.feed <- event(tc.typ, "u", "sb", "c1", int64(i+1))
