@@ -124,7 +124,7 @@ func (p *SummaryProvider) Summary(ctx context.Context) (*statsapi.Summary, error
 		}
 	}
 	if p.CgroupStats != nil {
-		if hk, ok := p.CgroupStats.KubepodsStats(); ok {
+		if hk, ok := p.CgroupStats.KubepodsStats(); ran(hk, ok) {
 			sum.Node.CPU, sum.Node.Memory = &statsapi.CPUStats{}, &statsapi.MemoryStats{}
 			applyHousekeeping(sum.Node.CPU, sum.Node.Memory, hk)
 		}
@@ -163,7 +163,7 @@ func (p *SummaryProvider) podStats(pod *v1.Pod, byID map[string]*runtimeapi.Cont
 			cs.Memory.UsageBytes = ptr(m.Value)
 		}
 		if p.CgroupStats != nil {
-			if hk, ok := p.CgroupStats.ContainerStats(kc.TrimRuntimeType(c.ContainerID)); ok {
+			if hk, ok := p.CgroupStats.ContainerStats(kc.TrimRuntimeType(c.ContainerID)); ran(hk, ok) {
 				applyHousekeeping(cs.CPU, cs.Memory, hk)
 			}
 		}
@@ -186,7 +186,7 @@ func (p *SummaryProvider) podStats(pod *v1.Pod, byID map[string]*runtimeapi.Cont
 		}
 	}
 	if p.CgroupStats != nil {
-		if hk, ok := p.CgroupStats.PodStats(string(pod.UID)); ok {
+		if hk, ok := p.CgroupStats.PodStats(string(pod.UID)); ran(hk, ok) {
 			applyHousekeeping(ps.CPU, ps.Memory, hk)
 		}
 	}
@@ -207,6 +207,11 @@ func applyUsage(cpu *statsapi.CPUStats, mem *statsapi.MemoryStats, u *cgroupmgr.
 
 // applyHousekeeping takes a cgroup's CPU and memory from /metrics/cadvisor's
 // housekeeping, at its time.
+// ran says a housekeeping reading is one: a cgroup read before anything
+// ran in it (a pod or container being created) has no CPU time, and its
+// zeros would hide the figures read since.
+func ran(s cadvisor.Stats, ok bool) bool { return ok && s.CPU.UsageNanoseconds > 0 }
+
 func applyHousekeeping(cpu *statsapi.CPUStats, mem *statsapi.MemoryStats, s cadvisor.Stats) {
 	at := metav1.NewTime(s.Timestamp)
 	cpu.Time, cpu.UsageCoreNanoSeconds = at, ptr(s.CPU.UsageNanoseconds)

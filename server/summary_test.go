@@ -278,4 +278,12 @@ func TestSummaryFromHousekeeping(t *testing.T) {
 	assert.Equal(t, uint64(6000), *sum.Node.Memory.WorkingSetBytes)
 	require.Len(t, sum.Node.SystemContainers, 1)
 	assert.Equal(t, statsapi.SystemContainerPods, sum.Node.SystemContainers[0].Name)
+
+	// A reading from before anything ran in the cgroup is no reading.
+	p.CgroupStats = housekept{"c1": stat(0, 0), "pod/u1": stat(0, 0), "kubepods": stat(5000, 6000)}
+	sum, err = p.Summary(context.Background())
+	require.NoError(t, err)
+	app = sum.Pods[0].Containers[0]
+	assert.NotEqual(t, at, app.CPU.Time.Time, "not the empty cgroup's reading")
+	assert.NotEqual(t, at, sum.Pods[0].CPU.Time.Time, "not the empty pod cgroup's reading")
 }
