@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/runtime/fake"
@@ -129,7 +130,7 @@ func (b *blockedPull) PullImage(ctx context.Context, image *runtimeapi.ImageSpec
 // pod starts meanwhile; and a sync whose context ends while it waits for
 // its turn fails without calling the runtime.
 func TestParallelPodStartsTurns(t *testing.T) {
-	clk := newManagerEnv(t).clock
+	clk := clocktesting.NewFakeClock(time.Unix(1700000000, 0))
 	_, client := startFake(t, fake.WithClock(clk), fake.WithAnyImagePullable())
 	pull := &blockedPull{ImageService: client, pulling: make(chan struct{}), release: make(chan struct{})}
 	rt := newStartTracker(client)
