@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -69,6 +70,12 @@ func TestPLEGOnContainerd(t *testing.T) {
 			done := make(chan struct{})
 			go func() { assert.NoError(t, p.Run(ctx)); close(done) }()
 			defer func() { cancel(); <-done }()
+			// Read events from the start, as pod workers do: containerd
+			// replays to a new subscriber what it queued while nobody
+			// listened (up to 5 minutes of other tests' containers), and
+			// a Watch channel left unread meanwhile would fill and drop
+			// this pod's events.
+			seen := collect(p)
 
 			port := freePort(t)
 			uid := types.UID("pleg-" + rand.String(8))
@@ -90,7 +97,7 @@ func TestPLEGOnContainerd(t *testing.T) {
 			web := status.FindContainerStatusByName("web")
 			require.NotNil(t, web)
 
-			waitEvent(t, p, uid, pleg.ContainerStarted, web.ID, 3*period)
+			waitEvent(t, seen, uid, pleg.ContainerStarted, web.ID, 3*period)
 			assert.LessOrEqual(t, time.Since(started), 2*period, "ContainerStarted within two relist periods")
 
 			// Exit with a code through the server itself.
@@ -101,7 +108,7 @@ func TestPLEGOnContainerd(t *testing.T) {
 				}
 				return err == nil
 			}, 10*time.Second, 50*time.Millisecond, "the container's server answers")
-			waitEvent(t, p, uid, pleg.ContainerDied, web.ID, 3*period)
+			waitEvent(t, seen, uid, pleg.ContainerDied, web.ID, 3*period)
 			cached, err := cache.Get(uid)
 			require.NoError(t, err)
 			cs := cached.FindContainerStatusByName("web")
@@ -110,7 +117,7 @@ func TestPLEGOnContainerd(t *testing.T) {
 			assert.Equal(t, 7, cs.ExitCode, "exit code visible in the cache")
 
 			require.NoError(t, client.RemoveContainer(ctx, web.ID))
-			waitEvent(t, p, uid, pleg.ContainerRemoved, web.ID, 3*period)
+			waitEvent(t, seen, uid, pleg.ContainerRemoved, web.ID, 3*period)
 			ok, err := p.Healthy()
 			assert.True(t, ok, "%v", err)
 		})
@@ -124,7 +131,15 @@ func hasContainerEvents(t *testing.T, client *runtime.Client) bool {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	err := client.GetContainerEvents(ctx, make(chan *runtimeapi.ContainerEventResponse, 100), nil)
+	// Drained: an unread stream would hold up containerd's event queue,
+	// and with it every other subscriber, until the deadline.
+	ch := make(chan *runtimeapi.ContainerEventResponse, 100)
+	go func() {
+		for range ch {
+		}
+	}()
+	err := client.GetContainerEvents(ctx, ch, nil)
+	close(ch)
 	if errors.Is(err, runtime.ErrUnimplemented) {
 		return false
 	}
@@ -132,19 +147,40 @@ func hasContainerEvents(t *testing.T, client *runtime.Client) bool {
 	return true
 }
 
-func waitEvent(t *testing.T, p pleg.PLEG, uid types.UID, typ pleg.EventType, id string, within time.Duration) *pleg.PodLifecycleEvent {
-	t.Helper()
-	deadline := time.After(within)
-	for {
-		select {
-		case ev := <-p.Watch():
-			if ev.ID == uid && ev.Type == typ && ev.ContainerID == id {
-				return ev
-			}
-		case <-deadline:
-			t.Fatalf("no %s for container %s within %s", typ, id, within)
+// events records what a PLEG sends, read as it comes.
+type events struct {
+	mu   sync.Mutex
+	seen []*pleg.PodLifecycleEvent
+}
+
+// collect reads until Run closes the Watch channel.
+func collect(p pleg.PLEG) *events {
+	e := &events{}
+	go func() {
+		for ev := range p.Watch() {
+			e.mu.Lock()
+			e.seen = append(e.seen, ev)
+			e.mu.Unlock()
+		}
+	}()
+	return e
+}
+
+func (e *events) has(uid types.UID, typ pleg.EventType, id string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, ev := range e.seen {
+		if ev.ID == uid && ev.Type == typ && ev.ContainerID == id {
+			return true
 		}
 	}
+	return false
+}
+
+func waitEvent(t *testing.T, e *events, uid types.UID, typ pleg.EventType, id string, within time.Duration) {
+	t.Helper()
+	poll.Eventually(t, func() bool { return e.has(uid, typ, id) }, within, 10*time.Millisecond,
+		"no %s for container %s within %s", typ, id, within)
 }
 
 func freePort(t *testing.T) int {

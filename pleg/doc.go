@@ -24,7 +24,8 @@
 // Parallelism (16) changed pods' statuses at once, each pod's events still
 // in order, where the kubelet reads them one after another; EventedPLEG
 // resets its failure count when a stream opens, and sends ContainerDied
-// even for a stop older than the cache's data (each type says why).
+// even for a start or a stop older than the cache's data (each type says
+// why).
 //
 // # Use
 //
@@ -36,6 +37,10 @@
 //	for ev := range p.Watch() { // closed when Run returns
 //		// ev.ID is the pod UID; sync that pod's worker.
 //	}
+//
+// Read Watch from the moment Run starts: a full channel drops events (and
+// counts them), and containerd 2 replays to a new event subscriber what it
+// held while none listened, up to 5 minutes of it.
 //
 // Run returns nil when ctx ends, after closing Watch; it runs once. The
 // metrics are in package plegmetrics, so that pleg compiles without a
