@@ -4,8 +4,10 @@ package nodeagent_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http/httptest"
 	"os"
 	"strconv"
@@ -59,26 +61,52 @@ spec:
 	require.NoError(t, err, "the container's link")
 	assert.Equal(t, live, target)
 
-	maxFiles, rotated, gzipped, newest := 0, false, false, ""
+	// While it spews, the API's tail keeps showing the newest lines
+	// across rotations (a sequence number higher than any read before the
+	// last rotation seen).
+	maxFiles, rotated, gzipped := 0, false, false
+	lastSeq, seqAtRotation, readAfterRotation := 0, -1, false
+	onDisk := ""
 	poll.Eventually(t, func() bool {
 		files, err := containerlog.AllLogs(live)
 		require.NoError(t, err)
 		maxFiles = max(maxFiles, len(files))
+		if len(files) > 1 && !rotated {
+			rotated, seqAtRotation = true, lastSeq
+		}
 		for _, f := range files {
-			rotated = rotated || f != live
 			gzipped = gzipped || strings.HasSuffix(f, ".gz")
 		}
-		// One read: the next rotation may empty the live file at any time
-		// (the kubelet's tail reads only the live file, as this one).
-		newest = tailLogs(t, a, pod, 2)
-		return strings.HasSuffix(newest, "spewed 50 MiB\n")
+		if seq, ok := spewSeq(tailLogs(t, a, pod, 1)); ok {
+			lastSeq = max(lastSeq, seq)
+			readAfterRotation = readAfterRotation || (rotated && seq > seqAtRotation)
+		}
+		onDisk = lastLogLines(t, files, 2)
+		return strings.HasSuffix(onDisk, " spewed 50 MiB\n")
 		// 50 s at 1 MiB/s alone; CI runs other packages' containers on the
 		// same containerd meanwhile.
-	}, 4*time.Minute, 200*time.Millisecond, "the container's last line in its logs: %s (pods: %s)", func() string { return tailLogs(t, a, pod, 3) },
+	}, 4*time.Minute, 200*time.Millisecond, "the container's last line on disk: %s (pods: %s)", func() string { return onDisk },
 		func() string { return podStates(a) })
 	assert.True(t, rotated && gzipped, "rotated, and older files gzipped")
+	assert.True(t, readAfterRotation, "the API's tail read newer lines after a rotation (last seen %d)", lastSeq)
 	assert.LessOrEqual(t, maxFiles, 3, "files of the container's log at any time")
-	assert.Regexp(t, `^000524288 x+\nspewed 50 MiB\n$`, newest, "the newest lines")
+	assert.Regexp(t, `stdout F 000524288 x+\n.* stdout F spewed 50 MiB\n$`, onDisk, "the newest lines")
+
+	// Nothing is written any more: once the live file is under MaxSize no
+	// rotation comes, and the tail is the live file's (empty if the last
+	// rotation took everything, as the kubelet's tail reads only it).
+	poll.Eventually(t, func() bool {
+		st, err := os.Stat(live)
+		return err == nil && st.Size() <= 1<<20
+	}, time.Minute, 200*time.Millisecond, "the live file under MaxSize")
+	want := ""
+	if b, err := os.ReadFile(live); assert.NoError(t, err) && len(b) > 0 {
+		want = "000524288 " + strings.Repeat("x", 89) + "\nspewed 50 MiB\n"
+		if !strings.Contains(string(b), " stdout F 000524288 ") {
+			want = "spewed 50 MiB\n" // the rotation came between the two lines
+		}
+	}
+	assert.Equal(t, want, tailLogs(t, a, pod, 2), "the API's tail after the last rotation")
 
 	// The link still points at the live file, which exists.
 	target, err = os.Readlink(link)
@@ -108,6 +136,37 @@ func tailLogs(t *testing.T, a *nodeagent.Agent, pod v1.Pod, n int) string {
 	require.Equal(t, 200, w.Code, w.Body.String())
 	b, _ := io.ReadAll(w.Body)
 	return string(b)
+}
+
+// spewSeq is the sequence number of a spew line ("000000042 xxx…").
+func spewSeq(line string) (int, bool) {
+	num, _, ok := strings.Cut(line, " ")
+	if !ok || len(num) != 9 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(num)
+	return n, err == nil
+}
+
+// lastLogLines is the last n lines of a log on disk (CRI format), from its
+// newest files: the live one, and the newest rotated file if the live one
+// has fewer lines (the kubelet keeps that one uncompressed).
+func lastLogLines(t *testing.T, files []string, n int) string {
+	t.Helper()
+	var lines []string
+	for i := len(files) - 1; i >= 0 && len(lines) < n && !strings.HasSuffix(files[i], ".gz"); i-- {
+		b, err := os.ReadFile(files[i])
+		if errors.Is(err, fs.ErrNotExist) {
+			return "" // rotated meanwhile: the next poll reads again
+		}
+		require.NoError(t, err)
+		got := strings.SplitAfter(string(b), "\n")
+		if got[len(got)-1] == "" {
+			got = got[:len(got)-1]
+		}
+		lines = append(got, lines...)
+	}
+	return strings.Join(lines[max(0, len(lines)-n):], "")
 }
 
 // podStates says what the agent knows of its pods, for failure messages.
