@@ -2,6 +2,8 @@ package kuberuntime
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"runtime"
 )
 
@@ -48,8 +50,14 @@ func withStartSlot(ctx context.Context, s *startSlot) context.Context {
 	return context.WithValue(ctx, startSlotKey{}, s)
 }
 
+// errNoTurn: the sync ended while it waited for its turn, before any
+// runtime call. Nothing was tried, so no failure event is recorded and no
+// start error counted: the pod is being torn down.
+var errNoTurn = errors.New("the sync ended while waiting for its turn to start")
+
 // takeStartSlot waits for a slot unless the sync holds one (or there is
-// no bound); it fails only when ctx ends first.
+// no bound); it fails, with errNoTurn and ctx's error, only when ctx ends
+// first.
 func takeStartSlot(ctx context.Context) error {
 	s, _ := ctx.Value(startSlotKey{}).(*startSlot)
 	if s == nil || s.slots == nil || s.held {
@@ -60,7 +68,7 @@ func takeStartSlot(ctx context.Context) error {
 		s.held = true
 		return nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return fmt.Errorf("%w: %w", errNoTurn, ctx.Err())
 	}
 }
 

@@ -3,10 +3,12 @@ package kuberuntime_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
@@ -160,8 +162,9 @@ func TestParallelPodStartsTurns(t *testing.T) {
 			t.Error("RunPodSandbox called for a pod whose sync ended while it waited")
 		}
 	}
+	rec, metrics := &recorder{}, kuberuntime.NewSyncMetrics()
 	m2, err := kuberuntime.NewManager(kuberuntime.ManagerConfig{Runtime: rt2, Images: client, Clock: clk, PodLogsDir: t.TempDir(),
-		DNS: kuberuntime.HostDNS("", nil, ""), MaxParallelPodStarts: 1})
+		DNS: kuberuntime.HostDNS("", nil, ""), MaxParallelPodStarts: 1, Recorder: rec, Metrics: metrics})
 	require.NoError(t, err)
 	holder := podSpec("holder", v1.RestartPolicyAlways, v1.Container{Name: "c", Image: testImage})
 	held := make(chan *kuberuntime.SyncResult)
@@ -175,6 +178,18 @@ func TestParallelPodStartsTurns(t *testing.T) {
 	assert.ErrorIs(t, late.Err(), context.Canceled)
 	close(hold)
 	require.NoError(t, (<-held).Err())
+	// Nothing was tried for it: no FailedCreatePodSandBox, no start error.
+	for _, ev := range rec.take() {
+		assert.NotContains(t, ev, "late", "an event for the pod whose sync ended while it waited")
+	}
+	require.NoError(t, testutil.CollectAndCompare(metrics, strings.NewReader(`
+# HELP kubelet_started_pods_errors_total Cumulative number of errors when starting pods
+# TYPE kubelet_started_pods_errors_total counter
+kubelet_started_pods_errors_total 0
+# HELP kubelet_started_pods_total Cumulative number of pods started
+# TYPE kubelet_started_pods_total counter
+kubelet_started_pods_total 1
+`), "kubelet_started_pods_total", "kubelet_started_pods_errors_total"))
 
 	close(pull.release)
 	require.NoError(t, (<-done).Err(), "the puller starts once its pull is done")

@@ -100,6 +100,10 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus
 	}
 	if a.CreateSandbox {
 		sandboxID, podIPs, err = m.createSandbox(ctx, pod, sandboxCfg)
+		if err != nil && errors.Is(err, errNoTurn) {
+			res.add(ActionCreatePodSandbox, podRef(pod), err)
+			return res
+		}
 		m.cfg.Metrics.sandboxCreated(err)
 		if err != nil {
 			m.event(pod, nil, v1.EventTypeWarning, EventFailedSandbox, "Failed to create pod sandbox: %v", err)
@@ -145,7 +149,9 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus
 				m.log().Error(serr, "recording a container's resources", "pod", fmtPod(pod), "container", c.Name)
 			}
 		}
-		m.cfg.Metrics.containerStarted(typ, err)
+		if !errors.Is(err, errNoTurn) {
+			m.cfg.Metrics.containerStarted(typ, err)
+		}
 		res.add(action, c.Name, err)
 		return err
 	}
@@ -187,7 +193,7 @@ func (m *Manager) createSandbox(ctx context.Context, pod *v1.Pod, cfg *runtimeap
 		return "", nil, fail(ErrCreatePodSandbox, "pod %s: log directory: %w", podRef(pod), err)
 	}
 	if err := takeStartSlot(ctx); err != nil {
-		return "", nil, fail(ErrCreatePodSandbox, "pod %s: waiting for its turn to start: %w", podRef(pod), err)
+		return "", nil, fail(ErrCreatePodSandbox, "pod %s: %w", podRef(pod), err)
 	}
 	id, err := m.cfg.Runtime.RunPodSandbox(uncancelled(ctx), cfg, m.cfg.RuntimeHandler)
 	if err != nil {
@@ -286,7 +292,7 @@ func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxC
 		return fail(ErrCreateConfig, "pod %s: %w", podRef(pod), err)
 	}
 	if err := takeStartSlot(ctx); err != nil {
-		return fail(ErrCreateContainer, "pod %s: container %s: waiting for its turn to start: %w", podRef(pod), c.Name, err)
+		return fail(ErrCreateContainer, "pod %s: container %s: %w", podRef(pod), c.Name, err)
 	}
 	id, err := m.cfg.Runtime.CreateContainer(uncancelled(ctx), sandboxID, cfg, sandboxCfg)
 	if err != nil {
