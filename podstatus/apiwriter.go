@@ -1,6 +1,7 @@
 package podstatus
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -74,7 +75,7 @@ type APIWriterConfig struct {
 	// Jitter stretches each back-off; default: by up to half
 	// (DefaultSyncJitterFactor). Tests pass func(d) d.
 	Jitter func(time.Duration) time.Duration
-	// Writers is how many pods' writes a batch runs at once, each pod's in
+	// Writers is how many pods' writes run at once, each pod's in
 	// order (default DefaultWriters; 1: one after another, as the kubelet).
 	Writers int
 	Log     logr.Logger
@@ -97,7 +98,10 @@ type APIWriterConfig struct {
 //
 // Deliberate deviations from the kubelet, for churn (#34): writes to
 // different pods run in parallel (APIWriterConfig.Writers), each pod's in
-// order; and a write does not GET the pod first. The API pod's status it
+// order; Run starts a write as soon as a writer is free rather than batch
+// after batch, taking statuses that tell of a started container or a
+// ready pod first (at 20 pods/s of churn the client's rate limit holds
+// writes back); and a write does not GET the pod first. The API pod's status it
 // merges with and diffs against is the source's copy, or the API server's
 // answer to the writer's own last patch while the source has not delivered
 // that resourceVersion yet; only after a failed write is the pod read
@@ -120,15 +124,15 @@ type APIWriter struct {
 	cfg     APIWriterConfig
 	running atomic.Bool
 
-	mu         sync.Mutex // one batch at a time
+	mu         sync.Mutex // the records, while a round is planned or a write finished
 	records    map[types.UID]*record
 	batch      uint64
 	buf        []versioned
-	due        []write
 	lastFull   time.Time // when the last full batch (drift repair) ran
 	reconciles uint64    // statuses found overwritten in the API
 
-	afterBatch func(tried int, retry time.Time) // tests: Run waits from here
+	afterBatch func(tried int, retry time.Time) // tests: Run waits from here when idle
+	afterPlan  func(queued int)                 // tests: Run planned a round
 }
 
 // record is what an APIWriter knows of a pod's API status.
@@ -139,7 +143,8 @@ type record struct {
 	done     bool          // target gone or deleted: nothing more to do
 	failures int           // in a row
 	retryAt  time.Time
-	seen     uint64 // the last batch that found the pod in the Manager
+	seen     uint64 // the last round that found the pod in the Manager
+	busy     *write // queued or being written: no other write is planned
 	// The API server's answer to the last write, until the source
 	// delivers that version (resourceVersion answerRV) or a newer one.
 	answer        *v1.PodStatus
@@ -203,8 +208,13 @@ func NewAPIWriter(cfg APIWriterConfig) (*APIWriter, error) {
 
 // Run writes statuses until ctx ends, then returns nil: at once, each time
 // the Manager publishes a change, when a failed write's back-off ends, and
-// every SyncPeriod, a full pass that also repairs drift (see Sync). A
-// second Run while one runs returns an error.
+// every SyncPeriod, a full pass that also repairs drift (see Sync). Unlike
+// Sync's batches, Run does not wait for one round's writes before the
+// next: a pod published while others are written is written as soon as
+// one of the Writers is free, and a write that tells of a container that
+// started or a pod that became ready goes before the others (see urgent).
+// A second Run while one runs returns an error; Sync must not be called
+// meanwhile.
 func (s *APIWriter) Run(ctx context.Context) error {
 	if !s.running.CompareAndSwap(false, true) {
 		return errors.New("podstatus: APIWriter.Run is already running")
@@ -214,24 +224,64 @@ func (s *APIWriter) Run(ctx context.Context) error {
 	defer ticker.Stop()
 	retry := s.cfg.Clock.NewTimer(s.cfg.MaxBackOff)
 	defer retry.Stop()
-	full := true
+	work, results := make(chan *write), make(chan *write)
+	var wg sync.WaitGroup
+	for range s.cfg.Writers {
+		wg.Go(func() {
+			for w := range work {
+				w.err = s.syncPod(ctx, s.refresh(w))
+				results <- w
+			}
+		})
+	}
+	var queue writeQueue
+	busy, written := 0, 0 // writes with a writer; writes finished since the last afterBatch
+	replan, full := true, true
+	var next time.Time
 	for {
-		tried, next := s.sync(ctx, full)
-		full = false
-		retry.Stop()
-		if !next.IsZero() {
-			retry.Reset(max(next.Sub(s.cfg.Clock.Now()), 0))
+		if replan {
+			next = s.enqueue(ctx, full, &queue)
+			replan, full = false, false
+			retry.Stop()
+			if !next.IsZero() {
+				retry.Reset(max(next.Sub(s.cfg.Clock.Now()), 0))
+			}
+			if s.afterPlan != nil {
+				s.afterPlan(queue.Len())
+			}
+			if busy == 0 && queue.Len() == 0 && s.afterBatch != nil {
+				s.afterBatch(written, next)
+				written = 0
+			}
 		}
-		if s.afterBatch != nil {
-			s.afterBatch(tried, next)
+		var send chan<- *write
+		var top *write
+		if queue.Len() > 0 {
+			send, top = work, queue.ws[0]
 		}
 		select {
 		case <-ctx.Done():
+			close(work)
+			s.abandon(queue.ws)
+			for ; busy > 0; busy-- {
+				s.abandon([]*write{<-results})
+			}
+			wg.Wait()
 			return nil
+		case send <- top:
+			heap.Pop(&queue)
+			busy++
+		case w := <-results:
+			busy--
+			written++
+			s.finish(w)
+			replan = true
 		case <-s.cfg.Statuses.changed:
+			replan = true
 		case <-retry.C():
+			replan = true
 		case <-ticker.C():
-			full = true
+			replan, full = true, true
 		}
 	}
 }
@@ -244,16 +294,42 @@ func (s *APIWriter) Run(ctx context.Context) error {
 // after the last full one is full (syncBatch(all)): a pod whose status is
 // unchanged since its last write is written again if its API pod, as the
 // source delivered it, lost that status (drift). It returns the number of
-// pods that were due. Run calls it; a caller with its own loop may call it
-// instead.
+// pods that were due, once their writes are done. For a caller with its
+// own loop instead of Run.
 func (s *APIWriter) Sync(ctx context.Context) int {
-	n, _ := s.sync(ctx, false)
-	return n
+	var queue writeQueue
+	s.enqueue(ctx, false, &queue)
+	due := make([]*write, 0, queue.Len())
+	for queue.Len() > 0 {
+		due = append(due, heap.Pop(&queue).(*write))
+	}
+	n := min(s.cfg.Writers, len(due))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(due); i = int(next.Add(1) - 1) {
+				due[i].err = s.syncPod(ctx, s.refresh(due[i]))
+			}
+		})
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		s.abandon(due)
+		return len(due)
+	}
+	for _, w := range due {
+		s.finish(w)
+	}
+	return len(due)
 }
 
-// sync is Sync, full if forced; retry is the earliest end of a back-off
-// (zero: none).
-func (s *APIWriter) sync(ctx context.Context, full bool) (tried int, retry time.Time) {
+// enqueue plans a round: it pushes onto queue the writes due (a pod
+// already queued or being written is left to that write, which refresh
+// brings up to date; a queued one becomes urgent if its new status is),
+// forgets pods gone from the Manager, and returns the earliest end of a
+// back-off (zero: none). full forces a full round.
+func (s *APIWriter) enqueue(ctx context.Context, full bool, queue *writeQueue) (retry time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.batch++
@@ -261,12 +337,18 @@ func (s *APIWriter) sync(ctx context.Context, full bool) (tried int, retry time.
 		full, s.lastFull = true, now
 	}
 	s.buf = s.cfg.Statuses.published(s.buf[:0])
-	defer clear(s.buf) // no pod kept alive until the next batch
-	due := s.due[:0]
-	defer func() { clear(due); s.due = due[:0] }()
+	defer clear(s.buf) // no pod kept alive until the next round
 	for _, p := range s.buf {
 		if ctx.Err() != nil {
-			return 0, time.Time{} // nothing forgotten: not every pod was seen
+			return time.Time{} // nothing forgotten: not every pod was seen
+		}
+		if r := s.records[p.pod.UID]; r != nil && r.busy != nil {
+			r.seen = s.batch
+			if q := r.busy; q.index >= 0 && !q.urgent && urgent(p.status, r.written) {
+				q.urgent = true
+				heap.Fix(queue, q.index)
+			}
+			continue
 		}
 		w, ok := s.plan(p, full)
 		switch {
@@ -274,43 +356,58 @@ func (s *APIWriter) sync(ctx context.Context, full bool) (tried int, retry time.
 		case s.cfg.Clock.Now().Before(w.r.retryAt):
 			retry = earliest(retry, w.r.retryAt)
 		default:
-			due = append(due, w)
+			w.urgent = urgent(w.p.status, w.r.written)
+			w.r.busy = &w
+			heap.Push(queue, &w)
 		}
-	}
-	s.writeAll(ctx, due)
-	if ctx.Err() != nil {
-		return len(due), time.Time{}
-	}
-	for _, w := range due {
-		if w.err == nil {
-			w.r.failures, w.r.retryAt = 0, time.Time{}
-			continue
-		}
-		w.r.failures++
-		d := s.backOff(w.r.failures)
-		w.r.retryAt = s.cfg.Clock.Now().Add(d)
-		retry = earliest(retry, w.r.retryAt)
-		log := s.cfg.Log.V(1)
-		if w.r.failures == 1 {
-			log = s.cfg.Log
-		}
-		log.Info("Cannot write pod status, retrying after a back-off", "pod", klogRef(w.p.pod),
-			"failures", w.r.failures, "backOff", d, "error", w.err.Error())
 	}
 	for uid, r := range s.records {
 		if r.seen != s.batch {
 			delete(s.records, uid)
 		}
 	}
-	return len(due), retry
+	return retry
 }
 
-// write is one pod's write in a batch.
+// finish records how w's write went: a failure's back-off, or none.
+func (s *APIWriter) finish(w *write) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w.r.busy = nil
+	if w.err == nil {
+		w.r.failures, w.r.retryAt = 0, time.Time{}
+		return
+	}
+	w.r.failures++
+	d := s.backOff(w.r.failures)
+	w.r.retryAt = s.cfg.Clock.Now().Add(d)
+	log := s.cfg.Log.V(1)
+	if w.r.failures == 1 {
+		log = s.cfg.Log
+	}
+	log.Info("Cannot write pod status, retrying after a back-off", "pod", klogRef(w.p.pod),
+		"failures", w.r.failures, "backOff", d, "error", w.err.Error())
+}
+
+// abandon frees the pods of writes cut short by the end of ctx, as if
+// they had not been tried.
+func (s *APIWriter) abandon(ws []*write) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, w := range ws {
+		w.r.busy = nil
+	}
+}
+
+// write is one pod's write in a round.
 type write struct {
 	p        versioned
 	t        apiPod
 	r        *record
 	deleting bool
+	urgent   bool   // see urgent
+	seq      uint64 // order planned
+	index    int    // in its writeQueue; -1 once out of it
 	err      error
 }
 
@@ -348,28 +445,6 @@ func (s *APIWriter) plan(p versioned, full bool) (write, bool) {
 	return write{p: p, t: t, r: r, deleting: deleting}, true
 }
 
-// writeAll runs the batch's writes, up to Writers at once. Each pod is in
-// a batch once, so its writes stay in order.
-func (s *APIWriter) writeAll(ctx context.Context, due []write) {
-	n := min(s.cfg.Writers, len(due))
-	if n <= 1 {
-		for i := range due {
-			due[i].err = s.syncPod(ctx, s.refresh(&due[i]))
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range n {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < len(due); i = int(next.Add(1) - 1) {
-				due[i].err = s.syncPod(ctx, s.refresh(&due[i]))
-			}
-		})
-	}
-	wg.Wait()
-}
-
 // refresh takes the pod's status as published now if it changed since the
 // batch began: under a burst a batch's writes wait seconds on the client's
 // rate limit, and a status superseded meanwhile need not be written (the
@@ -384,6 +459,73 @@ func (s *APIWriter) refresh(w *write) *write {
 		w.deleting = !t.static && deletable(p.pod, p.status)
 	}
 	return w
+}
+
+// writeQueue orders the writes of Run: urgent ones first, then in the
+// order they were planned (a container/heap.Interface).
+type writeQueue struct {
+	ws  []*write
+	seq uint64
+}
+
+func (q *writeQueue) Len() int { return len(q.ws) }
+func (q *writeQueue) Less(i, j int) bool {
+	if q.ws[i].urgent != q.ws[j].urgent {
+		return q.ws[i].urgent
+	}
+	return q.ws[i].seq < q.ws[j].seq
+}
+func (q *writeQueue) Swap(i, j int) {
+	q.ws[i], q.ws[j] = q.ws[j], q.ws[i]
+	q.ws[i].index, q.ws[j].index = i, j
+}
+func (q *writeQueue) Push(x any) {
+	w := x.(*write)
+	w.index, w.seq = len(q.ws), q.seq
+	q.seq++
+	q.ws = append(q.ws, w)
+}
+func (q *writeQueue) Pop() any {
+	w := q.ws[len(q.ws)-1]
+	q.ws[len(q.ws)-1] = nil
+	q.ws = q.ws[:len(q.ws)-1]
+	w.index = -1
+	return w
+}
+
+// urgent says whether a status tells of more running containers, or of
+// readiness, than the one last written: what users and controllers wait
+// for (the startup SLO ends when a watch sees the pod running). Under
+// churn the client's rate limit holds writes back, and these go first.
+func urgent(status, written *v1.PodStatus) bool {
+	return running(status) > running(written) || (podReady(status) && !podReady(written))
+}
+
+func running(st *v1.PodStatus) int {
+	if st == nil {
+		return 0
+	}
+	n := 0
+	for _, cs := range [][]v1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses} {
+		for _, c := range cs {
+			if c.State.Running != nil {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func podReady(st *v1.PodStatus) bool {
+	if st == nil {
+		return false
+	}
+	for _, c := range st.Conditions {
+		if c.Type == v1.PodReady {
+			return c.Status == v1.ConditionTrue
+		}
+	}
+	return false
 }
 
 func earliest(a, b time.Time) time.Time {

@@ -558,3 +558,76 @@ func TestAPIWriterWritesTheNewestStatusOfItsBatch(t *testing.T) {
 	require.Equal(t, 1, w.Sync(context.Background()), "then only the first pod's newer status is due")
 	assert.Equal(t, stale, api.takeCalls())
 }
+
+// heldAPI holds the patches of the pods in hold until their channel is
+// closed; the others go through.
+type heldAPI struct {
+	*fakeAPI
+	hold    map[string]chan struct{} // by pod name
+	holding chan string              // a held patch arrived
+}
+
+func (h *heldAPI) PatchPodStatus(ctx context.Context, ns, name string, uid types.UID, patch []byte) (*v1.Pod, error) {
+	if c, ok := h.hold[name]; ok {
+		h.holding <- name
+		<-c
+	}
+	return h.fakeAPI.PatchPodStatus(ctx, ns, name, uid, patch)
+}
+
+// runWriter runs w until the test ends.
+func runWriter(t *testing.T, w *podstatus.APIWriter) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
+}
+
+// Run does not wait for a slow write before writing what was published
+// meanwhile (the kubelet's batches, and Sync's, do).
+func TestAPIWriterRunWritesPastASlowWrite(t *testing.T) {
+	a, b := apiPod("ua", "a"), apiPod("ub", "b")
+	release := make(chan struct{})
+	api := &heldAPI{fakeAPI: newFakeAPI(a, b), hold: map[string]chan struct{}{"a": release}, holding: make(chan string, 1)}
+	statuses := podstatus.NewManager(clocktesting.NewFakeClock(t0))
+	w, err := podstatus.NewAPIWriter(podstatus.APIWriterConfig{API: api, Statuses: statuses, Clock: clocktesting.NewFakeClock(t0)})
+	require.NoError(t, err)
+	runWriter(t, w)
+	defer close(release)
+
+	statuses.SetPodStatus(a, statusOf(true))
+	require.Equal(t, "a", <-api.holding)
+	statuses.SetPodStatus(b, statusOf(true))
+	poll.Eventually(t, func() bool { return readyOf(api.get("ns", "b").Status) == v1.ConditionTrue }, 5*time.Second, time.Millisecond,
+		"b written while a's write is held")
+	assert.Empty(t, readyOf(api.get("ns", "a").Status), "a's write still held")
+}
+
+// Under a backlog, a status that tells of a started container goes before
+// other changes planned earlier.
+func TestAPIWriterRunWritesStartsFirst(t *testing.T) {
+	x, p, q := apiPod("ux", "x"), apiPod("up", "p"), apiPod("uq", "q")
+	release := make(chan struct{})
+	api := &heldAPI{fakeAPI: newFakeAPI(x, p, q), hold: map[string]chan struct{}{"x": release}, holding: make(chan string, 1)}
+	statuses := podstatus.NewManager(clocktesting.NewFakeClock(t0))
+	w, err := podstatus.NewAPIWriter(podstatus.APIWriterConfig{API: api, Statuses: statuses, Clock: clocktesting.NewFakeClock(t0), Writers: 1})
+	require.NoError(t, err)
+	queued := make(chan int, 100)
+	podstatus.AfterPlan(w, func(n int) { queued <- n })
+	runWriter(t, w)
+
+	statuses.SetPodStatus(x, statusOf(true))
+	require.Equal(t, "x", <-api.holding) // the only writer is busy
+	statuses.SetPodStatus(p, v1.PodStatus{Phase: v1.PodPending, ContainerStatuses: []v1.ContainerStatus{waiting("web", "ContainerCreating")}})
+	statuses.SetPodStatus(q, statusOf(false))
+	for n := 0; n < 2; {
+		select {
+		case n = <-queued:
+		case <-time.After(5 * time.Second):
+			t.Fatal("p and q not both queued")
+		}
+	}
+	close(release)
+	poll.Eventually(t, func() bool { return len(api.fakeAPI.callsSoFar()) == 3 }, 5*time.Second, time.Millisecond, "three patches")
+	assert.Equal(t, []string{"patch ns/x", "patch ns/q", "patch ns/p"}, api.takeCalls(), "q's start before p's earlier change")
+}

@@ -7,8 +7,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// AfterBatch has Run call f after each batch, once its retry timer is set.
+// AfterBatch has Run call f each time it is idle after planning (nothing
+// queued, nothing being written), once its retry timer is set, with the
+// writes finished since the last call.
 func AfterBatch(s *APIWriter, f func(tried int, retry time.Time)) { s.afterBatch = f }
+
+// AfterPlan has Run call f after each round it plans, with the writes
+// then waiting for a writer.
+func AfterPlan(s *APIWriter, f func(queued int)) { s.afterPlan = f }
 
 // Reconciles is how many statuses s found overwritten in the API.
 func Reconciles(s *APIWriter) uint64 {

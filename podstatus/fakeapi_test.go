@@ -86,6 +86,13 @@ func (f *fakeAPI) takeCalls() []string {
 	return c
 }
 
+// callsSoFar returns the calls made since the last takeCalls, keeping them.
+func (f *fakeAPI) callsSoFar() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.calls...)
+}
+
 // call records a call and says whether it fails; f.mu is held.
 func (f *fakeAPI) call(verb, ns, name string) (*v1.Pod, error) {
 	c := verb + " " + ns + "/" + name
