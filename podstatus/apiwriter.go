@@ -224,16 +224,7 @@ func (s *APIWriter) Run(ctx context.Context) error {
 	defer ticker.Stop()
 	retry := s.cfg.Clock.NewTimer(s.cfg.MaxBackOff)
 	defer retry.Stop()
-	work, results := make(chan *write), make(chan *write)
-	var wg sync.WaitGroup
-	for range s.cfg.Writers {
-		wg.Go(func() {
-			for w := range work {
-				w.err = s.syncPod(ctx, s.refresh(w))
-				results <- w
-			}
-		})
-	}
+	results := make(chan *write)
 	var queue writeQueue
 	busy, written := 0, 0 // writes with a writer; writes finished since the last afterBatch
 	replan, full := true, true
@@ -254,23 +245,22 @@ func (s *APIWriter) Run(ctx context.Context) error {
 				written = 0
 			}
 		}
-		var send chan<- *write
-		var top *write
-		if queue.Len() > 0 {
-			send, top = work, queue.ws[0]
+		// A goroutine per write, up to Writers: none idles between writes
+		// (hollow nodes run many writers in one process).
+		for ; busy < s.cfg.Writers && queue.Len() > 0; busy++ {
+			w := heap.Pop(&queue).(*write)
+			go func() {
+				w.err = s.syncPod(ctx, s.refresh(w))
+				results <- w
+			}()
 		}
 		select {
 		case <-ctx.Done():
-			close(work)
 			s.abandon(queue.ws)
 			for ; busy > 0; busy-- {
 				s.abandon([]*write{<-results})
 			}
-			wg.Wait()
 			return nil
-		case send <- top:
-			heap.Pop(&queue)
-			busy++
 		case w := <-results:
 			busy--
 			written++
