@@ -24,9 +24,10 @@
 // status goes to its mirror pod; a deleted pod whose terminal status was
 // published (its termination done) is made terminal in the API, then
 // deleted with grace period 0. Unlike the
-// kubelet's, it writes several pods at once and does not read a pod before
-// patching it (the source's copy or its last answer is the base). APIWriter
-// states the write and merge rules in full.
+// kubelet's, it writes several pods at once, as writers free up rather than
+// batch after batch, statuses of started or ready pods first, and does not
+// read a pod before patching it (the source's copy or its last answer is
+// the base). APIWriter states the write and merge rules in full.
 //
 // PodAPI is implemented over client-go by package podstatus/apiclient, a
 // package of its own so that podstatus compiles neither client-go nor
