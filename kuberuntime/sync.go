@@ -100,7 +100,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus
 	}
 	if a.CreateSandbox {
 		sandboxID, podIPs, err = m.createSandbox(ctx, pod, sandboxCfg)
-		if err != nil && errors.Is(err, errNoTurn) {
+		if errors.Is(err, errNoTurn) {
 			res.add(ActionCreatePodSandbox, podRef(pod), err)
 			return res
 		}

@@ -510,12 +510,8 @@ func podReady(st *v1.PodStatus) bool {
 	if st == nil {
 		return false
 	}
-	for _, c := range st.Conditions {
-		if c.Type == v1.PodReady {
-			return c.Status == v1.ConditionTrue
-		}
-	}
-	return false
+	c := find(st.Conditions, v1.PodReady)
+	return c != nil && c.Status == v1.ConditionTrue
 }
 
 func earliest(a, b time.Time) time.Time {

@@ -205,13 +205,13 @@ func applyUsage(cpu *statsapi.CPUStats, mem *statsapi.MemoryStats, u *cgroupmgr.
 	mem.WorkingSetBytes = ptr(u.MemoryWorkingSetBytes)
 }
 
-// applyHousekeeping takes a cgroup's CPU and memory from /metrics/cadvisor's
-// housekeeping, at its time.
 // ran says a housekeeping reading is one: a cgroup read before anything
 // ran in it (a pod or container being created) has no CPU time, and its
 // zeros would hide the figures read since.
 func ran(s cadvisor.Stats, ok bool) bool { return ok && s.CPU.UsageNanoseconds > 0 }
 
+// applyHousekeeping takes a cgroup's CPU and memory from /metrics/cadvisor's
+// housekeeping, at its time.
 func applyHousekeeping(cpu *statsapi.CPUStats, mem *statsapi.MemoryStats, s cadvisor.Stats) {
 	at := metav1.NewTime(s.Timestamp)
 	cpu.Time, cpu.UsageCoreNanoSeconds = at, ptr(s.CPU.UsageNanoseconds)
