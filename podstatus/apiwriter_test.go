@@ -135,9 +135,6 @@ func TestAPIWriterPatchesAgainstItsLastAnswer(t *testing.T) {
 
 func TestAPIWriterMergesWithTheAPIStatus(t *testing.T) {
 	earlier := metav1.NewTime(t0.Add(-time.Hour))
-	never := apiPod("u1", "job")
-	never.Spec.RestartPolicy = v1.RestartPolicyNever
-	never.Spec.Containers = append(never.Spec.Containers, v1.Container{Name: "db"})
 	for _, tc := range []struct {
 		name    string
 		pod     *v1.Pod
@@ -204,16 +201,6 @@ func TestAPIWriterMergesWithTheAPIStatus(t *testing.T) {
 				assert.Equal(t, "EvictionByEvictionAPI", got.Conditions[0].Reason)
 				assert.Len(t, got.Conditions, 4)
 			}},
-		{"under Never, a terminated container stays terminated", never,
-			v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{running("web", true), exited("db", 1)}},
-			v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{running("web", true), waiting("db", "ContainerCreating")}},
-			func(t *testing.T, got v1.PodStatus) {
-				require.Len(t, got.ContainerStatuses, 2)
-				db := got.ContainerStatuses[0] // by name, as the kubelet's normalizeStatus sorts them
-				require.Equal(t, "db", db.Name)
-				require.NotNil(t, db.State.Terminated)
-				assert.Equal(t, int32(1), db.State.Terminated.ExitCode)
-			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := tc.pod.DeepCopy()
@@ -224,6 +211,34 @@ func TestAPIWriterMergesWithTheAPIStatus(t *testing.T) {
 			tc.check(t, e.api.get("ns", p.Name).Status)
 		})
 	}
+}
+
+// Under Never a terminated container stays terminated. The Manager refuses
+// a status that says otherwise of the pod it holds; a status published
+// over a source's copy from before the container ended, the API's copy
+// arriving after, is merged with that copy by the writer, which keeps the
+// container terminated.
+func TestAPIWriterKeepsATerminatedContainerTerminated(t *testing.T) {
+	never := apiPod("u1", "job")
+	never.Spec.RestartPolicy = v1.RestartPolicyNever
+	never.Spec.Containers = append(never.Spec.Containers, v1.Container{Name: "db"})
+	api := never.DeepCopy()
+	api.Status = v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{running("web", true), exited("db", 1)}}
+	e := newSyncEnv(t, podstatus.APIWriterConfig{}, api)
+	publish := v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{running("web", true), waiting("db", "ContainerCreating")}}
+	assert.False(t, e.statuses.SetPodStatus(api, publish), "refused: the source's copy shows db terminated")
+	assert.Empty(t, e.sync())
+
+	e = newSyncEnv(t, podstatus.APIWriterConfig{}, api)
+	require.True(t, e.statuses.SetPodStatus(never, publish), "a source's copy from before db ended")
+	e.statuses.ReplacePod(api) // then the API's copy
+	assert.Equal(t, []string{"patch ns/job"}, e.sync())
+	got := e.api.get("ns", "job").Status
+	require.Len(t, got.ContainerStatuses, 2)
+	db := got.ContainerStatuses[0] // by name, as the kubelet's normalizeStatus sorts them
+	require.Equal(t, "db", db.Name)
+	require.NotNil(t, db.State.Terminated)
+	assert.Equal(t, int32(1), db.State.Terminated.ExitCode)
 }
 
 func TestAPIWriterRetriesWithBackOffWithoutBlockingOthers(t *testing.T) {

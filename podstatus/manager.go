@@ -1,6 +1,7 @@
 package podstatus
 
 import (
+	"cmp"
 	"sort"
 	"sync"
 
@@ -44,10 +45,14 @@ func NewManager(clk clock.PassiveClock) *Manager {
 // lower than before. Like the kubelet's, it keeps the status normalized
 // (normalizeStatus): times to the second, as the API server has them,
 // termination messages within MaxTerminationMessageBytes, container
-// statuses sorted. It reports whether the status differs from the last
-// one published. The Manager keeps the rest of status as given, without a
-// deep copy (the status is most of what it holds per pod): the caller must
-// not modify it afterwards. It copies only what it changes.
+// statuses sorted. Like the kubelet's, it refuses a status in which a
+// container that may not run again is no longer terminated
+// (CheckContainerStateTransition against the last status published, or
+// the pod's own), keeping the one before. It reports whether the status
+// differs from the last one published. The Manager keeps the rest of
+// status as given, without a deep copy (the status is most of what it
+// holds per pod): the caller must not modify it afterwards. It copies only
+// what it changes.
 func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) (changed bool) {
 	now := second(metav1.NewTime(m.clock.Now()))
 	normalize(pod, &status)
@@ -57,6 +62,9 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) (changed bool) 
 	prev := m.pods[pod.UID]
 	if prev != nil {
 		old = &prev.status
+	}
+	if before := cmp.Or(old, &pod.Status); CheckContainerStateTransition(pod, before, &status) != nil {
+		return false // the kubelet's "Status update on pod aborted"
 	}
 	switch {
 	case old != nil && old.StartTime != nil:

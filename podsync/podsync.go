@@ -215,6 +215,20 @@ func (s *Syncer) publish(pod *v1.Pod, st *kc.PodStatus, edit func(*v1.PodStatus)
 		edit(&status)
 	}
 	if terminal {
+		held, ok := s.cfg.Statuses.PodStatus(pod.UID)
+		if !ok {
+			held = pod.Status
+		}
+		if podstatus.CheckContainerStateTransition(pod, &held, &status) != nil {
+			// The kubelet's: the status manager refuses the generated
+			// status (a container the runtime no longer has comes out
+			// waiting), and its TerminatePod finishes the one it holds
+			// (else the pod's own).
+			status = *held.DeepCopy()
+			if edit != nil {
+				edit(&status)
+			}
+		}
 		podstatus.Terminate(pod, &status) // the kubelet's TerminatePod: a deleted pod can go from the API
 	}
 	if s.cfg.Metrics != nil {
