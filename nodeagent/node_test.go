@@ -3,6 +3,7 @@ package nodeagent
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -48,8 +49,10 @@ func TestWithAPILabels(t *testing.T) {
 // containers for kubectl logs, except from the eviction manager's
 // reclaim; a forgotten one loses everything.
 func TestWorkersPodState(t *testing.T) {
+	cache := statuscache.New()
+	cache.UpdateTime(time.Now()) // relisted: nothing of the evicted pod runs
 	w, err := podworkers.New(podworkers.Config{PodSyncer: podworkers.PodSyncerFunc(func(context.Context, podworkers.Work) error { return nil }),
-		Cache: statuscache.New()})
+		Cache: cache})
 	require.NoError(t, err)
 	w.UpdatePod(podworkers.Update{Type: podworkers.SyncPodCreate, Pod: &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "running"}}})
 	w.UpdatePod(podworkers.Update{Type: podworkers.SyncPodCreate, Pod: &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "evicted"},

@@ -78,8 +78,9 @@ type DispatchConfig struct {
 // is the kubelet's rejectPod's (Failed, the reason, "Pod was rejected: "
 // and the message). A new pod already Failed or Succeeded in its source
 // (seen again after a restart) is not asked about: it goes to the workers,
-// which keep it Terminated, without probes, and its final status to the
-// status manager. A known pod is updated; on a status-only
+// without probes, and its final status to the status manager; the workers
+// keep it Terminated, or terminate it first if something of it still
+// runs. A known pod is updated; on a status-only
 // change (RECONCILE) the workers and status manager hold the newer object
 // instead, as the kubelet's pod manager does, and the pod is synced at once
 // only if a readiness gate's condition changed what its Ready condition
@@ -117,8 +118,9 @@ func (d *Dispatcher) Dispatch(u podsource.PodUpdate) {
 		case (u.Op == podsource.ADD || u.Op == podsource.SET) && !known:
 			// The kubelet's HandlePodAdditions admits only pods that may
 			// run: one already Failed or Succeeded in its source (seen
-			// again after a restart) keeps its final status and stays
-			// Terminated, unprobed; a refusal would overwrite that status.
+			// again after a restart) keeps its final status, unprobed; a
+			// refusal would overwrite that status. The workers terminate
+			// what still runs of it.
 			finished := pod.Status.Phase == v1.PodFailed || pod.Status.Phase == v1.PodSucceeded
 			if !finished {
 				if r := d.admit(pod); !r.Admit {

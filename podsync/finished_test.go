@@ -13,7 +13,11 @@ import (
 
 	"github.com/nodekit-dev/nodekit/internal/poll"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+	"github.com/nodekit-dev/nodekit/podsource"
+	"github.com/nodekit-dev/nodekit/podstatus"
+	"github.com/nodekit-dev/nodekit/podsync"
 	"github.com/nodekit-dev/nodekit/podworkers"
+	"github.com/nodekit-dev/nodekit/statuscache"
 )
 
 // kubelet SyncPod: once the generated phase is terminal it returns
@@ -78,4 +82,93 @@ func TestFinishedPodIsKilledNotRemoved(t *testing.T) {
 			assert.NotEmpty(t, status.PodIPs, "the stopped pod keeps its IPs")
 		})
 	}
+}
+
+// kubelet UpdatePod (isPodStatusCacheTerminal): after a restart a Job's
+// pod arrives Succeeded from its source. If the agent stopped after
+// publishing the final status and before terminating the pod, its sandbox
+// still runs: it is synced, seen terminal and terminated, rather than
+// taken for done with the sandbox left running. If the status cache holds
+// nothing yet, the pod goes the same way; one long gone from the runtime
+// keeps its final status through it.
+func TestRestartTerminatesAFinishedPodStillRunning(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// removed: the pod was terminated and removed from the runtime
+		// before the restart; relisted: the cache was filled before the
+		// pod arrived.
+		removed, relisted bool
+	}{
+		{"stopped before its termination, cache filled", false, true},
+		{"stopped before its termination, cache not yet filled", false, false},
+		{"removed from the runtime long ago, cache not yet filled", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testRestartWithFinishedPod(t, tc.removed, tc.relisted) })
+	}
+}
+
+func testRestartWithFinishedPod(t *testing.T, removed, relisted bool) {
+	e := newEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "job", Namespace: "default", UID: "u-job"},
+		Spec: v1.PodSpec{RestartPolicy: v1.RestartPolicyNever,
+			Containers: []v1.Container{{Name: "c", Image: testImage, Args: []string{"exit", "0"}}}}}
+	require.NoError(t, e.syncer.Sync(ctx, podworkers.Work{Type: podworkers.SyncPod, Pod: pod}))
+	cache := e.cache
+	relist := func() *kc.PodStatus {
+		st, err := e.mgr.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
+		require.NoError(t, err)
+		cache.Set(pod.UID, st, nil, time.Now())
+		cache.UpdateTime(time.Now())
+		return st
+	}
+	poll.Eventually(t, func() bool {
+		st := relist()
+		return len(st.ContainerStatuses) == 1 && st.ContainerStatuses[0].State == kc.ContainerStateExited
+	}, 10*time.Second, 10*time.Millisecond)
+	err := e.syncer.Sync(ctx, podworkers.Work{Type: podworkers.SyncPod, Pod: pod, Status: relist()})
+	require.ErrorIs(t, err, podworkers.ErrPodTerminal)
+	final, _ := e.statuses.PodStatus(pod.UID)
+	require.Equal(t, v1.PodSucceeded, final.Phase)
+	require.NotNil(t, final.ContainerStatuses[0].State.Terminated)
+	if removed {
+		_, err := e.mgr.TerminatePod(ctx, pod, nil)
+		require.NoError(t, err)
+	} else {
+		require.True(t, relist().AnySandboxReady(), "killed before its termination: the sandbox still runs")
+	}
+
+	// The restart: a new status cache, status manager, syncer and
+	// workers; the API's pod.
+	cache = statuscache.New()
+	if relisted {
+		relist()
+	}
+	statuses := podstatus.NewManager(nil)
+	syncer, err := podsync.New(podsync.Config{Runtime: e.mgr, Prober: e.probes, Cache: cache, Statuses: statuses,
+		Reasons: podstatus.NewReasonCache(), RuntimeName: "nodekit-fake", HostIPs: []string{"127.0.0.1"}})
+	require.NoError(t, err)
+	workers, err := podworkers.New(podworkers.Config{PodSyncer: syncer, Cache: cache, TickPeriod: 10 * time.Millisecond})
+	require.NoError(t, err)
+	d, err := podsync.NewDispatcher(podsync.DispatchConfig{Workers: workers, Prober: &recorded{}, Statuses: statuses})
+	require.NoError(t, err)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = workers.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	apiPod := pod.DeepCopy()
+	apiPod.Status = final
+	d.Dispatch(podsource.PodUpdate{Op: podsource.ADD, Pods: []*v1.Pod{apiPod}})
+
+	poll.Eventually(t, func() bool {
+		relist() // the PLEG's: each Work waits for a status read after the last
+		state, _ := workers.State(pod.UID)
+		return state == podworkers.Terminated
+	}, 10*time.Second, 10*time.Millisecond)
+	assert.False(t, relist().AnySandboxReady(), "sandbox stopped")
+	status, ok := statuses.PodStatus(pod.UID)
+	require.True(t, ok)
+	assert.Equal(t, v1.PodSucceeded, status.Phase)
+	require.Len(t, status.ContainerStatuses, 1)
+	assert.Equal(t, final.ContainerStatuses[0].State, status.ContainerStatuses[0].State, "the final status kept")
 }

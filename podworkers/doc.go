@@ -19,7 +19,9 @@
 //  6. SyncPodKill with RuntimeOnly terminates an orphan only the runtime knows.
 //  7. SyncPodKill with KillOptions (an eviction; KillPodNow) and a SyncPod
 //     returning ErrPodTerminal leave the pod Terminated, never started
-//     again, until its source's removal forgets it.
+//     again, until its source's removal forgets it. A pod created Failed
+//     or Succeeded starts Terminated only if the status cache shows nothing
+//     of it running; otherwise it is synced, and so terminated.
 //
 // Use:
 //

@@ -77,17 +77,23 @@ func newMachine(resync, backOff time.Duration, jitter func(time.Duration) time.D
 // whether u created a pod record (for which a worker is needed), and
 // whether the pod's running Work must be cancelled: a sync of a pod now
 // terminating, or a termination whose grace period was shortened (the
-// kubelet's UpdatePod cancels in the same two cases).
-func (m *machine) update(u Update) (wake []types.UID, created, cancel bool) {
+// kubelet's UpdatePod cancels in the same two cases). mayRun says, for a
+// pod created already Failed or Succeeded, whether the runtime may still
+// run something of it (Workers.mayRun).
+func (m *machine) update(u Update, mayRun bool) (wake []types.UID, created, cancel bool) {
 	uid := u.Pod.UID
 	st := m.pods[uid]
 	switch u.Type {
 	case SyncPodCreate, SyncPodUpdate:
 		if st == nil && u.Type == SyncPodCreate {
 			st = &podState{pod: u.Pod, state: Syncing, wantSync: true}
-			if terminalPhase(u.Pod.Status.Phase) {
-				// Finished before (an evicted or completed API pod seen
-				// again after a restart): never started again.
+			if terminalPhase(u.Pod.Status.Phase) && !mayRun {
+				// Finished and terminated before (an evicted or completed
+				// API pod seen again after a restart): never started
+				// again. One that may still run (the agent stopped between
+				// its final status and its termination) is synced: the
+				// sync sees the terminal phase (ErrPodTerminal), and the
+				// pod is terminated as any pod that finished.
 				st.state, st.wantSync = Terminated, false
 				m.pods[uid] = st
 				return nil, true, false

@@ -28,7 +28,7 @@ var testPods = map[string]*v1.Pod{
 // TestMachine runs scripts of events against the state machine. Each line
 // is an event and what it must give:
 //
-//	create|update|sync|kill|orphan|evict <pod> [grace=N]
+//	create|update|sync|kill|orphan|evict <pod> [grace=N] [running]
 //	                                      -> the pods woken, and "cancel" if
 //	                                         the pod's running Work is cancelled
 //	next <pod>                            -> the Work taken, or "none"
@@ -38,7 +38,8 @@ var testPods = map[string]*v1.Pod{
 //	state <pod>                           -> its State, or "gone"
 //
 // grace=N on a create or kill is the pod's deletionGracePeriodSeconds (it
-// is deleted), on an evict the kill's override. A TerminatePod shows its grace period when it
+// is deleted), on an evict the kill's override; running on a create says
+// the status cache shows something of the pod running. A TerminatePod shows its grace period when it
 // is not the default 30 s. The resync interval is 60s and the back-off
 // 10s, with no jitter.
 func TestMachine(t *testing.T) {
@@ -195,6 +196,18 @@ func TestMachine(t *testing.T) {
 		tick 500s         ->
 		kill f            -> f
 		state f           -> gone`,
+	}, {"kubelet UpdatePod isPodStatusCacheTerminal: a pod terminal in its source whose sandbox still runs (the agent stopped before terminating it) is synced, then terminated", `
+		create f running  -> f
+		state f           -> Syncing
+		next f            -> SyncPod newer-than never
+		done f 1s terminal -> f
+		state f           -> Terminating
+		next f            -> TerminatePod newer-than 1s finished
+		done f 2s ok      ->
+		state f           -> Terminated
+		update f          ->
+		kill f            -> f
+		state f           -> gone`,
 	}, {"kubelet SyncPod isTerminal, pod_workers terminating -> terminated: a pod whose phase became terminal is terminated, then stays Terminated until its source removes it", `
 		create a          -> a
 		next a            -> SyncPod newer-than never
@@ -331,6 +344,10 @@ func TestMachine(t *testing.T) {
 				case "create", "update", "sync", "kill", "orphan", "evict":
 					typ := map[string]UpdateType{"create": SyncPodCreate, "update": SyncPodUpdate, "sync": SyncPodSync,
 						"kill": SyncPodKill, "orphan": SyncPodKill, "evict": SyncPodKill}[f[0]]
+					mayRun := f[len(f)-1] == "running"
+					if mayRun {
+						f = f[:len(f)-1]
+					}
 					u := Update{Type: typ, Pod: pod, RuntimeOnly: f[0] == "orphan"}
 					if f[0] == "evict" {
 						u.KillOptions = &KillPodOptions{}
@@ -345,7 +362,7 @@ func TestMachine(t *testing.T) {
 							u.Pod = deleted
 						}
 					}
-					wake, _, cancel := m.update(u)
+					wake, _, cancel := m.update(u, mayRun)
 					got = uids(wake)
 					if cancel {
 						got = strings.TrimSpace(got + " cancel")

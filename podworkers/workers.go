@@ -142,7 +142,8 @@ func (f PodSyncerFunc) Sync(ctx context.Context, w Work) error { return f(ctx, w
 
 // StatusCache is where the workers read pod statuses; *statuscache.Cache
 // implements it. GetNewerThan blocks until the cache holds a status of the
-// pod read after minTime, or ctx ends.
+// pod read after minTime, or ctx ends; asked with a ctx already done, it
+// answers at once with what it holds, or ctx's error if it holds nothing.
 type StatusCache interface {
 	GetNewerThan(ctx context.Context, uid types.UID, minTime time.Time) (*kc.PodStatus, error)
 }
@@ -210,9 +211,11 @@ type Config struct {
 //     and no longer among Pods, until a plain SyncPodKill (its source's
 //     removal) forgets it. A Terminated pod blocks no new version. A
 //     pod created with a terminal phase (Failed, Succeeded: an API pod
-//     that finished before a restart) starts Terminated; one created with a
-//     deletion timestamp (deleted while the agent was down) starts
-//     Terminating, never synced.
+//     that finished before a restart) starts Terminated if the status
+//     cache shows nothing of it running (the kubelet's
+//     isPodStatusCacheTerminal), else it is synced and terminated as in 8;
+//     one created with a deletion timestamp (deleted while the agent was
+//     down) starts Terminating, never synced.
 //  8. A SyncPod that returns ErrPodTerminal (the pod's phase became
 //     Succeeded or Failed: the kubelet's SyncPod isTerminal) makes the pod
 //     Terminating: a TerminatePod with Finished kills what still runs (a
@@ -269,9 +272,10 @@ func (w *Workers) UpdatePod(u Update) {
 	if u.Pod == nil {
 		return
 	}
+	mayRun := u.Type == SyncPodCreate && terminalPhase(u.Pod.Status.Phase) && w.mayRun(u.Pod.UID)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	wake, created, cancel := w.m.update(u)
+	wake, created, cancel := w.m.update(u, mayRun)
 	if pw := w.workers[u.Pod.UID]; cancel && pw != nil && pw.cancel != nil {
 		// The kubelet's: a sync of a pod now terminating, or a termination
 		// whose grace period was shortened, is cancelled, not waited for.
@@ -287,6 +291,24 @@ func (w *Workers) UpdatePod(u Update) {
 		w.startLocked(u.Pod.UID)
 	}
 	w.notifyLocked(u.Pod.UID)
+}
+
+// mayRun is the kubelet's !isPodStatusCacheTerminal, asked about a pod
+// that arrives Failed or Succeeded: whether the status cache shows a
+// container of it running or a sandbox ready, so that it must be
+// terminated rather than taken for done. Unlike the kubelet's, a cache
+// that holds nothing yet (no relist since the agent started) or an error
+// says it may: taken for done, what runs of a pod its source still has
+// would never be stopped, as housekeeping kills only unknown pods.
+func (w *Workers) mayRun(uid types.UID) bool {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // what the cache holds now, without waiting for a relist
+	st, err := w.cfg.Cache.GetNewerThan(ctx, uid, time.Time{})
+	if err != nil || st == nil {
+		return true
+	}
+	return st.AnySandboxReady() || slices.ContainsFunc(st.ContainerStatuses,
+		func(c *kc.ContainerStatus) bool { return c.State == kc.ContainerStateRunning })
 }
 
 // KillPodNow kills pod on the node's own decision (an eviction) and waits
@@ -358,7 +380,7 @@ func (w *Workers) Sync(uid types.UID) {
 	if st == nil {
 		return
 	}
-	wake, _, _ := w.m.update(Update{Type: SyncPodSync, Pod: st.pod})
+	wake, _, _ := w.m.update(Update{Type: SyncPodSync, Pod: st.pod}, false)
 	w.wakeLocked(wake)
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/nodekit-dev/nodekit/internal/poll"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 	"github.com/nodekit-dev/nodekit/podworkers"
+	"github.com/nodekit-dev/nodekit/statuscache"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -28,7 +29,7 @@ var t0 = time.Unix(1700000000, 0)
 type cache struct{ clock *clocktesting.FakeClock }
 
 func (c cache) GetNewerThan(ctx context.Context, uid types.UID, _ time.Time) (*kc.PodStatus, error) {
-	return &kc.PodStatus{ID: uid, TimeStamp: c.clock.Now()}, ctx.Err()
+	return &kc.PodStatus{ID: uid, TimeStamp: c.clock.Now()}, nil // it always has one
 }
 
 // env runs Workers whose syncer reports each call on calls, fails the
@@ -334,4 +335,53 @@ func TestWorkersReplacePod(t *testing.T) {
 	e.w.ReplacePod(pod("b", "other"))
 	_, known := e.w.State("b")
 	assert.False(t, known, "an unknown pod is not created")
+}
+
+// A pod that arrives Failed or Succeeded (its source's view after a
+// restart) is taken for done only if the status cache shows nothing of it
+// running: the agent may have stopped between publishing the final status
+// and terminating the pod, and then the pod must be terminated.
+func TestWorkersTakeAFinishedPodForDoneOnlyIfNothingRuns(t *testing.T) {
+	sandbox := func(s kc.SandboxState) *kc.SandboxStatus { return &kc.SandboxStatus{ID: "s", State: s} }
+	container := func(s kc.ContainerState) *kc.ContainerStatus {
+		return &kc.ContainerStatus{ID: "c", Name: "job", State: s}
+	}
+	for _, tc := range []struct {
+		name     string
+		relisted bool
+		status   *kc.PodStatus // cached for the pod, if set
+		want     podworkers.State
+	}{
+		{"no relist yet: the cache cannot tell", false, nil, podworkers.Syncing},
+		{"relisted, not in the runtime", true, nil, podworkers.Terminated},
+		{"sandbox and container stopped", true, &kc.PodStatus{SandboxStatuses: []*kc.SandboxStatus{sandbox(kc.SandboxStateNotReady)},
+			ContainerStatuses: []*kc.ContainerStatus{container(kc.ContainerStateExited)}}, podworkers.Terminated},
+		{"sandbox still ready", true, &kc.PodStatus{SandboxStatuses: []*kc.SandboxStatus{sandbox(kc.SandboxStateReady)},
+			ContainerStatuses: []*kc.ContainerStatus{container(kc.ContainerStateExited)}}, podworkers.Syncing},
+		{"a container still running", true, &kc.PodStatus{SandboxStatuses: []*kc.SandboxStatus{sandbox(kc.SandboxStateNotReady)},
+			ContainerStatuses: []*kc.ContainerStatus{container(kc.ContainerStateRunning)}}, podworkers.Syncing},
+		{"a cached error", true, nil, podworkers.Syncing},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := statuscache.New()
+			p := pod("f", "job")
+			p.Status.Phase = v1.PodSucceeded
+			switch {
+			case tc.status != nil:
+				tc.status.ID = p.UID
+				c.Set(p.UID, tc.status, nil, t0)
+			case tc.name == "a cached error":
+				c.Set(p.UID, nil, errors.New("runtime down"), t0)
+			}
+			if tc.relisted {
+				c.UpdateTime(t0)
+			}
+			w, err := podworkers.New(podworkers.Config{PodSyncer: podworkers.PodSyncerFunc(nil), Cache: c})
+			require.NoError(t, err)
+			w.UpdatePod(podworkers.Update{Type: podworkers.SyncPodCreate, Pod: p})
+			state, ok := w.State(p.UID)
+			require.True(t, ok)
+			assert.Equal(t, tc.want, state)
+		})
+	}
 }
