@@ -55,6 +55,7 @@ func TestPackageDependencies(t *testing.T) {
 		{"pleg/plegmetrics", []string{"kubecontainer", "pleg"}, []string{grpc, criAPI, containerd, clientGo}, 28},
 		{"prober", []string{"kubecontainer", "prober/probe"}, []string{criAPI, containerd, clientGo}, 30},
 		{"podsource", []string{"podpath"}, []string{grpc, criAPI, containerd, clientGo}, 29},
+		{"podstartup", nil, []string{grpc, criAPI, containerd, clientGo}, 28},
 		{"podsource/apiserver", []string{"podpath", "podsource"}, []string{grpc, criAPI, containerd}, 54},
 		{"podstatus/apiclient", []string{"kubecontainer", "podstatus", "resources"}, []string{grpc, criAPI, prometheus, containerd}, 46},
 		{"cgroupmgr", []string{"podpath", "resources"}, []string{criAPI, prometheus, clientGo}, 30},
@@ -142,12 +143,12 @@ func TestPackageDependencies(t *testing.T) {
 		// the process's parts (serverauth, kubeletflags),
 		// nor runtime/fake (Config.RuntimeOnHost says where the runtime is).
 		{"nodeagent", []string{"containerlog", "admission", "allocation", "cadvisor", "cgroupmgr", "credentials", "csi", "csi/apiclient", "csi/nodeinfo", "eviction", "fieldpath", "gc", "internal/fsstats", "kubecontainer",
-			"kuberuntime", "mirrorpod", "nodestatus", "oomwatch", "pleg", "pleg/plegmetrics", "pluginmanager", "podpath", "podsource", "podsource/apiserver", "podstatus",
+			"kuberuntime", "mirrorpod", "nodestatus", "oomwatch", "pleg", "pleg/plegmetrics", "pluginmanager", "podpath", "podsource", "podsource/apiserver", "podstartup", "podstatus",
 			"podstatus/apiclient", "podsync", "podworkers", "prober", "prober/probe", "resources", "runtime", "runtime/criconv",
 			"server", "statuscache", "userns", "volume", "volume/apiclient"}, nil, 77},
 		// Hollow nodes: nodeagent, each on its own runtime/fake.
 		{"hollow", []string{"containerlog", "admission", "allocation", "cadvisor", "cgroupmgr", "credentials", "csi", "csi/apiclient", "csi/nodeinfo", "eviction", "fieldpath", "gc", "internal/fsstats", "kubecontainer",
-			"kuberuntime", "mirrorpod", "nodeagent", "nodestatus", "oomwatch", "pleg", "pleg/plegmetrics", "pluginmanager", "podpath", "podsource", "podsource/apiserver", "podstatus",
+			"kuberuntime", "mirrorpod", "nodeagent", "nodestatus", "oomwatch", "pleg", "pleg/plegmetrics", "pluginmanager", "podpath", "podsource", "podsource/apiserver", "podstartup", "podstatus",
 			"podstatus/apiclient", "podsync", "podworkers", "prober", "prober/probe", "resources", "runtime", "runtime/criconv", "runtime/fake",
 			"server", "statuscache", "userns", "volume", "volume/apiclient"}, nil, 77},
 	} {

@@ -45,6 +45,7 @@
 //	  podsource/apiserver  the API server's pods for the node, as a pod source
 //	  podstatus/apiclient  podstatus's API writer over client-go
 //	  podsync              the workers' PodSyncer: sync, terminate, housekeeping; Dispatcher
+//	  podstartup           the pod startup SLI, as the kubelet's startup latency tracker
 //	  admission            admit handlers (Handler, Result); the kubelet's predicates
 //	node surface: what the node shows the cluster and its operator
 //	  cadvisor             cAdvisor's container metrics (/metrics/cadvisor) from the cgroup files

@@ -72,6 +72,7 @@ func (m *Manager) ensureImageExists(ctx context.Context, pod *v1.Pod, c *v1.Cont
 	switch {
 	case present && policy != v1.PullAlways:
 		m.event(pod, c, v1.EventTypeNormal, EventPulled, "Container image %q already present on machine", image)
+		m.cfg.Startup.RecordImageFinishedPulling(pod.UID) // a pull of it under way (another pod's) is over
 		return st.Image.Id, nil
 	case !present && policy == v1.PullNever:
 		m.event(pod, c, v1.EventTypeWarning, EventNeverPull, "Container image %q is not present with pull policy of Never", image)
@@ -88,6 +89,7 @@ func (m *Manager) ensureImageExists(ctx context.Context, pod *v1.Pod, c *v1.Cont
 		m.event(pod, c, v1.EventTypeNormal, EventBackOff, "Back-off pulling image %q", image)
 		return "", fail(ErrImagePullBackOff, "Back-off pulling image %q", image)
 	}
+	m.cfg.Startup.RecordImageStartedPulling(pod.UID)
 	m.event(pod, c, v1.EventTypeNormal, EventPulling, "Pulling image %q", image)
 	ref, err := m.pull(ctx, spec, auths, sandboxCfg)
 	if err != nil {
@@ -95,6 +97,7 @@ func (m *Manager) ensureImageExists(ctx context.Context, pod *v1.Pod, c *v1.Cont
 		m.cfg.ImageBackOff.Next(key, now)
 		return "", fail(ErrImagePull, "pulling image %q: %w", image, err)
 	}
+	m.cfg.Startup.RecordImageFinishedPulling(pod.UID)
 	m.event(pod, c, v1.EventTypeNormal, EventPulled, "Successfully pulled image %q in %v", image, m.cfg.Clock.Since(now).Round(time.Millisecond))
 	return ref, nil
 }

@@ -161,8 +161,29 @@ type ManagerConfig struct {
 	// sessions (GetExec, GetAttach, GetPortForward); nil refuses them.
 	// *Client is one.
 	Streaming StreamingService
-	Log       logr.Logger
+	// Startup, if set, is told of each pod's image pulls and init
+	// containers (podstartup's *Tracker leaves them out of the startup SLI).
+	Startup StartupRecorder
+	Log     logr.Logger
 }
+
+// StartupRecorder is told what of a pod's start is not the node's doing:
+// the kubelet's ImagePodPullingTimeRecorder and
+// podInitContainerTimeRecorder.
+type StartupRecorder interface {
+	RecordImageStartedPulling(uid types.UID)
+	RecordImageFinishedPulling(uid types.UID)
+	RecordInitContainerStarted(uid types.UID, at time.Time)
+	RecordInitContainerFinished(uid types.UID, at time.Time)
+}
+
+// noStartup records nothing.
+type noStartup struct{}
+
+func (noStartup) RecordImageStartedPulling(types.UID)              {}
+func (noStartup) RecordImageFinishedPulling(types.UID)             {}
+func (noStartup) RecordInitContainerStarted(types.UID, time.Time)  {}
+func (noStartup) RecordInitContainerFinished(types.UID, time.Time) {}
 
 // Manager is the kubelet's "kuberuntime" layer: it turns *v1.Pod specs into
 // CRI sandboxes and containers, and reads back their status.
@@ -190,6 +211,9 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 	}
 	if cfg.ImageBackOff == nil {
 		cfg.ImageBackOff = NewBackoff(cfg.Clock, DefaultBackOffInitial, DefaultBackOffMax)
+	}
+	if cfg.Startup == nil {
+		cfg.Startup = noStartup{}
 	}
 	if cfg.MinimumGracePeriod == 0 {
 		cfg.MinimumGracePeriod = 2 * time.Second

@@ -313,3 +313,49 @@ func TestRunAsNonRoot(t *testing.T) {
 		})
 	}
 }
+
+// startupLog records what the manager tells a StartupRecorder.
+type startupLog struct{ calls []string }
+
+func (s *startupLog) RecordImageStartedPulling(uid types.UID) {
+	s.calls = append(s.calls, "pull "+string(uid))
+}
+func (s *startupLog) RecordImageFinishedPulling(uid types.UID) {
+	s.calls = append(s.calls, "pulled "+string(uid))
+}
+func (s *startupLog) RecordInitContainerStarted(uid types.UID, _ time.Time) {
+	s.calls = append(s.calls, "init started "+string(uid))
+}
+func (s *startupLog) RecordInitContainerFinished(uid types.UID, at time.Time) {
+	s.calls = append(s.calls, "init finished "+string(uid)+" "+at.UTC().Format(time.TimeOnly))
+}
+
+// The kubelet's pod startup SLI leaves out image pulls and init
+// containers (not sidecars): the manager says when they start and end.
+func TestSyncPodTellsOfPullsAndInitContainers(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1700000000, 0))
+	_, client := startFake(t, fake.WithClock(clk), fake.WithAnyImagePullable())
+	rec := &startupLog{}
+	m, err := kuberuntime.NewManager(kuberuntime.ManagerConfig{Runtime: client, Images: client, Clock: clk,
+		PodLogsDir: t.TempDir(), DNS: kuberuntime.HostDNS("", nil, ""), Startup: rec})
+	require.NoError(t, err)
+	e := &managerEnv{t: t, clock: clk, client: client, m: m, ctx: context.Background()}
+	always := v1.ContainerRestartPolicyAlways
+	pod := podSpec("startup", v1.RestartPolicyAlways, v1.Container{Name: "main", Image: testImage, Args: []string{"sleep"}})
+	pod.Spec.InitContainers = []v1.Container{
+		{Name: "sidecar", Image: testImage, Args: []string{"sleep"}, RestartPolicy: &always},
+		{Name: "setup", Image: testImage, ImagePullPolicy: v1.PullAlways, Args: []string{"exit", "0"}},
+	}
+	for i := 0; i < 4; i++ {
+		res, _ := e.sync(pod, nil)
+		require.NoError(t, res.Err())
+		clk.Step(time.Second)
+	}
+	want := []string{
+		"pulled uid-startup",                                                 // sync 1: the sidecar's image is present (a pull under way is over)
+		"pull uid-startup", "pulled uid-startup", "init started uid-startup", // setup's image pulled (Always), setup started
+		"init finished uid-startup 22:13:21", "pulled uid-startup", // sync 2: setup exited; main's image present
+		"init finished uid-startup 22:13:21", // sync 3: told again, as the kubelet does; the tracker counts it once
+	}
+	assert.Equal(t, want, rec.calls)
+}

@@ -152,6 +152,9 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus
 		if !errors.Is(err, errNoTurn) {
 			m.cfg.Metrics.containerStarted(typ, err)
 		}
+		if err == nil && typ == containerTypeInit && !IsRestartableInitContainer(c) {
+			m.cfg.Startup.RecordInitContainerStarted(pod.UID, m.cfg.Clock.Now())
+		}
 		res.add(action, c.Name, err)
 		return err
 	}
@@ -167,10 +170,28 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, status *kc.PodStatus
 			return res // a regular init container that failed to start holds the rest back
 		}
 	}
+	m.recordInitContainersFinished(pod, status)
 	for _, i := range a.ContainersToStart {
 		_ = start(ActionStartContainer, containerTypeContainer, &pod.Spec.Containers[i], nil)
 	}
 	return res
+}
+
+// recordInitContainersFinished tells Startup when the pod's init
+// containers (not sidecars) exited, as the kubelet's SyncPod does before
+// it starts the regular containers.
+func (m *Manager) recordInitContainersFinished(pod *v1.Pod, status *kc.PodStatus) {
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		if IsRestartableInitContainer(c) {
+			continue
+		}
+		for _, cs := range status.ContainerStatuses {
+			if cs.Name == c.Name && cs.State == kc.ContainerStateExited && !cs.FinishedAt.IsZero() {
+				m.cfg.Startup.RecordInitContainerFinished(pod.UID, cs.FinishedAt)
+			}
+		}
+	}
 }
 
 // targetID is the kubelet's getTargetID: the runtime ID of the container

@@ -25,6 +25,7 @@ import (
 	"github.com/nodekit-dev/nodekit/oomwatch"
 	"github.com/nodekit-dev/nodekit/pleg"
 	"github.com/nodekit-dev/nodekit/podsource"
+	"github.com/nodekit-dev/nodekit/podstartup"
 	"github.com/nodekit-dev/nodekit/podstatus"
 	"github.com/nodekit-dev/nodekit/podsync"
 	"github.com/nodekit-dev/nodekit/podworkers"
@@ -74,6 +75,7 @@ type Agent struct {
 	node         *nodestatus.Builder // the Node's description, registered in cluster mode
 	cluster      *cluster            // nil: standalone
 	dispatcher   *podsync.Dispatcher
+	startup      *podstartup.Tracker // the pod startup SLI: the mux and the status writer tell it
 	containerGC  *gc.ContainerGC
 	imageGC      *gc.ImageGC
 	sandboxImage string            // the runtime's pause image

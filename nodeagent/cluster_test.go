@@ -236,6 +236,11 @@ spec:
 					HTTPGet: &v1.HTTPGetAction{Path: "/readyz", Port: intstr.FromInt(webPort)}}}}}}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	poll.Eventually(t, func() bool { return runningReady(apiPod(apiName)) }, 30*time.Second, 100*time.Millisecond, "API pod Running and Ready in the API")
+	// The kubelet's pod startup SLI: observed once the watch brings back
+	// the status that showed the container started.
+	poll.Eventually(t, func() bool { return histogramCount(t, cfg.Gatherer, "kubelet_pod_start_sli_duration_seconds") >= 1 },
+		10*time.Second, 100*time.Millisecond, "kubelet_pod_start_sli_duration_seconds observed")
+	assert.GreaterOrEqual(t, histogramCount(t, cfg.Gatherer, "kubelet_pod_start_total_duration_seconds"), uint64(1))
 	web := apiPod(apiName)
 	assert.Equal(t, "127.0.0.1", web.Status.PodIP)
 	volFile := func(plugin, vol, key string) string {

@@ -31,12 +31,18 @@ func ephemeralStatus(p *v1.Pod, name string) v1.ContainerStatus {
 // podSyncs is how many times the agent's pod workers have synced a pod,
 // of any operation type (kubelet_pod_worker_duration_seconds' count).
 func podSyncs(t *testing.T, g prometheus.Gatherer) uint64 {
+	return histogramCount(t, g, "kubelet_pod_worker_duration_seconds")
+}
+
+// histogramCount is how many observations the histogram name holds, over
+// all its series.
+func histogramCount(t *testing.T, g prometheus.Gatherer, name string) uint64 {
 	t.Helper()
 	mfs, err := g.Gather()
 	require.NoError(t, err)
 	var n uint64
 	for _, mf := range mfs {
-		if mf.GetName() == "kubelet_pod_worker_duration_seconds" {
+		if mf.GetName() == name {
 			for _, m := range mf.GetMetric() {
 				n += m.GetHistogram().GetSampleCount()
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/nodekit-dev/nodekit/pleg/plegmetrics"
 	"github.com/nodekit-dev/nodekit/podpath"
 	"github.com/nodekit-dev/nodekit/podsource"
+	"github.com/nodekit-dev/nodekit/podstartup"
 	"github.com/nodekit-dev/nodekit/podstatus"
 	"github.com/nodekit-dev/nodekit/podsync"
 	"github.com/nodekit-dev/nodekit/podworkers"
@@ -37,12 +38,14 @@ type metrics struct {
 	sources *podsource.Metrics
 	sync    *kuberuntime.SyncMetrics
 	pods    *podsync.Metrics
+	startup *podstartup.Tracker
 }
 
 func newMetrics(cfg Config) (*metrics, error) {
 	m := &metrics{pleg: plegmetrics.New(), prober: prober.NewMetrics(), sources: podsource.NewMetrics(),
-		sync: kuberuntime.NewSyncMetrics(), pods: podsync.NewMetrics()}
-	if err := register(cfg.Registerer, m.pleg, m.sources, m.sync, m.pods); err != nil {
+		sync: kuberuntime.NewSyncMetrics(), pods: podsync.NewMetrics(),
+		startup: podstartup.New(podstartup.Config{Clock: cfg.Clock, Log: cfg.Log.WithName("podstartup")})}
+	if err := register(cfg.Registerer, m.pleg, m.sources, m.sync, m.pods, m.startup); err != nil {
 		return nil, err
 	}
 	if err := register(cfg.ProbeRegisterer, m.prober); err != nil {
@@ -91,7 +94,7 @@ func (a *Agent) newRuntimeManager(volumes *volume.Manager, m *metrics) error {
 	mc := kuberuntime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: cfg.PodLogsDir, RootDir: cfg.RootDir,
 		SandboxLabels: map[string]string{NodeLabel: cfg.NodeName}, OwnPodsOnly: true,
 		HostIP: cfg.NodeIP, ClusterDomain: cfg.ClusterDomain, Mounts: volumes.ContainerMounts, Streaming: client,
-		NodeAllocatable: a.allocatable, Metrics: m.sync, Log: a.log.WithName("runtime"), SingleProcessOOMKill: cfg.SingleProcessOOMKill,
+		NodeAllocatable: a.allocatable, Metrics: m.sync, Startup: m.startup, Log: a.log.WithName("runtime"), SingleProcessOOMKill: cfg.SingleProcessOOMKill,
 		CgroupV2: *cfg.RuntimeOnHost && cgroupmgr.HostMode() == cgroupmgr.ModeV2, UserNamespaces: a.userns,
 		MaxParallelPodStarts: cfg.MaxParallelPodStarts}
 	if *cfg.RuntimeOnHost {
@@ -273,6 +276,8 @@ func (a *Agent) newPodSync(volumes *volume.Manager, m *metrics) error {
 		ResyncInterval: cfg.SyncFrequency, OnDone: m.pods.ObserveWork, Log: a.log.WithName("podworkers")}); err != nil {
 		return err
 	}
-	a.mux = podsource.NewMux(podsource.MuxConfig{Clock: clk, Log: a.log.WithName("podsource"), Metrics: m.sources})
+	a.mux = podsource.NewMux(podsource.MuxConfig{Clock: clk, Log: a.log.WithName("podsource"), Metrics: m.sources,
+		Observer: m.startup})
+	a.startup = m.startup
 	return nil
 }

@@ -39,6 +39,17 @@ type MuxConfig struct {
 	Clock   clock.PassiveClock
 	Log     logr.Logger
 	Metrics *Metrics
+	// Observer, if set, is told of each API pod (config.source "api") a
+	// source adds or changes, with when the mux got it, and of each pod
+	// gone: podstartup's *Tracker, as the kubelet's config tells its pod
+	// startup latency tracker.
+	Observer Observer
+}
+
+// Observer follows the API pods through the mux.
+type Observer interface {
+	ObservedPodOnWatch(pod *v1.Pod, when time.Time)
+	DeletePodStartupState(uid types.UID)
 }
 
 // Ref names one source's pod.
@@ -355,6 +366,9 @@ func (m *Mux) remove(src string, st *sourceState, uid types.UID, b *batch, relea
 		return released
 	}
 	delete(st.pods, uid)
+	if m.cfg.Observer != nil {
+		m.cfg.Observer.DeletePodStartupState(uid)
+	}
 	name := ownerName(e.pod)
 	if e.shadowed {
 		m.unshadow(name)
@@ -376,6 +390,9 @@ func (m *Mux) upsert(src string, st *sourceState, p *v1.Pod, b *batch, released 
 	e, ok := st.pods[p.UID]
 	if ok && e.from == p {
 		return // the very object the source sent before: unchanged
+	}
+	if m.cfg.Observer != nil && p.Annotations[ConfigSourceAnnotation] == SourceAPI {
+		m.cfg.Observer.ObservedPodOnWatch(p, m.cfg.Clock.Now())
 	}
 	name := ownerName(p)
 	if ok && ownerName(e.pod) != name { // renamed with an explicit UID

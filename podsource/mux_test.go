@@ -2,6 +2,7 @@ package podsource
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -290,4 +291,45 @@ func TestMuxMirrorPodIsNoConflict(t *testing.T) {
 	require.NoError(t, m.Update(ctx, PodUpdate{Op: SET, Pods: []*v1.Pod{mirror}, Source: "api"}))
 	assert.Equal(t, []emitted{{ADD, "file", []string{"etcd"}}, {ADD, "api", []string{"etcd"}}}, summarize(drain(m)))
 	assert.Empty(t, m.Conflicts())
+}
+
+// observations records what an Observer is told.
+type observations struct{ seen []string }
+
+func (o *observations) ObservedPodOnWatch(p *v1.Pod, when time.Time) {
+	o.seen = append(o.seen, fmt.Sprintf("%s %s %s", p.Name, p.Status.Phase, when.Format(time.TimeOnly)))
+}
+func (o *observations) DeletePodStartupState(uid types.UID) {
+	o.seen = append(o.seen, "gone "+string(uid))
+}
+
+// The kubelet's config tells its pod startup latency tracker of each API
+// pod (not static ones) of each update, with the time, and the mux of
+// each pod gone.
+func TestMuxTellsTheObserver(t *testing.T) {
+	ctx := context.Background()
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	obs := &observations{}
+	m := NewMux(MuxConfig{Clock: clk, Observer: obs})
+	m.Register(SourceAPI, SourceFile)
+	web, static := testPod(SourceAPI, "web", "uid-web"), testPod(SourceFile, "static", "uid-static")
+	running := web.DeepCopy()
+	running.Status.Phase = v1.PodRunning
+	for _, step := range []struct {
+		source string
+		pods   []*v1.Pod
+		want   []string
+	}{
+		{SourceAPI, []*v1.Pod{web}, []string{"web  03:04:05"}},
+		{SourceFile, []*v1.Pod{static}, nil},
+		{SourceAPI, []*v1.Pod{web}, nil}, // the very object again: nothing new
+		{SourceAPI, []*v1.Pod{running}, []string{"web Running 03:04:08"}},
+		{SourceAPI, nil, []string{"gone uid-web"}},
+	} {
+		obs.seen = nil
+		require.NoError(t, m.Update(ctx, PodUpdate{Op: SET, Pods: step.pods, Source: step.source}))
+		drain(m)
+		assert.Equal(t, step.want, obs.seen)
+		clk.Step(time.Second)
+	}
 }

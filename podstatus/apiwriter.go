@@ -78,7 +78,10 @@ type APIWriterConfig struct {
 	// Writers is how many pods' writes run at once, each pod's in
 	// order (default DefaultWriters; 1: one after another, as the kubelet).
 	Writers int
-	Log     logr.Logger
+	// StatusWritten, if set, gets the API server's answer to each status
+	// written (podstartup's Tracker.RecordStatusUpdated). It must not block.
+	StatusWritten func(pod *v1.Pod)
+	Log           logr.Logger
 }
 
 // APIWriter writes the statuses of a Manager to the API server, as the
@@ -563,6 +566,9 @@ func (s *APIWriter) syncPod(ctx context.Context, w *write) error {
 		}
 		phase, deletedAt = updated.Status.Phase, updated.DeletionTimestamp
 		r.answer, r.answerRV, r.answerDeleted = answerOf(updated)
+		if s.cfg.StatusWritten != nil {
+			s.cfg.StatusWritten(updated)
+		}
 		s.cfg.Log.V(3).Info("Pod status written", "pod", name, "uid", t.uid, "version", p.version, "patch", string(patch))
 	}
 	// The source's copy predates this write: no sign of drift.

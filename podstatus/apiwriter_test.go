@@ -646,3 +646,22 @@ func TestAPIWriterRunWritesStartsFirst(t *testing.T) {
 	poll.Eventually(t, func() bool { return len(api.fakeAPI.callsSoFar()) == 3 }, 5*time.Second, time.Millisecond, "three patches")
 	assert.Equal(t, []string{"patch ns/x", "patch ns/q", "patch ns/p"}, api.takeCalls(), "q's start before p's earlier change")
 }
+
+// StatusWritten gets the API server's answer to each write (the kubelet's
+// status manager tells its pod startup latency tracker), and nothing when
+// nothing is written.
+func TestAPIWriterTellsOfEachStatusWritten(t *testing.T) {
+	var written []string
+	p := apiPod("u1", "web")
+	e := newSyncEnv(t, podstatus.APIWriterConfig{StatusWritten: func(pod *v1.Pod) {
+		written = append(written, fmt.Sprintf("%s ready=%v rv=%s", pod.Name, readyOf(pod.Status), pod.ResourceVersion))
+	}}, p)
+	e.statuses.SetPodStatus(p, statusOf(false))
+	assert.Equal(t, []string{"patch ns/web"}, e.sync())
+	e.statuses.SetPodStatus(p, statusOf(true))
+	assert.Equal(t, []string{"patch ns/web"}, e.sync())
+	assert.Empty(t, e.sync())
+	require.Len(t, written, 2)
+	assert.Regexp(t, `^web ready=False rv=\d+$`, written[0])
+	assert.Regexp(t, `^web ready=True rv=\d+$`, written[1])
+}
