@@ -32,7 +32,8 @@ import (
 //   - burst: NODEKIT_MEASURE_API_BURST (10) hostNetwork HTTP servers with
 //     a readiness probe every second, created at once: create → Running and
 //     Ready as a watch sees it (p50, p99, max, all), then the agent's CPU and
-//     RSS over a steady NODEKIT_MEASURE_WINDOW (10s);
+//     RSS over a steady NODEKIT_MEASURE_WINDOW (10s), and its own startup
+//     SLI (kubelet_pod_start_sli_duration_seconds: p99, pods counted);
 //   - churn: NODEKIT_MEASURE_API_POPULATION (10) pods kept, the burst's as
 //     the first; for each rate of NODEKIT_MEASURE_API_RATES ("5" pods/s)
 //     for NODEKIT_MEASURE_API_CHURN (20s), rate pods created and the rate
@@ -196,6 +197,7 @@ func (e *apiEnv) burstPhase(tab *figureTable, a *measuredAgent, w *podTimes, sz 
 		pods[i] = a.servePod(e.node, fmt.Sprintf("burst-%03d", i), ports[i])
 	}
 	names := podNames(pods)
+	m0 := e.metrics(a)
 	t0 := time.Now()
 	e.createAndDelete(w, pods, nil)
 	e.waitFor(a, w, names, "Running and Ready", w.ready)
@@ -204,7 +206,27 @@ func (e *apiEnv) burstPhase(tab *figureTable, a *measuredAgent, w *podTimes, sz 
 	tab.latencies(a.kind, "burst: startup (create → Running+Ready)", lat, 0.5, 0.99, 1)
 	tab.dur(a.kind, "burst: all Ready after", last.Sub(t0))
 	e.steady(tab, a, "burst", sz.window)
+	e.startupSLI(tab, a, m0, e.metrics(a), len(pods))
 	return names
+}
+
+// startupSLI reports the agent's own pod startup SLI over the burst
+// (kubelet_pod_start_sli_duration_seconds between two scrapes): its p99
+// bucket bound and how many pods it counted. Every burst pod is counted
+// once by nodekit (its podstartup tracker, checked here on the real parts).
+func (e *apiEnv) startupSLI(tab *figureTable, a *measuredAgent, m0, m1 string, pods int) {
+	const sli = "kubelet_pod_start_sli_duration_seconds"
+	before, after := histogramBuckets(m0, sli), histogramBuckets(m1, sli)
+	counted := after[math.Inf(1)] - before[math.Inf(1)]
+	tab.put(a.kind, "burst: pods in the agent's own startup SLI", counted, "pods")
+	if q, ok := bucketQuantile(before, after, 0.99); ok {
+		tab.put(a.kind, "burst: the agent's own startup SLI p99 (bucket bound)", q, "s")
+	} else {
+		tab.none(a.kind, "burst: the agent's own startup SLI p99 (bucket bound)", "no "+sli+" observations on its /metrics")
+	}
+	if a.kind == "nodekit" {
+		require.Equal(e.t, float64(pods), counted, "nodekit: %s counts each burst pod once", sli)
+	}
 }
 
 // churnPhase keeps sz.population pods (live first), creating rate new ones
