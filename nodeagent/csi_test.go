@@ -345,6 +345,10 @@ func TestCSIBlockVolumeOnContainerd(t *testing.T) {
 	cfg := containerdConfig(t, cd, api.Node)
 	cfg.Client = apiClient(t, api.NodeConfig)
 	cfg.ManifestPath, cfg.CgroupsPerQOS, cfg.NodeStatusUpdateFrequency = t.TempDir(), ptr.To(false), time.Second
+	// The online expansion comes at the pod's next sync, as the kubelet's
+	// (its SyncPod reprocesses the pod's volumes): within the default
+	// minute and half again, a sync after the claim's change was luck.
+	cfg.SyncFrequency = 2 * time.Second
 	_, d := startCSIAgent(ctx, t, admin, cfg, api.Node, csitest.Config{Name: "block.csi.nodekit.dev", DataDir: t.TempDir(), BlockDevice: loop},
 		storagev1.CSIDriverSpec{AttachRequired: ptr.To(false)})
 	boundClaim(ctx, t, admin, ns, "block-data", v1.PersistentVolumeSource{CSI: &v1.CSIPersistentVolumeSource{
