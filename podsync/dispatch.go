@@ -206,5 +206,5 @@ func (d *Dispatcher) reject(pod *v1.Pod, reason, message string) {
 	// Failed phase that keeps it so; the source's pod is not modified.
 	rejected := *pod
 	rejected.Status = status
-	d.cfg.Workers.UpdatePod(podworkers.Update{Type: podworkers.SyncPodCreate, Pod: &rejected})
+	d.cfg.Workers.UpdatePod(podworkers.Update{Type: podworkers.SyncPodCreate, Pod: &rejected, Refused: true})
 }

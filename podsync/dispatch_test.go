@@ -43,6 +43,9 @@ func (w *dispatchWorkers) UpdatePod(u podworkers.Update) {
 	if u.Pod.Status.Phase != "" {
 		update += " " + string(u.Pod.Status.Phase)
 	}
+	if u.Refused {
+		update += " (refused)"
+	}
 	w.updates = append(w.updates, update)
 	if u.Type == podworkers.SyncPodCreate {
 		w.states[u.Pod.UID] = podworkers.Syncing
@@ -102,7 +105,7 @@ func TestDispatch(t *testing.T) {
 		// The kubelet's pod manager keeps a rejected pod; here the workers
 		// keep it Terminated, never started.
 		{name: "an admission handler refuses a pod, the next is asked no more; the workers keep it as finished", update: podsource.PodUpdate{Op: podsource.ADD,
-			Pods: []*v1.Pod{pod("a", false), pod("refused", false)}}, updates: []string{"SyncPodCreate a", "SyncPodCreate refused Failed"}, probed: []string{"a"},
+			Pods: []*v1.Pod{pod("a", false), pod("refused", false)}}, updates: []string{"SyncPodCreate a", "SyncPodCreate refused Failed (refused)"}, probed: []string{"a"},
 			statuses: []string{`refused BestEffort Failed Evicted "Pod was rejected: The node had condition: [DiskPressure]. "`},
 			events:   []string{"Warning Evicted The node had condition: [DiskPressure]. "}},
 		{name: "a pod already finished is handed over, not probed", update: podsource.PodUpdate{Op: podsource.ADD,
@@ -163,7 +166,7 @@ func TestDispatch(t *testing.T) {
 			assert.Equal(t, tc.replaced, r.replaced)
 			admitted := 0
 			for _, u := range w.updates {
-				if strings.HasPrefix(u, "SyncPodCreate") && !strings.HasSuffix(u, " Failed") && !strings.HasSuffix(u, " Succeeded") {
+				if strings.HasPrefix(u, "SyncPodCreate") && !strings.Contains(u, " Failed") && !strings.HasSuffix(u, " Succeeded") {
 					admitted++
 				}
 			}

@@ -88,26 +88,31 @@ func TestFinishedPodIsKilledNotRemoved(t *testing.T) {
 // pod arrives Succeeded from its source. If the agent stopped after
 // publishing the final status and before terminating the pod, its sandbox
 // still runs: it is synced, seen terminal and terminated, rather than
-// taken for done with the sandbox left running. If the status cache holds
-// nothing yet, the pod goes the same way; one long gone from the runtime
-// keeps its final status through it.
+// taken for done with the sandbox left running; its final status stays,
+// also when its container is gone from the runtime (the kubelet's status
+// manager refuses the status then generated, and its TerminatePod
+// finishes the one held). One long gone from the runtime is taken for
+// done, its final status kept, also when the status cache holds nothing
+// yet.
 func TestRestartTerminatesAFinishedPodStillRunning(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		// removed: the pod was terminated and removed from the runtime
-		// before the restart; relisted: the cache was filled before the
-		// pod arrived.
-		removed, relisted bool
+		// gone: what the runtime lost before the restart ("pod": all of
+		// it, terminated and removed; "container": the container alone);
+		// relisted: the cache was filled before the pod arrived.
+		gone     string
+		relisted bool
 	}{
-		{"stopped before its termination, cache filled", false, true},
-		{"stopped before its termination, cache not yet filled", false, false},
-		{"removed from the runtime long ago, cache not yet filled", true, false},
+		{"stopped before its termination", "", true},
+		{"stopped before its termination, its container removed", "container", true},
+		{"removed from the runtime long ago", "pod", true},
+		{"removed from the runtime long ago, cache not yet filled", "pod", false},
 	} {
-		t.Run(tc.name, func(t *testing.T) { testRestartWithFinishedPod(t, tc.removed, tc.relisted) })
+		t.Run(tc.name, func(t *testing.T) { testRestartWithFinishedPod(t, tc.gone, tc.relisted) })
 	}
 }
 
-func testRestartWithFinishedPod(t *testing.T, removed, relisted bool) {
+func testRestartWithFinishedPod(t *testing.T, gone string, relisted bool) {
 	e := newEnv(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -132,10 +137,14 @@ func testRestartWithFinishedPod(t *testing.T, removed, relisted bool) {
 	final, _ := e.statuses.PodStatus(pod.UID)
 	require.Equal(t, v1.PodSucceeded, final.Phase)
 	require.NotNil(t, final.ContainerStatuses[0].State.Terminated)
-	if removed {
+	switch gone {
+	case "pod":
 		_, err := e.mgr.TerminatePod(ctx, pod, nil)
 		require.NoError(t, err)
-	} else {
+	case "container":
+		require.NoError(t, e.client.RemoveContainer(ctx, relist().ContainerStatuses[0].ID))
+		fallthrough
+	default:
 		require.True(t, relist().AnySandboxReady(), "killed before its termination: the sandbox still runs")
 	}
 

@@ -51,6 +51,7 @@ func (p *noProbes) StopLivenessAndStartup(types.UID) {
 }
 
 type env struct {
+	client   *runtime.Client
 	mgr      *kuberuntime.Manager
 	statuses *podstatus.Manager
 	cache    *statuscache.Cache
@@ -66,7 +67,7 @@ func newEnv(t *testing.T) *env {
 	client, err := runtime.Dial(context.Background(), endpoint)
 	require.NoError(t, err)
 	t.Cleanup(func() { client.Close(context.Background()); stop(); f.Close() })
-	e := &env{statuses: podstatus.NewManager(nil), cache: statuscache.New(), probes: &noProbes{}}
+	e := &env{client: client, statuses: podstatus.NewManager(nil), cache: statuscache.New(), probes: &noProbes{}}
 	e.mgr, err = kuberuntime.NewManager(kuberuntime.ManagerConfig{Runtime: client, Images: client, PodLogsDir: t.TempDir(),
 		DNS: kuberuntime.HostDNS("", nil, ""), SandboxLabels: map[string]string{"node": "n1"}, OwnPodsOnly: true})
 	require.NoError(t, err)

@@ -59,6 +59,10 @@ type Update struct {
 	// eviction) while the pod's source still has it: the pod ends
 	// Terminated, not forgotten. KillPodNow sends it and waits.
 	KillOptions *KillPodOptions
+	// Refused, with SyncPodCreate of a Failed pod, says the pod was
+	// refused at admission: it starts Terminated, never synced, without
+	// asking the status cache whether something of it runs.
+	Refused bool
 }
 
 // KillPodOptions are the kubelet's for a kill the node decides: the grace
@@ -213,7 +217,8 @@ type Config struct {
 //     pod created with a terminal phase (Failed, Succeeded: an API pod
 //     that finished before a restart) starts Terminated if the status
 //     cache shows nothing of it running (the kubelet's
-//     isPodStatusCacheTerminal), else it is synced and terminated as in 8;
+//     isPodStatusCacheTerminal) or it was Refused at admission, else it is
+//     synced and terminated as in 8;
 //     one created with a deletion timestamp (deleted while the agent was
 //     down) starts Terminating, never synced.
 //  8. A SyncPod that returns ErrPodTerminal (the pod's phase became
@@ -272,7 +277,7 @@ func (w *Workers) UpdatePod(u Update) {
 	if u.Pod == nil {
 		return
 	}
-	mayRun := u.Type == SyncPodCreate && terminalPhase(u.Pod.Status.Phase) && w.mayRun(u.Pod.UID)
+	mayRun := u.Type == SyncPodCreate && terminalPhase(u.Pod.Status.Phase) && !u.Refused && w.mayRun(u.Pod.UID)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	wake, created, cancel := w.m.update(u, mayRun)
@@ -295,16 +300,19 @@ func (w *Workers) UpdatePod(u Update) {
 
 // mayRun is the kubelet's !isPodStatusCacheTerminal, asked about a pod
 // that arrives Failed or Succeeded: whether the status cache shows a
-// container of it running or a sandbox ready, so that it must be
-// terminated rather than taken for done. Unlike the kubelet's, a cache
-// that holds nothing yet (no relist since the agent started) or an error
-// says it may: taken for done, what runs of a pod its source still has
-// would never be stopped, as housekeeping kills only unknown pods.
+// container of it running or a sandbox ready, or holds an error for it,
+// so that it must be synced and terminated rather than taken for done.
+// As the kubelet's, a cache that holds nothing yet (no relist since the
+// agent started) shows nothing running: syncing every finished pod then
+// would republish the statuses of pods long done.
 func (w *Workers) mayRun(uid types.UID) bool {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // what the cache holds now, without waiting for a relist
 	st, err := w.cfg.Cache.GetNewerThan(ctx, uid, time.Time{})
-	if err != nil || st == nil {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return false // nothing cached yet
+	case err != nil || st == nil:
 		return true
 	}
 	return st.AnySandboxReady() || slices.ContainsFunc(st.ContainerStatuses,

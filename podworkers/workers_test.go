@@ -3,6 +3,7 @@ package podworkers_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -352,7 +353,7 @@ func TestWorkersTakeAFinishedPodForDoneOnlyIfNothingRuns(t *testing.T) {
 		status   *kc.PodStatus // cached for the pod, if set
 		want     podworkers.State
 	}{
-		{"no relist yet: the cache cannot tell", false, nil, podworkers.Syncing},
+		{"no relist yet: nothing cached, as the kubelet's empty status", false, nil, podworkers.Terminated},
 		{"relisted, not in the runtime", true, nil, podworkers.Terminated},
 		{"sandbox and container stopped", true, &kc.PodStatus{SandboxStatuses: []*kc.SandboxStatus{sandbox(kc.SandboxStateNotReady)},
 			ContainerStatuses: []*kc.ContainerStatus{container(kc.ContainerStateExited)}}, podworkers.Terminated},
@@ -361,6 +362,7 @@ func TestWorkersTakeAFinishedPodForDoneOnlyIfNothingRuns(t *testing.T) {
 		{"a container still running", true, &kc.PodStatus{SandboxStatuses: []*kc.SandboxStatus{sandbox(kc.SandboxStateNotReady)},
 			ContainerStatuses: []*kc.ContainerStatus{container(kc.ContainerStateRunning)}}, podworkers.Syncing},
 		{"a cached error", true, nil, podworkers.Syncing},
+		{"refused at admission: the cache is not asked", false, nil, podworkers.Terminated},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := statuscache.New()
@@ -378,7 +380,7 @@ func TestWorkersTakeAFinishedPodForDoneOnlyIfNothingRuns(t *testing.T) {
 			}
 			w, err := podworkers.New(podworkers.Config{PodSyncer: podworkers.PodSyncerFunc(nil), Cache: c})
 			require.NoError(t, err)
-			w.UpdatePod(podworkers.Update{Type: podworkers.SyncPodCreate, Pod: p})
+			w.UpdatePod(podworkers.Update{Type: podworkers.SyncPodCreate, Pod: p, Refused: strings.HasPrefix(tc.name, "refused")})
 			state, ok := w.State(p.UID)
 			require.True(t, ok)
 			assert.Equal(t, tc.want, state)
