@@ -29,7 +29,7 @@ func CheckContainerStateTransition(pod *v1.Pod, old, status *v1.PodStatus) error
 	} {
 		for _, o := range list.old {
 			t := o.State.Terminated
-			c := findContainer(list.specs, o.Name)
+			c := containerIn(list.specs, o.Name)
 			if t == nil || c == nil || kc.ShouldRestart(c, &pod.Spec, t.ExitCode) {
 				continue
 			}
@@ -38,15 +38,6 @@ func CheckContainerStateTransition(pod *v1.Pod, old, status *v1.PodStatus) error
 					return fmt.Errorf("terminated %s %s attempted illegal transition to non-terminated state", list.kind, n.Name)
 				}
 			}
-		}
-	}
-	return nil
-}
-
-func findContainer(specs []v1.Container, name string) *v1.Container {
-	for i := range specs {
-		if specs[i].Name == name {
-			return &specs[i]
 		}
 	}
 	return nil
