@@ -11,8 +11,10 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// buckets are the kubelet's podStartupDurationBuckets, in seconds.
-var buckets = []float64{0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200,
+// DurationBuckets are the kubelet's podStartupDurationBuckets, in seconds:
+// those of every pod start histogram (podsync's
+// kubelet_pod_start_duration_seconds too). Do not modify.
+var DurationBuckets = []float64{0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200,
 	1800, 2700, 3600}
 
 // Config configures a Tracker.
@@ -61,10 +63,10 @@ func New(cfg Config) *Tracker {
 	return &Tracker{clock: cfg.Clock, log: cfg.Log, pods: map[types.UID]*podState{}, excluded: map[types.UID]bool{},
 		sli: prometheus.NewHistogram(prometheus.HistogramOpts{Subsystem: "kubelet", Name: "pod_start_sli_duration_seconds",
 			Help:    "Duration in seconds to start a pod, excluding time to pull images and run init containers," + help,
-			Buckets: buckets}),
+			Buckets: DurationBuckets}),
 		total: prometheus.NewHistogram(prometheus.HistogramOpts{Subsystem: "kubelet", Name: "pod_start_total_duration_seconds",
 			Help:    "Duration in seconds to start a pod since creation, including time to pull images and run init containers," + help,
-			Buckets: buckets}),
+			Buckets: DurationBuckets}),
 		firstNetwork: prometheus.NewGauge(prometheus.GaugeOpts{Subsystem: "kubelet", Name: "first_network_pod_start_sli_duration_seconds",
 			Help: "Duration in seconds to start the first network pod, excluding time to pull images and run init containers," + help}),
 	}

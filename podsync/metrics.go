@@ -8,16 +8,13 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/nodekit-dev/nodekit/podstartup"
 	"github.com/nodekit-dev/nodekit/podworkers"
 )
 
 // configSeenAnnotation is when a pod source first delivered the pod
 // (podsource stamps it, RFC 3339 with nanoseconds, as the kubelet's config).
 const configSeenAnnotation = "kubernetes.io/config.seen"
-
-// podStartBuckets are the kubelet's podStartupDurationBuckets, in seconds.
-var podStartBuckets = []float64{0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200,
-	1800, 2700, 3600}
 
 // Metrics are the kubelet's pod sync metrics (pkg/kubelet/metrics), as a
 // prometheus.Collector the caller registers:
@@ -45,7 +42,7 @@ func NewMetrics() *Metrics {
 	return &Metrics{
 		start: prometheus.NewHistogram(prometheus.HistogramOpts{Subsystem: "kubelet", Name: "pod_start_duration_seconds",
 			Help:    "Duration in seconds from kubelet seeing a pod for the first time to the pod starting to run",
-			Buckets: podStartBuckets}),
+			Buckets: podstartup.DurationBuckets}),
 		worker: prometheus.NewHistogramVec(prometheus.HistogramOpts{Subsystem: "kubelet", Name: "pod_worker_duration_seconds",
 			Help:    "Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync",
 			Buckets: prometheus.DefBuckets}, []string{"operation_type"}),
