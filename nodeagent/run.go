@@ -16,6 +16,16 @@ import (
 // lease, events and pod statuses run on their own. It returns once every
 // goroutine it started has; the pods keep running in the runtime. An
 // agent runs once.
+//
+// As the kubelet's syncLoop, it synchronizes no pod and does no
+// housekeeping before the PLEG's first relist: until then the status cache
+// shows nothing of what runs, and a pod found Failed in the API while its
+// sandbox still runs (the agent was killed between its final status and
+// its termination) would be taken for done, its sandbox left running.
+// Deviation: the kubelet also stops synchronizing whenever the PLEG is
+// unhealthy later; here a sync against a runtime that does not answer
+// fails and is retried with back-off, and the evented PLEG, unhealthy
+// while its channel is full, is drained by this loop alone.
 func (a *Agent) Run(ctx context.Context) error {
 	if a.ran.Swap(true) {
 		return errors.New("nodeagent: Run called twice")
@@ -47,6 +57,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.cluster != nil {
 		a.cluster.run(ctx, a, &wg)
 	}
+	a.awaitFirstRelist(ctx)
 	housekeeping := a.cfg.Clock.NewTicker(HousekeepingPeriod)
 	defer housekeeping.Stop()
 	for ctx.Err() == nil {
@@ -76,6 +87,21 @@ func (a *Agent) Run(ctx context.Context) error {
 		a.cluster.close()
 	}
 	return nil
+}
+
+// awaitFirstRelist returns once the PLEG has relisted or ctx ended.
+func (a *Agent) awaitFirstRelist(ctx context.Context) {
+	select {
+	case <-a.pleg.Relisted():
+		return
+	default:
+	}
+	a.log.Info("Skipping pod synchronization until the PLEG has relisted")
+	select {
+	case <-ctx.Done():
+	case <-a.pleg.Relisted():
+		a.log.Info("PLEG relisted: synchronizing pods")
+	}
 }
 
 // apply hands a source update to the workers and keeps the QoS cgroups'

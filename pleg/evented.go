@@ -94,6 +94,9 @@ func NewEvented(cfg EventedConfig) (*EventedPLEG, error) {
 // safety-net relister); it is closed when Run returns.
 func (e *EventedPLEG) Watch() <-chan *PodLifecycleEvent { return e.generic.Watch() }
 
+// Relisted is closed once the relister's first relist has succeeded.
+func (e *EventedPLEG) Relisted() <-chan struct{} { return e.generic.Relisted() }
+
 // Relist relists once, as the relister does.
 func (e *EventedPLEG) Relist(ctx context.Context) { e.generic.Relist(ctx) }
 

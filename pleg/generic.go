@@ -92,6 +92,8 @@ type GenericPLEG struct {
 	period     atomic.Int64              // current relist period, changeable by the evented PLEG
 	threshold  atomic.Int64
 	wake       chan struct{} // cuts Run's wait short (period change, stream opened)
+	relisted   chan struct{} // closed after the first successful relist
+	firstDone  sync.Once
 
 	running atomic.Bool
 	sendMu  sync.RWMutex // send against close
@@ -114,11 +116,16 @@ func NewGeneric(cfg Config) (*GenericPLEG, error) {
 		records:   map[types.UID]*podRecord{},
 		reinspect: map[types.UID]*kc.Pod{},
 		wake:      make(chan struct{}, 1),
+		relisted:  make(chan struct{}),
 	}
 	g.period.Store(int64(cfg.RelistPeriod))
 	g.threshold.Store(int64(cfg.RelistThreshold))
 	return g, nil
 }
+
+// Relisted is closed once a relist has succeeded and its statuses are in
+// the cache.
+func (g *GenericPLEG) Relisted() <-chan struct{} { return g.relisted }
 
 // Watch returns the channel of pod lifecycle events; it is closed when Run
 // returns.
@@ -239,6 +246,7 @@ func (g *GenericPLEG) Relist(ctx context.Context) {
 	// Only now is every changed pod's status in the cache at least as new
 	// as start.
 	g.cfg.Cache.UpdateTime(start)
+	g.firstDone.Do(func() { close(g.relisted) })
 }
 
 type refresh struct {

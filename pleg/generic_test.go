@@ -187,6 +187,30 @@ func TestHealthy(t *testing.T) {
 	assert.True(t, ok)
 }
 
+func TestRelistedClosesAtTheFirstSuccessfulRelist(t *testing.T) {
+	e := newEnv(Config{})
+	closed := func() bool {
+		select {
+		case <-e.g.Relisted():
+			return true
+		default:
+			return false
+		}
+	}
+	assert.False(t, closed(), "before any relist")
+	e.rt.listErr = errors.New("runtime down")
+	e.g.Relist(context.Background())
+	assert.False(t, closed(), "after a failed relist")
+	e.rt.listErr = nil
+	e.rt.set("p", nil, map[string]kc.ContainerState{"c1": running})
+	e.g.Relist(context.Background())
+	require.True(t, closed(), "after a relist")
+	assert.Len(t, e.cache.sets["p"], 1, "the relist's statuses are in the cache once it is closed")
+	assert.Len(t, e.cache.times, 1, "and the cache's time moved")
+	e.g.Relist(context.Background()) // closes once only
+	assert.True(t, closed())
+}
+
 func TestChannelOverflowDropsAndCounts(t *testing.T) {
 	e := newEnv(Config{ChannelCapacity: 2})
 	e.rt.set("p", nil, map[string]kc.ContainerState{"a": running, "b": running, "c": running})

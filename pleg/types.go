@@ -114,6 +114,9 @@ type PLEG interface {
 	Watch() <-chan *PodLifecycleEvent
 	// Healthy says whether the PLEG has relisted within its threshold.
 	Healthy() (bool, error)
+	// Relisted is closed once a relist has succeeded and its statuses are
+	// in the cache: before, the cache shows nothing of what runs.
+	Relisted() <-chan struct{}
 	// Relist lists the runtime once, now.
 	Relist(ctx context.Context)
 }

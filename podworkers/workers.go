@@ -304,7 +304,9 @@ func (w *Workers) UpdatePod(u Update) {
 // so that it must be synced and terminated rather than taken for done.
 // As the kubelet's, a cache that holds nothing yet (no relist since the
 // agent started) shows nothing running: syncing every finished pod then
-// would republish the statuses of pods long done.
+// would republish the statuses of pods long done. The caller sends no
+// update before the first relist, as the kubelet's syncLoop waits for a
+// healthy PLEG (nodeagent.Agent.Run does).
 func (w *Workers) mayRun(uid types.UID) bool {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // what the cache holds now, without waiting for a relist
