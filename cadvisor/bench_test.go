@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -63,6 +64,27 @@ func benchmarkScrape(b *testing.B, h http.Handler) {
 			b.ReportMetric(float64(size), "bytes/scrape")
 		})
 	}
+}
+
+// BenchmarkRetained110Pods reports the heap a Collector keeps between
+// housekeepings at 110 pods (its snapshot, index and compressed
+// exposition): what stays live on a node, whatever the GC's pace.
+func BenchmarkRetained110Pods(b *testing.B) {
+	live := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	var retained uint64
+	for b.Loop() {
+		before := live()
+		c := collector110(b)
+		after := live()
+		runtime.KeepAlive(c)
+		retained = after - before
+	}
+	b.ReportMetric(float64(retained), "retained-B")
 }
 
 // BenchmarkHousekeep110Pods is one housekeeping pass over the 110 pods'

@@ -1,7 +1,6 @@
 package cadvisor
 
 import (
-	"compress/flate"
 	"context"
 	"errors"
 	"fmt"
@@ -66,7 +65,6 @@ type Collector struct {
 	defs    []*metricDef
 	devices map[[2]uint64]string
 	r       fileReader
-	fw      *flate.Writer // housekeeping's compressor, reused
 
 	mu         sync.Mutex // guards snapshot, index, exposition and failed
 	snapshot   []*entry

@@ -35,15 +35,13 @@ func (c *Collector) render(entries []*entry) *exposition {
 		x.entriesLabels[i] = appendBaseLabels(nil, e)
 		_, samples[i] = c.samplesOf(e, false)
 	}
+	// The compressor is made for each render, not kept: its 1.2 MB of
+	// tables would stay live between housekeepings for a few ms of work.
 	var z bytes.Buffer
-	if c.fw == nil {
-		c.fw, _ = flate.NewWriter(&z, flate.BestSpeed)
-	} else {
-		c.fw.Reset(&z)
-	}
+	fw, _ := flate.NewWriter(&z, flate.BestSpeed)
 	crc := crc32.NewIEEE()
 	counted := &countingWriter{}
-	w := bufio.NewWriterSize(io.MultiWriter(crc, counted, c.fw), 64<<10)
+	w := bufio.NewWriterSize(io.MultiWriter(crc, counted, fw), 64<<10)
 	var line []byte
 	for _, d := range c.defs {
 		headerDone := false
@@ -71,8 +69,10 @@ func (c *Collector) render(entries []*entry) *exposition {
 		}
 	}
 	w.Flush()
-	c.fw.Flush()
-	x.deflate, x.crc, x.size = z.Bytes(), crc.Sum32(), counted.n
+	fw.Flush()
+	// A copy of its length: the buffer grew by doubling, and what it has
+	// spare would be kept until the next housekeeping.
+	x.deflate, x.crc, x.size = bytes.Clone(z.Bytes()), crc.Sum32(), counted.n
 	return x
 }
 
