@@ -79,7 +79,9 @@ type SummaryProvider struct {
 	// and memory as /metrics/cadvisor's last housekeeping read them (each
 	// stamped with its time), so that /stats/summary, /metrics/resource and
 	// /metrics/cadvisor agree, as the kubelet's, which reads all three from
-	// cAdvisor. What it lacks comes from the runtime and Cgroups.
+	// cAdvisor. What it lacks comes from the runtime and Cgroups; a pod it
+	// has is not read from Cgroups again (its process count is its pod
+	// cgroup's pids.current, as Cgroups gives it).
 	CgroupStats CgroupStats
 	Clock       clock.PassiveClock
 }
@@ -117,16 +119,13 @@ func (p *SummaryProvider) Summary(ctx context.Context) (*statsapi.Summary, error
 		}
 		sum.Pods = append(sum.Pods, ps)
 	}
-	if p.Cgroups != nil {
+	if hk, ok := p.housekeeping(CgroupStats.KubepodsStats); ok {
+		sum.Node.CPU, sum.Node.Memory = &statsapi.CPUStats{}, &statsapi.MemoryStats{}
+		applyHousekeeping(sum.Node.CPU, sum.Node.Memory, hk)
+	} else if p.Cgroups != nil {
 		if u, err := p.Cgroups.Usage(p.Cgroups.KubepodsCgroupName()); err == nil {
 			sum.Node.CPU, sum.Node.Memory = &statsapi.CPUStats{Time: now}, &statsapi.MemoryStats{Time: now}
 			applyUsage(sum.Node.CPU, sum.Node.Memory, u)
-		}
-	}
-	if p.CgroupStats != nil {
-		if hk, ok := p.CgroupStats.KubepodsStats(); ran(hk, ok) {
-			sum.Node.CPU, sum.Node.Memory = &statsapi.CPUStats{}, &statsapi.MemoryStats{}
-			applyHousekeeping(sum.Node.CPU, sum.Node.Memory, hk)
 		}
 	}
 	if sum.Node.CPU != nil {
@@ -179,15 +178,17 @@ func (p *SummaryProvider) podStats(pod *v1.Pod, byID map[string]*runtimeapi.Cont
 	}
 	ps.CPU = &statsapi.CPUStats{Time: now, UsageCoreNanoSeconds: ptr(cpu)}
 	ps.Memory = &statsapi.MemoryStats{Time: now, UsageBytes: ptr(mem), WorkingSetBytes: ptr(ws)}
-	if p.Cgroups != nil {
+	podStats := func(c CgroupStats) (cadvisor.Stats, bool) { return c.PodStats(string(pod.UID)) }
+	if hk, ok := p.housekeeping(podStats); ok {
+		// The pod cgroup as the housekeeping read it: reading it again
+		// (every controller's files, for every pod at each eviction
+		// tick) would only give the same figures a few seconds newer.
+		applyHousekeeping(ps.CPU, ps.Memory, hk)
+		ps.ProcessStats = &statsapi.ProcessStats{ProcessCount: ptr(hk.Processes.Threads)}
+	} else if p.Cgroups != nil {
 		if u, err := p.Cgroups.PodUsage(pod); err == nil {
 			applyUsage(ps.CPU, ps.Memory, u)
 			ps.ProcessStats = &statsapi.ProcessStats{ProcessCount: ptr(u.PidsCurrent)}
-		}
-	}
-	if p.CgroupStats != nil {
-		if hk, ok := p.CgroupStats.PodStats(string(pod.UID)); ran(hk, ok) {
-			applyHousekeeping(ps.CPU, ps.Memory, hk)
 		}
 	}
 	if p.Volumes != nil {
@@ -203,6 +204,16 @@ func applyUsage(cpu *statsapi.CPUStats, mem *statsapi.MemoryStats, u *cgroupmgr.
 	cpu.UsageCoreNanoSeconds = ptr(u.CPUUsageNanoseconds)
 	mem.UsageBytes = ptr(u.MemoryUsageBytes)
 	mem.WorkingSetBytes = ptr(u.MemoryWorkingSetBytes)
+}
+
+// housekeeping is a cgroup's reading by the last housekeeping, if
+// CgroupStats has one that is one (ran).
+func (p *SummaryProvider) housekeeping(read func(CgroupStats) (cadvisor.Stats, bool)) (cadvisor.Stats, bool) {
+	if p.CgroupStats == nil {
+		return cadvisor.Stats{}, false
+	}
+	s, ok := read(p.CgroupStats)
+	return s, ran(s, ok)
 }
 
 // ran says a housekeeping reading is one: a cgroup read before anything

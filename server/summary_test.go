@@ -18,6 +18,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/nodekit-dev/nodekit/cadvisor"
+	"github.com/nodekit-dev/nodekit/cgroupmgr"
 	"github.com/nodekit-dev/nodekit/internal/fsstats"
 	"github.com/nodekit-dev/nodekit/podpath"
 	"github.com/nodekit-dev/nodekit/runtime"
@@ -249,6 +250,54 @@ type housekept map[string]cadvisor.Stats
 func (h housekept) ContainerStats(id string) (cadvisor.Stats, bool) { s, ok := h[id]; return s, ok }
 func (h housekept) PodStats(uid string) (cadvisor.Stats, bool)      { s, ok := h["pod/"+uid]; return s, ok }
 func (h housekept) KubepodsStats() (cadvisor.Stats, bool)           { s, ok := h["kubepods"]; return s, ok }
+
+// podCgroups is a pod cgroup reader that counts its reads.
+type podCgroups struct{ reads int }
+
+func (c *podCgroups) PodUsage(*v1.Pod) (*cgroupmgr.Usage, error) {
+	c.reads++
+	return &cgroupmgr.Usage{CPUUsageNanoseconds: 11, MemoryUsageBytes: 22, MemoryWorkingSetBytes: 21, PidsCurrent: 2}, nil
+}
+func (c *podCgroups) Usage(cgroupmgr.CgroupName) (*cgroupmgr.Usage, error) {
+	return &cgroupmgr.Usage{}, nil
+}
+func (c *podCgroups) KubepodsCgroupName() cgroupmgr.CgroupName {
+	return cgroupmgr.CgroupName{"kubepods"}
+}
+
+// A pod the housekeeping has read is not read from its cgroup again: its
+// CPU, memory and process count are the housekeeping's; a pod it has not
+// read (or read before anything ran) is read from its cgroup.
+func TestSummaryReadsAPodCgroupOnlyWithoutHousekeeping(t *testing.T) {
+	n := newStorageNode(t)
+	pod := cadvisor.Stats{Timestamp: now.Add(-time.Second), CPU: cadvisor.CPUStats{UsageNanoseconds: 3000},
+		Memory: cadvisor.MemoryStats{Usage: 4100, WorkingSet: 4000}, Processes: cadvisor.ProcessStats{Threads: 5}}
+	for _, tc := range []struct {
+		name          string
+		housekept     housekept
+		reads         int
+		cpu, ws, pids uint64
+	}{
+		{"housekept", housekept{"pod/u1": pod}, 0, 3000, 4000, 5},
+		{"not housekept", housekept{}, 1, 11, 21, 2},
+		{"housekept before anything ran", housekept{"pod/u1": {Timestamp: pod.Timestamp}}, 1, 11, 21, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cg := &podCgroups{}
+			p := n.provider(false, false, false)
+			p.Cgroups, p.CgroupStats = cg, tc.housekept
+			sum, err := p.Summary(context.Background())
+			require.NoError(t, err)
+			require.Len(t, sum.Pods, 1)
+			ps := sum.Pods[0]
+			assert.Equal(t, tc.reads, cg.reads, "pod cgroup reads")
+			assert.Equal(t, tc.cpu, *ps.CPU.UsageCoreNanoSeconds)
+			assert.Equal(t, tc.ws, *ps.Memory.WorkingSetBytes)
+			require.NotNil(t, ps.ProcessStats)
+			assert.Equal(t, tc.pids, *ps.ProcessStats.ProcessCount)
+		})
+	}
+}
 
 // With CgroupStats, the summary's CPU and memory are /metrics/cadvisor's
 // housekeeping's, at its time; a container it lacks keeps the runtime's.
