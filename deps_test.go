@@ -57,6 +57,13 @@ func TestPackageDependencies(t *testing.T) {
 		{"podsource", []string{"podpath"}, []string{grpc, criAPI, containerd, clientGo}, 29},
 		{"podstartup", nil, []string{grpc, criAPI, containerd, clientGo}, 28},
 		{"podsource/apiserver", []string{"podpath", "podsource"}, []string{grpc, criAPI, containerd}, 54},
+		// The API client without client-go's typed clientset: its rest client and
+		// six groups' types; not the scheme of every group, nor discovery's
+		// OpenAPI (gnostic) (#34).
+		{"kubeapi", nil, []string{grpc, criAPI, prometheus, containerd, "k8s.io/client-go/kubernetes",
+			"k8s.io/client-go/kubernetes/scheme", "k8s.io/client-go/discovery", "github.com/google/gnostic-models"}, 26},
+		// client-go's clientset as a kubeapi.Interface: for users who have one, and tests.
+		{"kubeapi/clientgo", []string{"kubeapi"}, []string{grpc, criAPI, prometheus, containerd}, 46},
 		{"podstatus/apiclient", []string{"kubecontainer", "podstatus", "resources"}, []string{grpc, criAPI, prometheus, containerd}, 46},
 		{"cgroupmgr", []string{"podpath", "resources"}, []string{criAPI, prometheus, clientGo}, 30},
 		// The CRI client: prometheus for its kubelet_runtime_operations_* metrics.
