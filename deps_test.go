@@ -64,7 +64,7 @@ func TestPackageDependencies(t *testing.T) {
 			"k8s.io/client-go/kubernetes/scheme", "k8s.io/client-go/discovery", "github.com/google/gnostic-models"}, 26},
 		// client-go's clientset as a kubeapi.Interface: for users who have one, and tests.
 		{"kubeapi/clientgo", []string{"kubeapi"}, []string{grpc, criAPI, prometheus, containerd}, 46},
-		{"podstatus/apiclient", []string{"kubecontainer", "podstatus", "resources"}, []string{grpc, criAPI, prometheus, containerd}, 46},
+		{"podstatus/apiclient", []string{"kubeapi", "kubecontainer", "podstatus", "resources"}, []string{grpc, criAPI, prometheus, containerd, "k8s.io/client-go/kubernetes"}, 26},
 		{"cgroupmgr", []string{"podpath", "resources"}, []string{criAPI, prometheus, clientGo}, 30},
 		// The CRI client: prometheus for its kubelet_runtime_operations_* metrics.
 		{"runtime", []string{"kubecontainer", "resources", "runtime/criconv"}, []string{containerd, clientGo, kuberuntimePkg}, 31},
@@ -149,12 +149,12 @@ func TestPackageDependencies(t *testing.T) {
 		// The kubelet's composition: every package a node agent runs, not
 		// the process's parts (serverauth, kubeletflags),
 		// nor runtime/fake (Config.RuntimeOnHost says where the runtime is).
-		{"nodeagent", []string{"containerlog", "admission", "allocation", "cadvisor", "cgroupmgr", "credentials", "csi", "csi/apiclient", "csi/nodeinfo", "eviction", "fieldpath", "gc", "internal/fsstats", "kubecontainer",
+		{"nodeagent", []string{"containerlog", "admission", "allocation", "cadvisor", "cgroupmgr", "credentials", "csi", "csi/apiclient", "csi/nodeinfo", "eviction", "fieldpath", "gc", "internal/fsstats", "kubeapi", "kubeapi/clientgo", "kubecontainer",
 			"kuberuntime", "mirrorpod", "nodestatus", "oomwatch", "pleg", "pleg/plegmetrics", "pluginmanager", "podpath", "podsource", "podsource/apiserver", "podstartup", "podstatus",
 			"podstatus/apiclient", "podsync", "podworkers", "prober", "prober/probe", "resources", "runtime", "runtime/criconv",
 			"server", "statuscache", "userns", "volume", "volume/apiclient"}, nil, 77},
 		// Hollow nodes: nodeagent, each on its own runtime/fake.
-		{"hollow", []string{"containerlog", "admission", "allocation", "cadvisor", "cgroupmgr", "credentials", "csi", "csi/apiclient", "csi/nodeinfo", "eviction", "fieldpath", "gc", "internal/fsstats", "kubecontainer",
+		{"hollow", []string{"containerlog", "admission", "allocation", "cadvisor", "cgroupmgr", "credentials", "csi", "csi/apiclient", "csi/nodeinfo", "eviction", "fieldpath", "gc", "internal/fsstats", "kubeapi", "kubeapi/clientgo", "kubecontainer",
 			"kuberuntime", "mirrorpod", "nodeagent", "nodestatus", "oomwatch", "pleg", "pleg/plegmetrics", "pluginmanager", "podpath", "podsource", "podsource/apiserver", "podstartup", "podstatus",
 			"podstatus/apiclient", "podsync", "podworkers", "prober", "prober/probe", "resources", "runtime", "runtime/criconv", "runtime/fake",
 			"server", "statuscache", "userns", "volume", "volume/apiclient"}, nil, 77},

@@ -17,6 +17,8 @@ import (
 	"github.com/nodekit-dev/nodekit/csi"
 	csiapi "github.com/nodekit-dev/nodekit/csi/apiclient"
 	"github.com/nodekit-dev/nodekit/csi/nodeinfo"
+	"github.com/nodekit-dev/nodekit/kubeapi"
+	"github.com/nodekit-dev/nodekit/kubeapi/clientgo"
 	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/mirrorpod"
 	"github.com/nodekit-dev/nodekit/nodestatus"
@@ -34,6 +36,7 @@ import (
 // broadcasts its own events (their source host is the node).
 type cluster struct {
 	client   kubernetes.Interface
+	api      kubeapi.Interface // client, for the packages that moved to kubeapi (#34)
 	reporter *nodestatus.Reporter
 	apiNode  *nodestatus.APINode  // the Node as the API has it, for admission
 	services kuberuntime.Services // for the containers' environment
@@ -55,7 +58,7 @@ type cluster struct {
 // newCluster builds the API clients; the runtime manager's events go
 // through the recorder it holds.
 func newCluster(ctx context.Context, cfg Config) (*cluster, error) {
-	c := &cluster{client: cfg.Client, events: record.NewBroadcaster(record.WithContext(ctx),
+	c := &cluster{client: cfg.Client, api: clientgo.Adapt(cfg.Client), events: record.NewBroadcaster(record.WithContext(ctx),
 		record.WithCorrelatorOptions(cfg.EventCorrelator))}
 	c.recorder = c.events.NewRecorder(scheme.Scheme, v1.EventSource{Component: "kubelet", Host: cfg.NodeName})
 	c.apiNode = nodestatus.NewAPINode(c.client, cfg.NodeName)
@@ -106,7 +109,7 @@ func (c *cluster) wire(a *Agent) error {
 		UpdateFrequency: a.cfg.NodeStatusUpdateFrequency, Clock: a.cfg.Clock, Log: a.log.WithName("nodestatus")}); err != nil {
 		return err
 	}
-	api, err := apiclient.New(c.client)
+	api, err := apiclient.New(c.api)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/nodekit-dev/nodekit/kubeapi"
 )
 
 // APIServerHelp says how to start the test kube-apiserver.
@@ -65,6 +67,30 @@ func NeedAPIServer(t testing.TB) *APIServer {
 // the test, so that goleak sees no connection goroutines left behind.
 func Client(t testing.TB, cfg *rest.Config) kubernetes.Interface {
 	t.Helper()
+	c, err := kubernetes.NewForConfigAndClient(cfg, httpClient(t, cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// KubeAPI is Client's kubeapi.Clientset, speaking protobuf as the agent.
+func KubeAPI(t testing.TB, cfg *rest.Config) *kubeapi.Clientset {
+	t.Helper()
+	cfg = rest.CopyConfig(cfg)
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	c, err := kubeapi.New(cfg, httpClient(t, cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// httpClient is cfg's transport over HTTP/1.1, its idle connections closed
+// when the test ends.
+func httpClient(t testing.TB, cfg *rest.Config) *http.Client {
+	t.Helper()
 	tlsCfg, err := rest.TLSConfigFor(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -75,11 +101,7 @@ func Client(t testing.TB, cfg *rest.Config) kubernetes.Interface {
 		t.Fatal(err)
 	}
 	t.Cleanup(tr.CloseIdleConnections)
-	c, err := kubernetes.NewForConfigAndClient(cfg, &http.Client{Transport: rt})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return &http.Client{Transport: rt}
 }
 
 // LockAPIServer holds the test apiserver until the test ends: shared for a

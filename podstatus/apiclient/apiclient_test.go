@@ -15,6 +15,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/nodekit-dev/nodekit/kubeapi/clientgo"
 	"github.com/nodekit-dev/nodekit/podstatus"
 	"github.com/nodekit-dev/nodekit/podstatus/apiclient"
 )
@@ -33,7 +34,7 @@ func pod(deleted bool) *v1.Pod {
 
 func TestClientCallsAsTheKubelet(t *testing.T) {
 	client := fake.NewClientset(pod(false))
-	api, err := apiclient.New(client)
+	api, err := apiclient.New(clientgo.Adapt(client))
 	require.NoError(t, err)
 	ctx := context.Background()
 
@@ -79,7 +80,7 @@ func TestNewNeedsAClient(t *testing.T) {
 // and terminal, is removed.
 func TestAPIWriterOverClient(t *testing.T) {
 	client := fake.NewClientset(pod(true))
-	api, err := apiclient.New(client)
+	api, err := apiclient.New(clientgo.Adapt(client))
 	require.NoError(t, err)
 	clk := clocktesting.NewFakeClock(t0)
 	statuses := podstatus.NewManager(clk)

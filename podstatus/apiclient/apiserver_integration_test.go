@@ -12,7 +12,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/nodekit-dev/nodekit/internal/testenv"
@@ -37,12 +36,12 @@ func BenchmarkStatusSyncAPIServer(b *testing.B) {
 		b.Run(limit.name, func(b *testing.B) {
 			cfg := rest.CopyConfig(api.NodeConfig)
 			cfg.QPS, cfg.Burst = limit.qps, limit.burst
-			benchStatusSync(b, api, testenv.Client(b, cfg))
+			benchStatusSync(b, api, testenv.KubeAPI(b, cfg))
 		})
 	}
 }
 
-func benchStatusSync(b *testing.B, api *testenv.APIServer, nodeClient kubernetes.Interface) {
+func benchStatusSync(b *testing.B, api *testenv.APIServer, nodeClient apiclient.PodsGetter) {
 	ctx := context.Background()
 	unlimited := rest.CopyConfig(api.AdminConfig)
 	unlimited.QPS = -1 // the set-up's creates and deletes are not what is measured

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/nodekit-dev/nodekit/kubeapi/clientgo"
 	"github.com/nodekit-dev/nodekit/podstatus"
 	"github.com/nodekit-dev/nodekit/podstatus/apiclient"
 )
@@ -17,7 +18,7 @@ import (
 func Example() {
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "u1"}}
 	client := fake.NewClientset(pod)
-	api, _ := apiclient.New(client)
+	api, _ := apiclient.New(clientgo.Adapt(client))
 	statuses := podstatus.NewManager(nil)
 	writer, _ := podstatus.NewAPIWriter(podstatus.APIWriterConfig{API: api, Statuses: statuses})
 
