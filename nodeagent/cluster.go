@@ -68,7 +68,7 @@ func newCluster(ctx context.Context, cfg Config) (*cluster, error) {
 		c.services = c.own
 	}
 	var err error
-	if c.objects, err = volumeapi.New(c.client); err != nil {
+	if c.objects, err = volumeapi.New(c.api); err != nil {
 		return nil, err
 	}
 	if c.tokens, err = volume.NewTokens(c.objects, nil); err != nil {

@@ -1,9 +1,9 @@
 // Package apiclient gives package volume its Objects and TokenRequester
-// from a client-go clientset: the ConfigMaps and Secrets a node's pods
+// from the API client (kubeapi): the ConfigMaps and Secrets a node's pods
 // reference, and their service accounts' tokens. It is a package of its
 // own so that volume compiles without client-go.
 //
-//	objs, err := apiclient.New(clientset)
+//	objs, err := apiclient.New(client) // a kubeapi.Interface
 //	tokens, err := volume.NewTokens(objs, nil)
 //	vols, err := volume.New(volume.Config{Plugins: []volume.Plugin{volume.EmptyDir{}, volume.HostPath{},
 //		volume.ConfigMap{Objects: objs}, volume.Secret{Objects: objs}, volume.DownwardAPI{},
@@ -21,15 +21,26 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
-	"k8s.io/client-go/kubernetes"
+
+	"github.com/nodekit-dev/nodekit/kubeapi"
 )
 
-// Objects reads ConfigMaps and Secrets with a clientset; client-go's
+// Client is the part of the API client Objects calls: a kubeapi.Interface,
+// or a client-go clientset through kubeapi/clientgo.Adapt.
+type Client interface {
+	ConfigMaps(namespace string) kubeapi.Client[*v1.ConfigMap, *v1.ConfigMapList]
+	Secrets(namespace string) kubeapi.Client[*v1.Secret, *v1.SecretList]
+	ServiceAccounts(namespace string) kubeapi.ServiceAccountClient
+	PersistentVolumeClaims(namespace string) kubeapi.StatusClient[*v1.PersistentVolumeClaim, *v1.PersistentVolumeClaimList]
+	PersistentVolumes() kubeapi.StatusClient[*v1.PersistentVolume, *v1.PersistentVolumeList]
+}
+
+// Objects reads ConfigMaps and Secrets with the API client; client-go's
 // errors pass through, so apierrors.IsNotFound works on them.
-type Objects struct{ client kubernetes.Interface }
+type Objects struct{ client Client }
 
 // New wraps client.
-func New(client kubernetes.Interface) (*Objects, error) {
+func New(client Client) (*Objects, error) {
 	if client == nil {
 		return nil, errors.New("apiclient: client is nil")
 	}
@@ -38,27 +49,27 @@ func New(client kubernetes.Interface) (*Objects, error) {
 
 // GetConfigMap reads one ConfigMap.
 func (o *Objects) GetConfigMap(ctx context.Context, namespace, name string) (*v1.ConfigMap, error) {
-	return o.client.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
+	return o.client.ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
 }
 
 // CreateToken asks for a service account's token (TokenRequest).
 func (o *Objects) CreateToken(ctx context.Context, namespace, serviceAccount string, req *authv1.TokenRequest) (*authv1.TokenRequest, error) {
-	return o.client.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, serviceAccount, req, metav1.CreateOptions{})
+	return o.client.ServiceAccounts(namespace).CreateToken(ctx, serviceAccount, req, metav1.CreateOptions{})
 }
 
 // GetSecret reads one Secret.
 func (o *Objects) GetSecret(ctx context.Context, namespace, name string) (*v1.Secret, error) {
-	return o.client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+	return o.client.Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 }
 
 // GetPersistentVolumeClaim reads one claim.
 func (o *Objects) GetPersistentVolumeClaim(ctx context.Context, namespace, name string) (*v1.PersistentVolumeClaim, error) {
-	return o.client.CoreV1().PersistentVolumeClaims(namespace).Get(ctx, name, metav1.GetOptions{})
+	return o.client.PersistentVolumeClaims(namespace).Get(ctx, name, metav1.GetOptions{})
 }
 
 // GetPersistentVolume reads one persistent volume.
 func (o *Objects) GetPersistentVolume(ctx context.Context, name string) (*v1.PersistentVolume, error) {
-	return o.client.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
+	return o.client.PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
 }
 
 // PatchPersistentVolumeClaimStatus writes the change from old to updated
@@ -86,6 +97,6 @@ func (o *Objects) PatchPersistentVolumeClaimStatus(ctx context.Context, old, upd
 	if patch, err = json.Marshal(m); err != nil {
 		return nil, err
 	}
-	return o.client.CoreV1().PersistentVolumeClaims(old.Namespace).Patch(ctx, old.Name, types.StrategicMergePatchType, patch,
+	return o.client.PersistentVolumeClaims(old.Namespace).Patch(ctx, old.Name, types.StrategicMergePatchType, patch,
 		metav1.PatchOptions{}, "status")
 }

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/nodekit-dev/nodekit/kubeapi/clientgo"
 	"github.com/nodekit-dev/nodekit/volume/apiclient"
 )
 
@@ -17,7 +18,7 @@ func Example() {
 	ctx := context.Background()
 	client := fake.NewClientset(&v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", Namespace: "default"},
 		Data: map[string]string{"greeting": "hello"}})
-	objs, err := apiclient.New(client)
+	objs, err := apiclient.New(clientgo.Adapt(client))
 	if err != nil {
 		panic(err)
 	}
