@@ -130,8 +130,8 @@ func TestPackageDependencies(t *testing.T) {
 		// CSI's node side: the CSI spec, grpc, k8s.io/api and k8s.io/kubelet (the
 		// Summary API's volume stats), no client-go (csi/nodeinfo has it).
 		{"csi", nil, []string{criAPI, prometheus, containerd, clientGo}, 24},
-		{"csi/nodeinfo", []string{"csi"}, []string{criAPI, prometheus, containerd}, 50},
-		{"csi/apiclient", []string{"csi"}, []string{criAPI, prometheus, containerd}, 50},
+		{"csi/nodeinfo", []string{"csi", "kubeapi"}, []string{criAPI, prometheus, containerd, "k8s.io/client-go/kubernetes"}, 31},
+		{"csi/apiclient", []string{"csi", "kubeapi"}, []string{criAPI, prometheus, containerd, "k8s.io/client-go/kubernetes"}, 31},
 		// k8s.io/kubelet for the Summary API's types, golang.org/x/sys for statfs;
 		// internal/fsstats, nodekit's one statfs reader; admission for the
 		// admit handlers' Result (with it k8s.io/component-helpers).

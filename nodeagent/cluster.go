@@ -80,11 +80,11 @@ func newCluster(ctx context.Context, cfg Config) (*cluster, error) {
 	if !*cfg.RuntimeOnHost {
 		return c, nil // no plugins: a hollow node's volumes are not a host's
 	}
-	if c.nodeInfo, err = nodeinfo.New(nodeinfo.Config{Client: c.client, NodeName: cfg.NodeName}); err != nil {
+	if c.nodeInfo, err = nodeinfo.New(nodeinfo.Config{Client: c.api, NodeName: cfg.NodeName}); err != nil {
 		return nil, err
 	}
 	c.csiDrivers = csi.NewRegistry(csi.RegistryConfig{NodeInfo: c.nodeInfo, Log: cfg.Log.WithName("csi")})
-	csiObjects, err := csiapi.New(c.client)
+	csiObjects, err := csiapi.New(c.api)
 	if err != nil {
 		return nil, err
 	}

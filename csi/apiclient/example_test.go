@@ -11,13 +11,14 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/nodekit-dev/nodekit/csi/apiclient"
+	"github.com/nodekit-dev/nodekit/kubeapi/clientgo"
 )
 
 // Whether a driver needs attaching is its CSIDriver's attachRequired.
 func Example() {
 	ctx := context.Background()
-	objs, _ := apiclient.New(fake.NewClientset(&storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: "hostpath.csi.k8s.io"},
-		Spec: storagev1.CSIDriverSpec{AttachRequired: ptr.To(false)}}))
+	objs, _ := apiclient.New(clientgo.Adapt(fake.NewClientset(&storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: "hostpath.csi.k8s.io"},
+		Spec: storagev1.CSIDriverSpec{AttachRequired: ptr.To(false)}})))
 	d, _ := objs.GetCSIDriver(ctx, "hostpath.csi.k8s.io")
 	fmt.Println(*d.Spec.AttachRequired)
 	_, err := objs.GetVolumeAttachment(ctx, "csi-0123")

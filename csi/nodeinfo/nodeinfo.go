@@ -25,18 +25,26 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/nodekit-dev/nodekit/csi"
+	"github.com/nodekit-dev/nodekit/kubeapi"
 )
 
 // AnnotationNodeID is the Node annotation mapping drivers to node IDs.
 const AnnotationNodeID = "csi.volume.kubernetes.io/nodeid"
 
+// Client is the part of the API client a Manager calls: a
+// kubeapi.Interface, or a client-go clientset through
+// kubeapi/clientgo.Adapt.
+type Client interface {
+	Nodes() kubeapi.StatusClient[*v1.Node, *v1.NodeList]
+	CSINodes() kubeapi.Client[*storagev1.CSINode, *storagev1.CSINodeList]
+}
+
 // Config configures a Manager.
 type Config struct {
-	Client   kubernetes.Interface
+	Client   Client
 	NodeName string
 }
 
@@ -59,11 +67,11 @@ func New(cfg Config) (*Manager, error) {
 // InitializeCSINodeWithAnnotation, which the scheduler's volume limits and
 // the external provisioner read.
 func (m *Manager) InitializeCSINode(ctx context.Context) error {
-	node, err := m.cfg.Client.CoreV1().Nodes().Get(ctx, m.cfg.NodeName, metav1.GetOptions{})
+	node, err := m.cfg.Client.Nodes().Get(ctx, m.cfg.NodeName, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("nodeinfo: %w", err)
 	}
-	cn, err := m.cfg.Client.StorageV1().CSINodes().Get(ctx, m.cfg.NodeName, metav1.GetOptions{})
+	cn, err := m.cfg.Client.CSINodes().Get(ctx, m.cfg.NodeName, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		_, err = m.create(ctx, node)
@@ -72,7 +80,7 @@ func (m *Manager) InitializeCSINode(ctx context.Context) error {
 		return fmt.Errorf("nodeinfo: %w", err)
 	}
 	if !ownedBy(cn, node) {
-		if err := m.cfg.Client.StorageV1().CSINodes().Delete(ctx, cn.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		if err := m.cfg.Client.CSINodes().Delete(ctx, cn.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("nodeinfo: deleting CSINode %s of another Node: %w", cn.Name, err)
 		}
 		_, err = m.create(ctx, node)
@@ -91,7 +99,7 @@ func ownedBy(cn *storagev1.CSINode, node *v1.Node) bool {
 }
 
 func (m *Manager) create(ctx context.Context, node *v1.Node) (*storagev1.CSINode, error) {
-	cn, err := m.cfg.Client.StorageV1().CSINodes().Create(ctx, &storagev1.CSINode{
+	cn, err := m.cfg.Client.CSINodes().Create(ctx, &storagev1.CSINode{
 		ObjectMeta: metav1.ObjectMeta{Name: node.Name, OwnerReferences: []metav1.OwnerReference{
 			{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID}}},
 		Spec: storagev1.CSINodeSpec{Drivers: []storagev1.CSINodeDriver{}}}, metav1.CreateOptions{})
@@ -231,7 +239,7 @@ func setNodeIDs(node *v1.Node, ids map[string]string) error {
 // it, again on a conflict.
 func (m *Manager) updateNode(ctx context.Context, edit func(*v1.Node) (bool, error)) error {
 	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-		node, err := m.cfg.Client.CoreV1().Nodes().Get(ctx, m.cfg.NodeName, metav1.GetOptions{})
+		node, err := m.cfg.Client.Nodes().Get(ctx, m.cfg.NodeName, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -239,7 +247,7 @@ func (m *Manager) updateNode(ctx context.Context, edit func(*v1.Node) (bool, err
 		if err != nil || !changed {
 			return err
 		}
-		_, err = m.cfg.Client.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{})
+		_, err = m.cfg.Client.Nodes().Update(ctx, node, metav1.UpdateOptions{})
 		return err
 	})
 }
@@ -252,14 +260,14 @@ func (m *Manager) updateCSINode(ctx context.Context, edit func(*storagev1.CSINod
 		if err := m.InitializeCSINode(ctx); err != nil {
 			return err
 		}
-		cn, err := m.cfg.Client.StorageV1().CSINodes().Get(ctx, m.cfg.NodeName, metav1.GetOptions{})
+		cn, err := m.cfg.Client.CSINodes().Get(ctx, m.cfg.NodeName, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
 		if !edit(cn) {
 			return nil
 		}
-		_, err = m.cfg.Client.StorageV1().CSINodes().Update(ctx, cn, metav1.UpdateOptions{})
+		_, err = m.cfg.Client.CSINodes().Update(ctx, cn, metav1.UpdateOptions{})
 		return err
 	})
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nodekit-dev/nodekit/csi"
 	"github.com/nodekit-dev/nodekit/csi/nodeinfo"
+	"github.com/nodekit-dev/nodekit/kubeapi/clientgo"
 )
 
 func TestNodeInfo(t *testing.T) {
@@ -23,7 +24,7 @@ func TestNodeInfo(t *testing.T) {
 	stale := &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: "node-1", OwnerReferences: []metav1.OwnerReference{
 		{Kind: "Node", Name: "node-1", UID: "an-older-node"}}}}
 	client := fake.NewClientset(node, stale)
-	m, err := nodeinfo.New(nodeinfo.Config{Client: client, NodeName: "node-1"})
+	m, err := nodeinfo.New(nodeinfo.Config{Client: clientgo.Adapt(client), NodeName: "node-1"})
 	require.NoError(t, err)
 
 	require.NoError(t, m.InitializeCSINode(ctx))
@@ -65,7 +66,7 @@ func TestInstallIntoAStaleCSINode(t *testing.T) {
 	stale := &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: "node-1", OwnerReferences: []metav1.OwnerReference{
 		{Kind: "Node", Name: "node-1", UID: "an-older-node"}}}, Spec: storagev1.CSINodeSpec{Drivers: []storagev1.CSINodeDriver{{Name: "old.csi", NodeID: "x"}}}}
 	client := fake.NewClientset(node, stale)
-	m, err := nodeinfo.New(nodeinfo.Config{Client: client, NodeName: "node-1"})
+	m, err := nodeinfo.New(nodeinfo.Config{Client: clientgo.Adapt(client), NodeName: "node-1"})
 	require.NoError(t, err)
 	require.NoError(t, m.InstallDriver(ctx, "a.csi", csi.DriverInfo{NodeID: "id-a"}))
 	require.NoError(t, m.InitializeCSINode(ctx), "later, as the agent's start-up loop")
