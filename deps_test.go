@@ -107,7 +107,7 @@ func TestPackageDependencies(t *testing.T) {
 			[]string{"k8s.io/apiserver"}, 77},
 		// client-go's tools/cache for APINode's reflector (the kubelet's node informer).
 		{"nodestatus", []string{"internal/fsstats", "kubecontainer", "resources"}, []string{grpc, criAPI, prometheus, containerd}, 49},
-		{"mirrorpod", nil, []string{grpc, criAPI, prometheus, containerd}, 46},
+		{"mirrorpod", []string{"kubeapi"}, []string{grpc, criAPI, prometheus, containerd, "k8s.io/client-go/kubernetes"}, 26},
 		// strategicpatch (kube-openapi) for the claim status patch.
 		{"volume/apiclient", []string{"kubeapi"}, []string{grpc, criAPI, prometheus, containerd, "k8s.io/client-go/kubernetes"}, 43},
 		// podsource for the Dispatcher's updates (fsnotify and yaml come with it).

@@ -36,7 +36,7 @@ func TestMirrorPodsOnAPIServer(t *testing.T) {
 		require.NoError(t, err)
 	}
 
-	m, err := mirrorpod.New(mirrorpod.Config{Client: api.NodeClient, NodeName: api.Node})
+	m, err := mirrorpod.New(mirrorpod.Config{Client: testenv.KubeAPI(t, api.NodeConfig), NodeName: api.Node})
 	require.NoError(t, err)
 	require.NoError(t, m.Sync(ctx, st))
 	got, err := api.Admin.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})

@@ -13,7 +13,7 @@
 // leaves it there); use IsMirrorPod to keep mirror pods out of the pods to
 // run.
 //
-//	m, err := mirrorpod.New(mirrorpod.Config{Client: clientset, NodeName: "node-1"})
+//	m, err := mirrorpod.New(mirrorpod.Config{Client: client, NodeName: "node-1"} // a kubeapi.Interface)
 //	for each API source update: m.Observe(pod), or m.Forget(pod) once removed
 //	for each sync of a static pod: err = m.Sync(ctx, staticPod)
 //	in housekeeping: err = m.DeleteOrphans(ctx, isStaticPod)

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/nodekit-dev/nodekit/kubeapi/clientgo"
 	"github.com/nodekit-dev/nodekit/mirrorpod"
 )
 
@@ -16,7 +17,7 @@ import (
 func Example() {
 	ctx := context.Background()
 	client := fake.NewClientset(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", UID: "node-uid"}})
-	m, _ := mirrorpod.New(mirrorpod.Config{Client: client, NodeName: "node-1"})
+	m, _ := mirrorpod.New(mirrorpod.Config{Client: clientgo.Adapt(client), NodeName: "node-1"})
 	static := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-node-1", Namespace: "default",
 		Annotations: map[string]string{mirrorpod.ConfigHashAnnotation: "3f2a"}}}
 	if err := m.Sync(ctx, static); err != nil {

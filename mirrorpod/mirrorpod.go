@@ -11,7 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
+
+	"github.com/nodekit-dev/nodekit/kubeapi"
 )
 
 // The kubelet's annotations: a static pod's hash, and the mirror pod's copy
@@ -56,9 +57,17 @@ func For(static *v1.Pod, nodeName string, nodeUID types.UID) *v1.Pod {
 	return m
 }
 
+// Client is the part of the API client a Manager calls: a
+// kubeapi.Interface, or a client-go clientset through
+// kubeapi/clientgo.Adapt.
+type Client interface {
+	Nodes() kubeapi.StatusClient[*v1.Node, *v1.NodeList]
+	Pods(namespace string) kubeapi.StatusClient[*v1.Pod, *v1.PodList]
+}
+
 // Config configures a Manager.
 type Config struct {
-	Client   kubernetes.Interface
+	Client   Client
 	NodeName string
 	Log      logr.Logger
 }
@@ -126,16 +135,16 @@ func (m *Manager) Sync(ctx context.Context, static *v1.Pod) error {
 			return err
 		}
 	}
-	node, err := m.cfg.Client.CoreV1().Nodes().Get(ctx, m.cfg.NodeName, metav1.GetOptions{})
+	node, err := m.cfg.Client.Nodes().Get(ctx, m.cfg.NodeName, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("mirrorpod: %s: getting node %s for the owner reference: %w", key(static), m.cfg.NodeName, err)
 	}
 	create := func() (*v1.Pod, error) {
-		return m.cfg.Client.CoreV1().Pods(static.Namespace).Create(ctx, For(static, m.cfg.NodeName, node.UID), metav1.CreateOptions{})
+		return m.cfg.Client.Pods(static.Namespace).Create(ctx, For(static, m.cfg.NodeName, node.UID), metav1.CreateOptions{})
 	}
 	created, err := create()
 	if apierrors.IsAlreadyExists(err) {
-		existing, gerr := m.cfg.Client.CoreV1().Pods(static.Namespace).Get(ctx, static.Name, metav1.GetOptions{})
+		existing, gerr := m.cfg.Client.Pods(static.Namespace).Get(ctx, static.Name, metav1.GetOptions{})
 		switch {
 		case gerr == nil && IsMirrorPod(existing) && existing.DeletionTimestamp != nil:
 			// Being deleted (its grace period running): never adopted, as
@@ -184,7 +193,7 @@ func (m *Manager) delete(ctx context.Context, mirror *v1.Pod) error {
 	if mirror.UID != "" {
 		opts.Preconditions = &metav1.Preconditions{UID: &mirror.UID}
 	}
-	err := m.cfg.Client.CoreV1().Pods(mirror.Namespace).Delete(ctx, mirror.Name, opts)
+	err := m.cfg.Client.Pods(mirror.Namespace).Delete(ctx, mirror.Name, opts)
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return fmt.Errorf("mirrorpod: deleting mirror pod %s: %w", key(mirror), err)
 	}

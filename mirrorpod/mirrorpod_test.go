@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/nodekit-dev/nodekit/kubeapi/clientgo"
 	"github.com/nodekit-dev/nodekit/mirrorpod"
 )
 
@@ -37,7 +38,7 @@ func apiPod(t *testing.T, c kubernetes.Interface, name string) *v1.Pod {
 func TestSyncCreatesReplacesAndDeletesOrphans(t *testing.T) {
 	ctx := context.Background()
 	client := fake.NewClientset(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", UID: "node-uid"}})
-	m, err := mirrorpod.New(mirrorpod.Config{Client: client, NodeName: "node-1"})
+	m, err := mirrorpod.New(mirrorpod.Config{Client: clientgo.Adapt(client), NodeName: "node-1"})
 	require.NoError(t, err)
 
 	require.NoError(t, m.Sync(ctx, static("h1")))
@@ -77,7 +78,7 @@ func TestSyncRefusesToTakeOverAPod(t *testing.T) {
 	ctx := context.Background()
 	other := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "etcd-node-1", Namespace: "kube-system"}}
 	client := fake.NewClientset(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", UID: "node-uid"}}, other)
-	m, err := mirrorpod.New(mirrorpod.Config{Client: client, NodeName: "node-1"})
+	m, err := mirrorpod.New(mirrorpod.Config{Client: clientgo.Adapt(client), NodeName: "node-1"})
 	require.NoError(t, err)
 	assert.ErrorContains(t, m.Sync(ctx, static("h1")), "is not its mirror pod")
 	assert.False(t, mirrorpod.IsMirrorPod(apiPod(t, client, "etcd-node-1")), "left alone")
@@ -86,13 +87,13 @@ func TestSyncRefusesToTakeOverAPod(t *testing.T) {
 func TestNewValidates(t *testing.T) {
 	_, err := mirrorpod.New(mirrorpod.Config{NodeName: "n"})
 	assert.EqualError(t, err, "mirrorpod: Config.Client is nil")
-	_, err = mirrorpod.New(mirrorpod.Config{Client: fake.NewClientset()})
+	_, err = mirrorpod.New(mirrorpod.Config{Client: clientgo.Adapt(fake.NewClientset())})
 	assert.EqualError(t, err, "mirrorpod: Config.NodeName is empty")
 }
 
 func TestSplitAndStatusTarget(t *testing.T) {
 	client := fake.NewClientset()
-	m, err := mirrorpod.New(mirrorpod.Config{Client: client, NodeName: "node-1"})
+	m, err := mirrorpod.New(mirrorpod.Config{Client: clientgo.Adapt(client), NodeName: "node-1"})
 	require.NoError(t, err)
 	st := static("h1")
 	mirror := mirrorpod.For(st, "node-1", "node-uid")
@@ -117,7 +118,7 @@ func TestSplitAndStatusTarget(t *testing.T) {
 func TestSyncNeverAdoptsATerminatingMirrorPod(t *testing.T) {
 	ctx := context.Background()
 	client := fake.NewClientset(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", UID: "node-uid"}})
-	m, err := mirrorpod.New(mirrorpod.Config{Client: client, NodeName: "node-1"})
+	m, err := mirrorpod.New(mirrorpod.Config{Client: clientgo.Adapt(client), NodeName: "node-1"})
 	require.NoError(t, err)
 	s := static("h1")
 	require.NoError(t, m.Sync(ctx, s))

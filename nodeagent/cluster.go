@@ -74,7 +74,7 @@ func newCluster(ctx context.Context, cfg Config) (*cluster, error) {
 	if c.tokens, err = volume.NewTokens(c.objects, nil); err != nil {
 		return nil, err
 	}
-	if c.mirrors, err = mirrorpod.New(mirrorpod.Config{Client: c.client, NodeName: cfg.NodeName, Log: cfg.Log.WithName("mirrorpod")}); err != nil {
+	if c.mirrors, err = mirrorpod.New(mirrorpod.Config{Client: c.api, NodeName: cfg.NodeName, Log: cfg.Log.WithName("mirrorpod")}); err != nil {
 		return nil, err
 	}
 	if !*cfg.RuntimeOnHost {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/nodekit-dev/nodekit/admission"
 	"github.com/nodekit-dev/nodekit/internal/poll"
+	"github.com/nodekit-dev/nodekit/kubeapi/clientgo"
 	"github.com/nodekit-dev/nodekit/mirrorpod"
 	"github.com/nodekit-dev/nodekit/podsource"
 	"github.com/nodekit-dev/nodekit/podstatus"
@@ -193,7 +194,7 @@ func TestDispatchKeepsAMirrorPodBeingDeleted(t *testing.T) {
 	grace := int64(30)
 	deleting.DeletionGracePeriodSeconds = &grace
 	client := fake.NewClientset(deleting)
-	m, err := mirrorpod.New(mirrorpod.Config{Client: client, NodeName: "node-1"})
+	m, err := mirrorpod.New(mirrorpod.Config{Client: clientgo.Adapt(client), NodeName: "node-1"})
 	require.NoError(t, err)
 	w := &dispatchWorkers{states: map[types.UID]podworkers.State{}}
 	r := &recorded{}
