@@ -56,7 +56,7 @@ func TestPackageDependencies(t *testing.T) {
 		{"prober", []string{"kubecontainer", "prober/probe"}, []string{criAPI, containerd, clientGo}, 30},
 		{"podsource", []string{"podpath"}, []string{grpc, criAPI, containerd, clientGo}, 29},
 		{"podstartup", nil, []string{grpc, criAPI, containerd, clientGo}, 28},
-		{"podsource/apiserver", []string{"podpath", "podsource"}, []string{grpc, criAPI, containerd}, 54},
+		{"podsource/apiserver", []string{"kubeapi", "podpath", "podsource"}, []string{grpc, criAPI, containerd, "k8s.io/client-go/kubernetes"}, 35},
 		// The API client without client-go's typed clientset: its rest client and
 		// six groups' types; not the scheme of every group, nor discovery's
 		// OpenAPI (gnostic) (#34).

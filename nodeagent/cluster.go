@@ -117,7 +117,7 @@ func (c *cluster) wire(a *Agent) error {
 		MirrorPodFor: c.mirrors.StatusTarget, StatusWritten: a.startup.RecordStatusUpdated, Log: a.log.WithName("status")}); err != nil {
 		return err
 	}
-	src, err := apiserver.New(apiserver.Config{Client: c.client, NodeName: a.cfg.NodeName, Log: a.log.WithName("api")}, a.mux)
+	src, err := apiserver.New(apiserver.Config{Client: c.api, NodeName: a.cfg.NodeName, Log: a.log.WithName("api")}, a.mux)
 	if err != nil {
 		return err
 	}

@@ -39,7 +39,7 @@
 //	metrics := podsource.NewMetrics() // register with your registry
 //	mux := podsource.NewMux(podsource.MuxConfig{Log: log, Metrics: metrics})
 //	files, _ := podsource.NewFileSource(podsource.FileConfig{NodeName: node, Log: log, Metrics: metrics}, mux)
-//	api, _ := apiserver.New(apiserver.Config{Client: clientset, NodeName: node, Log: log, Metrics: metrics}, mux)
+//	api, _ := apiserver.New(apiserver.Config{Client: client, NodeName: node, Log: log, Metrics: metrics}, mux) // a kubeapi.Interface
 //	mux.Register(files.Name(), api.Name())
 //	go files.Run(ctx)
 //	go api.Run(ctx)

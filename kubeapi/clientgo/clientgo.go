@@ -13,6 +13,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/watchlist"
 
 	"github.com/nodekit-dev/nodekit/kubeapi"
 )
@@ -21,6 +22,13 @@ import (
 func Adapt(cs kubernetes.Interface) kubeapi.Interface { return adapter{cs} }
 
 type adapter struct{ cs kubernetes.Interface }
+
+// IsWatchListSemanticsUnSupported passes on what the clientset says, for
+// client-go's reflectors (cache.ToListWatcherWithWatchListSemantics):
+// client-go's fake cannot stream lists.
+func (a adapter) IsWatchListSemanticsUnSupported() bool {
+	return watchlist.DoesClientNotSupportWatchListSemantics(a.cs)
+}
 
 func (a adapter) Pods(ns string) kubeapi.StatusClient[*v1.Pod, *v1.PodList] {
 	return a.cs.CoreV1().Pods(ns)

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/nodekit-dev/nodekit/kubeapi/clientgo"
 	"github.com/nodekit-dev/nodekit/podsource"
 	"github.com/nodekit-dev/nodekit/podsource/apiserver"
 )
@@ -18,7 +19,7 @@ func Example() {
 	client := fake.NewClientset(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "u1"},
 		Spec: v1.PodSpec{NodeName: "node-1"}})
 	mux := podsource.NewMux(podsource.MuxConfig{})
-	src, _ := apiserver.New(apiserver.Config{Client: client, NodeName: "node-1"}, mux)
+	src, _ := apiserver.New(apiserver.Config{Client: clientgo.Adapt(client), NodeName: "node-1"}, mux)
 	mux.Register(src.Name())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -13,12 +13,19 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 
+	"github.com/nodekit-dev/nodekit/kubeapi"
 	"github.com/nodekit-dev/nodekit/podsource"
 )
+
+// PodsGetter is the API client the source lists and watches pods with: a
+// kubeapi.Interface, or a client-go clientset through
+// kubeapi/clientgo.Adapt.
+type PodsGetter interface {
+	Pods(namespace string) kubeapi.StatusClient[*v1.Pod, *v1.PodList]
+}
 
 // Config configures an Source.
 type Config struct {
@@ -26,7 +33,7 @@ type Config struct {
 	// credentials (system:node:<NodeName>) the Node authorizer allows
 	// exactly what this source does: list and watch pods with the
 	// spec.nodeName=<NodeName> field selector.
-	Client kubernetes.Interface
+	Client PodsGetter
 	// NodeName selects the pods bound to this node. Required; it must be
 	// the Node object's name, exactly (no lowercasing).
 	NodeName string
@@ -142,11 +149,11 @@ func (s *Source) Run(ctx context.Context) error {
 }
 
 // listWatch is the kubelet's NewListWatchFromClient(pods, all namespaces,
-// spec.nodeName=<node>), through the typed client so that it also works
-// with fake clientsets; request errors are counted.
+// spec.nodeName=<node>), through the pods client so that it also works
+// with fake clientsets (adapted); request errors are counted.
 func (s *Source) listWatch() cache.ListerWatcher {
 	selector := fields.OneTermEqualSelector("spec.nodeName", s.cfg.NodeName).String()
-	pods := s.cfg.Client.CoreV1().Pods(metav1.NamespaceAll)
+	pods := s.cfg.Client.Pods(metav1.NamespaceAll)
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.FieldSelector = selector

@@ -212,7 +212,7 @@ func (r *recorder) len() int {
 	return len(r.updates)
 }
 
-func startSource(t *testing.T, ctx context.Context, client kubernetes.Interface, node string) (*Source, *podsource.Mux, func()) {
+func startSource(t *testing.T, ctx context.Context, client PodsGetter, node string) (*Source, *podsource.Mux, func()) {
 	t.Helper()
 	mux := podsource.NewMux(podsource.MuxConfig{})
 	src, err := New(Config{Client: client, NodeName: node, Metrics: podsource.NewMetrics()}, mux)
@@ -237,7 +237,7 @@ func TestSourceLifecycle(t *testing.T) {
 	other := e.createPod(t, prefix+"-other", "other-"+prefix)
 
 	// The node's own identity: Node authorizer, field selector spec.nodeName.
-	src, mux, wait := startSource(t, ctx, newClient(t, e.nodeCfg), e.node)
+	src, mux, wait := startSource(t, ctx, testenv.KubeAPI(t, e.nodeCfg), e.node)
 	rec, recDone := record(ctx, mux, prefix)
 	defer recDone()
 	defer wait()
@@ -530,7 +530,7 @@ func TestSourceWatchCutAndExpired(t *testing.T) {
 	proxy := newCutProxy(t, e.nodeCfg)
 
 	a := e.createPod(t, prefix+"-a", e.node)
-	src, mux, wait := startSource(t, ctx, newClient(t, proxy.config()), e.node)
+	src, mux, wait := startSource(t, ctx, testenv.KubeAPI(t, proxy.config()), e.node)
 	rec, recDone := record(ctx, mux, prefix)
 	defer recDone()
 	defer wait()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nodekit-dev/nodekit/internal/poll"
+	"github.com/nodekit-dev/nodekit/kubeapi/clientgo"
 	"github.com/nodekit-dev/nodekit/podsource"
 
 	"github.com/stretchr/testify/assert"
@@ -47,9 +48,9 @@ func TestNewValidates(t *testing.T) {
 	mux := podsource.NewMux(podsource.MuxConfig{})
 	_, err := New(Config{NodeName: node}, mux)
 	assert.Error(t, err)
-	_, err = New(Config{Client: fake.NewClientset()}, mux)
+	_, err = New(Config{Client: clientgo.Adapt(fake.NewClientset())}, mux)
 	assert.Error(t, err)
-	s, err := New(Config{Client: fake.NewClientset(), NodeName: node}, mux)
+	s, err := New(Config{Client: clientgo.Adapt(fake.NewClientset()), NodeName: node}, mux)
 	require.NoError(t, err)
 	assert.Equal(t, "api", s.Name())
 }
@@ -81,7 +82,7 @@ func TestSourceFake(t *testing.T) {
 	withFields.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate}}
 	client := fake.NewClientset(withFields, apiPod("other", "node-2", "uid-o"))
 	mux := podsource.NewMux(podsource.MuxConfig{})
-	src, err := New(Config{Client: client, NodeName: node, Metrics: podsource.NewMetrics()}, mux)
+	src, err := New(Config{Client: clientgo.Adapt(client), NodeName: node, Metrics: podsource.NewMetrics()}, mux)
 	require.NoError(t, err)
 	mux.Register(src.Name())
 	assert.False(t, mux.SourcesReady("api"))
@@ -161,7 +162,7 @@ func TestSourceLeavesWatchedObjectsAlone(t *testing.T) {
 	w := watch.NewFake()
 	client.PrependWatchReactor("pods", func(clienttesting.Action) (bool, watch.Interface, error) { return true, w, nil })
 	mux := podsource.NewMux(podsource.MuxConfig{})
-	src, err := New(Config{Client: client, NodeName: node, Metrics: podsource.NewMetrics()}, mux)
+	src, err := New(Config{Client: clientgo.Adapt(client), NodeName: node, Metrics: podsource.NewMetrics()}, mux)
 	require.NoError(t, err)
 	mux.Register(src.Name())
 	var wg sync.WaitGroup
