@@ -106,7 +106,7 @@ func TestPackageDependencies(t *testing.T) {
 		{"server/serving", []string{"cadvisor", "cgroupmgr", "containerlog", "internal/fsstats", "kubecontainer", "podpath", "resources", "server", "server/serverauth"},
 			[]string{"k8s.io/apiserver"}, 77},
 		// client-go's tools/cache for APINode's reflector (the kubelet's node informer).
-		{"nodestatus", []string{"internal/fsstats", "kubecontainer", "resources"}, []string{grpc, criAPI, prometheus, containerd}, 49},
+		{"nodestatus", []string{"internal/fsstats", "kubeapi", "kubecontainer", "resources"}, []string{grpc, criAPI, prometheus, containerd, "k8s.io/client-go/kubernetes"}, 45},
 		{"mirrorpod", []string{"kubeapi"}, []string{grpc, criAPI, prometheus, containerd, "k8s.io/client-go/kubernetes"}, 26},
 		// strategicpatch (kube-openapi) for the claim status patch.
 		{"volume/apiclient", []string{"kubeapi"}, []string{grpc, criAPI, prometheus, containerd, "k8s.io/client-go/kubernetes"}, 43},

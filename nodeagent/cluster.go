@@ -61,7 +61,7 @@ func newCluster(ctx context.Context, cfg Config) (*cluster, error) {
 	c := &cluster{client: cfg.Client, api: clientgo.Adapt(cfg.Client), events: record.NewBroadcaster(record.WithContext(ctx),
 		record.WithCorrelatorOptions(cfg.EventCorrelator))}
 	c.recorder = c.events.NewRecorder(scheme.Scheme, v1.EventSource{Component: "kubelet", Host: cfg.NodeName})
-	c.apiNode = nodestatus.NewAPINode(c.client, cfg.NodeName)
+	c.apiNode = nodestatus.NewAPINode(c.api, cfg.NodeName)
 	c.services = cfg.Services
 	if c.services == nil {
 		c.own = NewServiceCache(c.client)
@@ -105,7 +105,7 @@ func newCluster(ctx context.Context, cfg Config) (*cluster, error) {
 // once the agent exists.
 func (c *cluster) wire(a *Agent) error {
 	var err error
-	if c.reporter, err = nodestatus.NewReporter(nodestatus.ReporterConfig{Client: orClient(a.cfg.HeartbeatClient, c.client), Node: a.node,
+	if c.reporter, err = nodestatus.NewReporter(nodestatus.ReporterConfig{Client: clientgo.Adapt(orClient(a.cfg.HeartbeatClient, c.client)), Node: a.node,
 		UpdateFrequency: a.cfg.NodeStatusUpdateFrequency, Clock: a.cfg.Clock, Log: a.log.WithName("nodestatus")}); err != nil {
 		return err
 	}
@@ -145,7 +145,7 @@ func (c *cluster) run(ctx context.Context, a *Agent, wg *sync.WaitGroup) {
 	if a.cgroupV1 { // the kubelet's cgroupVersionCheck
 		c.recorder.Event(nodeRef(a.cfg.NodeName), v1.EventTypeWarning, "CgroupV1", CgroupV1Warning)
 	}
-	lease := nodestatus.NewLease(orClient(a.cfg.HeartbeatClient, c.client), a.cfg.NodeName, a.cfg.LeaseDurationSeconds, a.cfg.Clock, nil)
+	lease := nodestatus.NewLease(clientgo.Adapt(orClient(a.cfg.HeartbeatClient, c.client)), a.cfg.NodeName, a.cfg.LeaseDurationSeconds, a.cfg.Clock, nil)
 	if c.own != nil {
 		wg.Add(1)
 		go func() { defer wg.Done(); c.own.Run(ctx) }()

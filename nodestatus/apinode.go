@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -24,16 +23,16 @@ type APINode struct {
 }
 
 // NewAPINode watches the Node named name; nothing runs until Run.
-func NewAPINode(client kubernetes.Interface, name string) *APINode {
+func NewAPINode(client NodesGetter, name string) *APINode {
 	selector := fields.OneTermEqualSelector("metadata.name", name).String()
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.FieldSelector = selector
-			return client.CoreV1().Nodes().List(ctx, o)
+			return client.Nodes().List(ctx, o)
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.FieldSelector = selector
-			return client.CoreV1().Nodes().Watch(ctx, o)
+			return client.Nodes().Watch(ctx, o)
 		},
 	}
 	store := cache.NewStore(cache.MetaNamespaceKeyFunc)

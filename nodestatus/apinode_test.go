@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/nodekit-dev/nodekit/internal/poll"
+	"github.com/nodekit-dev/nodekit/kubeapi/clientgo"
 )
 
 // kubelet node informer: a label or taint set on the Node in the API
@@ -19,7 +20,7 @@ import (
 func TestAPINodeFollowsTheNode(t *testing.T) {
 	client := fake.NewClientset(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}},
 		&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "other", Labels: map[string]string{"x": "y"}}})
-	a := NewAPINode(client, "node-1")
+	a := NewAPINode(clientgo.Adapt(client), "node-1")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); a.Run(ctx) }()

@@ -50,7 +50,7 @@ func TestNodeOnAPIServer(t *testing.T) {
 		Taints:      []v1.Taint{{Key: "nodekit.dev/test", Effect: v1.TaintEffectNoSchedule}},
 		ReadyChecks: []nodestatus.Check{func(context.Context) error { return checkErr }}, ContainerRuntimeVersion: "fake://0.1"})
 	require.NoError(t, err)
-	r, err := nodestatus.NewReporter(nodestatus.ReporterConfig{Client: api.NodeClient, Node: n})
+	r, err := nodestatus.NewReporter(nodestatus.ReporterConfig{Client: testenv.KubeAPI(t, api.NodeConfig), Node: n})
 	require.NoError(t, err)
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error)
@@ -84,7 +84,10 @@ func TestNodeOnAPIServer(t *testing.T) {
 	// The lease, renewed every second for a 4 s duration here.
 	leaseCtx, stopLease := context.WithCancel(ctx)
 	leaseDone := make(chan struct{})
-	go func() { nodestatus.NewLease(api.NodeClient, api.Node, 4, nil, nil).Run(leaseCtx); close(leaseDone) }()
+	go func() {
+		nodestatus.NewLease(testenv.KubeAPI(t, api.NodeConfig), api.Node, 4, nil, nil).Run(leaseCtx)
+		close(leaseDone)
+	}()
 	defer func() { stopLease(); <-leaseDone }()
 	var first time.Time
 	poll.Eventually(t, func() bool {

@@ -24,8 +24,8 @@
 //   - APINode is the kubelet's node informer: the Node as the API has it,
 //     by a watch of that one object, for admission (labels, taints).
 //   - NewLease is the kubelet's Lease in kube-node-lease: 40s, renewed
-//     every 10s, owned by the Node (client-go's component-helpers lease
-//     controller, configured as the kubelet configures it).
+//     every 10s, owned by the Node (what component-helpers' lease
+//     controller does for the kubelet, over kubeapi, on the injected clock).
 //
 // Deliberate differences: a loopback --node-ip is accepted (the kubelet
 // refuses it; nodekit's tests and many dev set-ups are loopback-only); a
@@ -38,7 +38,7 @@
 //		ContainerRuntimeVersion: "containerd://1.6.20", Images: criClient,
 //		ReadyChecks: []nodestatus.Check{nodestatus.RuntimeCheck(criClient.RuntimeStatus),
 //			nodestatus.NetworkCheck(criClient.RuntimeStatus), nodestatus.PLEGCheck(p.Healthy)}})
-//	reporter, err := nodestatus.NewReporter(nodestatus.ReporterConfig{Client: clientset, Node: node})
+//	reporter, err := nodestatus.NewReporter(nodestatus.ReporterConfig{Client: client, Node: node}) // a kubeapi.Interface
 //	go reporter.Run(ctx)
-//	go nodestatus.NewLease(clientset, "node-1", 0, nil, nil).Run(ctx)
+//	go nodestatus.NewLease(client, "node-1", 0, nil, nil).Run(ctx)
 package nodestatus

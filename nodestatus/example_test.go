@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/nodekit-dev/nodekit/kubeapi/clientgo"
 	"github.com/nodekit-dev/nodekit/nodestatus"
 )
 
@@ -20,7 +21,7 @@ func Example() {
 		panic(err)
 	}
 	client := fake.NewClientset() // a real clientset on a node
-	if _, err := node.Register(ctx, client); err != nil {
+	if _, err := node.Register(ctx, clientgo.Adapt(client)); err != nil {
 		panic(err)
 	}
 	n, _ := client.CoreV1().Nodes().Get(ctx, "node-1", metav1.GetOptions{})

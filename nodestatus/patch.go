@@ -10,18 +10,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
-	"k8s.io/client-go/kubernetes"
 )
 
 // patchStatus PATCHes the status subresource (and metadata) from old to
 // updated, as the kubelet's PatchNodeStatus. component-helpers' own
 // PatchNodeStatus is not used because it takes no context.
-func patchStatus(ctx context.Context, client kubernetes.Interface, old, updated *v1.Node) (*v1.Node, error) {
+func patchStatus(ctx context.Context, client NodesGetter, old, updated *v1.Node) (*v1.Node, error) {
 	patch, err := statusPatch(old, updated)
 	if err != nil {
 		return nil, err
 	}
-	return client.CoreV1().Nodes().Patch(ctx, old.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	return client.Nodes().Patch(ctx, old.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
 }
 
 // statusPatch is component-helpers' preparePatchBytesforNodeStatus: a

@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/nodekit-dev/nodekit/kubeapi/clientgo"
 )
 
 func patchedNode() *v1.Node {
@@ -89,7 +91,7 @@ func TestRegisterAfterAddressChange(t *testing.T) {
 			before, _ := newNode(t, nil)
 			client := fake.NewClientset(before.Initial(ctx))
 			n, _ := newNode(t, tc.mod)
-			_, err := n.Register(ctx, client)
+			_, err := n.Register(ctx, clientgo.Adapt(client))
 			require.NoError(t, err)
 			got, err := client.CoreV1().Nodes().Get(ctx, "node-1", metav1.GetOptions{})
 			require.NoError(t, err)

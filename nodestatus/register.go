@@ -7,7 +7,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 )
 
 // Register is the kubelet's tryRegisterWithAPIServer: it creates the Node,
@@ -15,9 +14,9 @@ import (
 // Node an operator made), takes it over, bringing the kubelet's own labels
 // back to what this node says and refreshing its status. The caller's
 // extra labels and taints are only set on creation, as the kubelet does.
-func (n *Builder) Register(ctx context.Context, client kubernetes.Interface) (*v1.Node, error) {
+func (n *Builder) Register(ctx context.Context, client NodesGetter) (*v1.Node, error) {
 	node := n.Initial(ctx)
-	created, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	created, err := client.Nodes().Create(ctx, node, metav1.CreateOptions{})
 	if err == nil {
 		for _, c := range node.Status.Conditions {
 			n.event(c)
@@ -27,7 +26,7 @@ func (n *Builder) Register(ctx context.Context, client kubernetes.Interface) (*v
 	if !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("nodestatus: registering node %s: %w", n.cfg.NodeName, err)
 	}
-	existing, err := client.CoreV1().Nodes().Get(ctx, n.cfg.NodeName, metav1.GetOptions{})
+	existing, err := client.Nodes().Get(ctx, n.cfg.NodeName, metav1.GetOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("nodestatus: getting existing node %s: %w", n.cfg.NodeName, err)
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 )
 
@@ -31,7 +30,7 @@ const (
 // ReporterConfig configures a Reporter; zero fields take the kubelet's
 // defaults.
 type ReporterConfig struct {
-	Client kubernetes.Interface
+	Client NodesGetter
 	Node   *Builder
 	// UpdateFrequency is how often the status is computed (10s);
 	// ReportFrequency how often it is written when nothing changed (5m).
@@ -166,7 +165,7 @@ func (r *Reporter) Sync(ctx context.Context) error {
 
 func (r *Reporter) trySync(ctx context.Context) error {
 	name := r.cfg.Node.Name()
-	old, err := r.cfg.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	old, err := r.cfg.Client.Nodes().Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		r.cfg.Log.Info("Node is gone from the API server; registering it again", "node", name)
 		r.mu.Lock()

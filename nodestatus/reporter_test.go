@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/nodekit-dev/nodekit/internal/poll"
+	"github.com/nodekit-dev/nodekit/kubeapi/clientgo"
 )
 
 func patches(c *fake.Clientset) int {
@@ -34,14 +35,14 @@ func TestRegisterCreatesOrTakesOver(t *testing.T) {
 	n, _ := newNode(t, func(c *Config) { c.Labels = map[string]string{"team": "a"} })
 
 	client := fake.NewClientset()
-	created, err := n.Register(ctx, client)
+	created, err := n.Register(ctx, clientgo.Adapt(client))
 	require.NoError(t, err)
 	assert.Equal(t, "a", created.Labels["team"])
 
 	// An existing Node with stale kubelet labels and someone else's label.
 	client = fake.NewClientset(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1",
 		Labels: map[string]string{"kubernetes.io/hostname": "old-host", "keep": "me"}}})
-	got, err := n.Register(ctx, client)
+	got, err := n.Register(ctx, clientgo.Adapt(client))
 	require.NoError(t, err)
 	assert.Equal(t, "node-1", got.Labels["kubernetes.io/hostname"], "the kubelet's labels are brought back")
 	assert.Equal(t, "me", got.Labels["keep"], "others' labels are kept")
@@ -52,7 +53,7 @@ func TestRegisterCreatesOrTakesOver(t *testing.T) {
 
 	// --enable-controller-attach-detach=false takes the annotation away.
 	off, _ := newNode(t, func(c *Config) { c.ControllerManagedAttachDetach = ptr.To(false) })
-	got, err = off.Register(ctx, fake.NewClientset(got))
+	got, err = off.Register(ctx, clientgo.Adapt(fake.NewClientset(got)))
 	require.NoError(t, err)
 	assert.NotContains(t, got.Annotations, AnnotationControllerManagedAttach)
 }
@@ -64,7 +65,7 @@ func TestReporterPatchesOnChangeOrEveryReportFrequency(t *testing.T) {
 		c.ReadyChecks = []Check{func(context.Context) error { return checkErr }}
 	})
 	client := fake.NewClientset()
-	r, err := NewReporter(ReporterConfig{Client: client, Node: n, Clock: clk})
+	r, err := NewReporter(ReporterConfig{Client: clientgo.Adapt(client), Node: n, Clock: clk})
 	require.NoError(t, err)
 	require.NoError(t, r.register(ctx))
 
@@ -96,7 +97,7 @@ func TestReporterRegistersAgainWhenTheNodeIsDeleted(t *testing.T) {
 	ctx := context.Background()
 	n, clk := newNode(t, nil)
 	client := fake.NewClientset()
-	r, err := NewReporter(ReporterConfig{Client: client, Node: n, Clock: clk})
+	r, err := NewReporter(ReporterConfig{Client: clientgo.Adapt(client), Node: n, Clock: clk})
 	require.NoError(t, err)
 	require.NoError(t, r.register(ctx))
 	require.NoError(t, client.CoreV1().Nodes().Delete(ctx, "node-1", metav1.DeleteOptions{}))
@@ -109,7 +110,7 @@ func TestReporterRetriesFiveTimes(t *testing.T) {
 	ctx := context.Background()
 	n, clk := newNode(t, nil)
 	client := fake.NewClientset()
-	r, err := NewReporter(ReporterConfig{Client: client, Node: n, Clock: clk})
+	r, err := NewReporter(ReporterConfig{Client: clientgo.Adapt(client), Node: n, Clock: clk})
 	require.NoError(t, err)
 	require.NoError(t, r.register(ctx))
 	gets := 0
@@ -134,7 +135,7 @@ func TestRunRegistersWithBackoffAndStops(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	r, err := NewReporter(ReporterConfig{Client: client, Node: n, Clock: clk})
+	r, err := NewReporter(ReporterConfig{Client: clientgo.Adapt(client), Node: n, Clock: clk})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
@@ -151,7 +152,7 @@ func TestRunRegistersWithBackoffAndStops(t *testing.T) {
 func TestNewReporterValidates(t *testing.T) {
 	_, err := NewReporter(ReporterConfig{})
 	assert.EqualError(t, err, "nodestatus: ReporterConfig.Client is nil")
-	_, err = NewReporter(ReporterConfig{Client: fake.NewClientset()})
+	_, err = NewReporter(ReporterConfig{Client: clientgo.Adapt(fake.NewClientset())})
 	assert.EqualError(t, err, "nodestatus: ReporterConfig.Node is nil")
 }
 
@@ -165,7 +166,7 @@ func TestRunReportsReadyAtOnceAfterRegistering(t *testing.T) {
 		c.ReadyChecks = []Check{func(context.Context) error { mu.Lock(); defer mu.Unlock(); return checkErr }}
 	})
 	client := fake.NewClientset()
-	r, err := NewReporter(ReporterConfig{Client: client, Node: n, Clock: clk})
+	r, err := NewReporter(ReporterConfig{Client: clientgo.Adapt(client), Node: n, Clock: clk})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)

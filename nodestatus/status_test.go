@@ -16,6 +16,8 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+
+	"github.com/nodekit-dev/nodekit/kubeapi/clientgo"
 )
 
 var t0 = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
@@ -234,7 +236,7 @@ func TestNodeEventsOnChange(t *testing.T) {
 		c.ReadyChecks = []Check{func(context.Context) error { return down }}
 	})
 	ctx := context.Background()
-	node, err := n.Register(ctx, fake.NewClientset())
+	node, err := n.Register(ctx, clientgo.Adapt(fake.NewClientset()))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"NodeHasSufficientMemory: Node node-1 status is now: NodeHasSufficientMemory",
 		"NodeHasNoDiskPressure: Node node-1 status is now: NodeHasNoDiskPressure",
