@@ -98,13 +98,13 @@ func TestPackageDependencies(t *testing.T) {
 		{"cadvisor", nil, []string{containerd, clientGo, kuberuntimePkg}, 30},
 		// cadvisor's Stats for the summary (distribution/reference, go-digest).
 		{"server", []string{"cadvisor", "containerlog", "internal/fsstats", "podpath", "resources", "cgroupmgr", "kubecontainer"}, []string{clientGo}, 48},
-		// The kubelet's authn/authz over client-go's TokenReview and
+		// The kubelet's authn/authz over kubeapi's TokenReview and
 		// SubjectAccessReview, not k8s.io/apiserver (#34: CEL, OpenTelemetry
-		// and 25 modules more); still a package apart, for client-go.
-		{"server/serverauth", nil, []string{criAPI, containerd, "k8s.io/apiserver"}, 58},
+		// and 25 modules more), nor client-go's typed clientset.
+		{"server/serverauth", []string{"kubeapi"}, []string{criAPI, containerd, "k8s.io/apiserver", "k8s.io/client-go/kubernetes"}, 41},
 		// The kubelet's listeners: server's handlers behind serverauth.
-		{"server/serving", []string{"cadvisor", "cgroupmgr", "containerlog", "internal/fsstats", "kubecontainer", "podpath", "resources", "server", "server/serverauth"},
-			[]string{"k8s.io/apiserver"}, 77},
+		{"server/serving", []string{"cadvisor", "cgroupmgr", "containerlog", "internal/fsstats", "kubeapi", "kubecontainer", "podpath", "resources", "server", "server/serverauth"},
+			[]string{"k8s.io/apiserver", "k8s.io/client-go/kubernetes"}, 60},
 		// client-go's tools/cache for APINode's reflector (the kubelet's node informer).
 		{"nodestatus", []string{"internal/fsstats", "kubeapi", "kubecontainer", "resources"}, []string{grpc, criAPI, prometheus, containerd, "k8s.io/client-go/kubernetes"}, 45},
 		{"mirrorpod", []string{"kubeapi"}, []string{grpc, criAPI, prometheus, containerd, "k8s.io/client-go/kubernetes"}, 26},

@@ -69,8 +69,8 @@ spec:
 	// The API port as the kubelet's: TLS, webhook authentication and
 	// authorization against the API server.
 	port := freePorts(t, 1)[0]
-	webhook := serverauth.Config{NodeName: api.Node, TokenReviews: api.NodeClient.AuthenticationV1(),
-		SubjectAccessReviews: api.NodeClient.AuthorizationV1(),
+	webhook := serverauth.Config{NodeName: api.Node, TokenReviews: api.NodeClient.AuthenticationV1().TokenReviews(),
+		SubjectAccessReviews: api.NodeClient.AuthorizationV1().SubjectAccessReviews(),
 		Authentication: kubeletconfig.KubeletAuthentication{Webhook: kubeletconfig.KubeletWebhookAuthentication{Enabled: ptr.To(true)},
 			Anonymous: kubeletconfig.KubeletAnonymousAuthentication{Enabled: ptr.To(false)}},
 		Authorization: kubeletconfig.KubeletAuthorization{Mode: kubeletconfig.KubeletAuthorizationModeWebhook}}

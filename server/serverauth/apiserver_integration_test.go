@@ -23,8 +23,9 @@ import (
 // refused exec.
 func TestFilterAgainstTheAPIServer(t *testing.T) {
 	api := testenv.NeedAPIServer(t)
+	node := testenv.KubeAPI(t, api.NodeConfig)
 	auth, err := serverauth.New(serverauth.Config{NodeName: api.Node,
-		TokenReviews: api.NodeClient.AuthenticationV1(), SubjectAccessReviews: api.NodeClient.AuthorizationV1()})
+		TokenReviews: node.TokenReviews(), SubjectAccessReviews: node.SubjectAccessReviews()})
 	require.NoError(t, err)
 	call := func(token string) (int, string) {
 		r := httptest.NewRequest(http.MethodPost, "/exec/default/p/c", nil)

@@ -9,11 +9,13 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	authenticationv1 "k8s.io/client-go/kubernetes/typed/authentication/v1"
-	authorizationv1 "k8s.io/client-go/kubernetes/typed/authorization/v1"
+	authnv1 "k8s.io/api/authentication/v1"
+	authzv1 "k8s.io/api/authorization/v1"
 	kubeletconfig "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
+
+	"github.com/nodekit-dev/nodekit/kubeapi"
 )
 
 // The defaults of KubeletConfiguration v1beta1.
@@ -38,10 +40,11 @@ type Config struct {
 	Authentication kubeletconfig.KubeletAuthentication
 	Authorization  kubeletconfig.KubeletAuthorization
 	// TokenReviews and SubjectAccessReviews reach the API server for the
-	// webhooks (a clientset's AuthenticationV1() and AuthorizationV1());
-	// a webhook without its client is an error.
-	TokenReviews         authenticationv1.AuthenticationV1Interface
-	SubjectAccessReviews authorizationv1.AuthorizationV1Interface
+	// webhooks (a kubeapi.Interface's TokenReviews() and
+	// SubjectAccessReviews(), or a clientset's typed clients); a webhook
+	// without its client is an error.
+	TokenReviews         kubeapi.Creator[*authnv1.TokenReview]
+	SubjectAccessReviews kubeapi.Creator[*authzv1.SubjectAccessReview]
 	// Clock times the caches and the client CA's reloads (default
 	// clock.RealClock{}).
 	Clock clock.WithTicker

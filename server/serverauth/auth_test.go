@@ -165,7 +165,7 @@ func TestFilterWebhooks(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			auth, err := serverauth.New(serverauth.Config{NodeName: "node-1",
 				Authentication: kubeletconfig.KubeletAuthentication{Anonymous: kubeletconfig.KubeletAnonymousAuthentication{Enabled: ptr.To(tc.anonymous)}},
-				TokenReviews:   api.AuthenticationV1(), SubjectAccessReviews: api.AuthorizationV1()})
+				TokenReviews:   api.AuthenticationV1().TokenReviews(), SubjectAccessReviews: api.AuthorizationV1().SubjectAccessReviews()})
 			require.NoError(t, err)
 			r := httptest.NewRequest(tc.method, tc.path, nil)
 			if tc.token != "" {
@@ -183,7 +183,7 @@ func TestFilterCachesAnswers(t *testing.T) {
 	api := newAPIServer(t)
 	api.tokens["alice-token"] = "alice"
 	api.allowed["alice get stats"] = true
-	auth, err := serverauth.New(serverauth.Config{NodeName: "node-1", TokenReviews: api.AuthenticationV1(), SubjectAccessReviews: api.AuthorizationV1()})
+	auth, err := serverauth.New(serverauth.Config{NodeName: "node-1", TokenReviews: api.AuthenticationV1().TokenReviews(), SubjectAccessReviews: api.AuthorizationV1().SubjectAccessReviews()})
 	require.NoError(t, err)
 	for range 5 {
 		r := httptest.NewRequest("GET", "/stats/summary", nil)
@@ -203,9 +203,9 @@ func TestNewRefusesWhatCannotWork(t *testing.T) {
 		err string
 	}{
 		{serverauth.Config{}, "serverauth: NodeName is required"},
-		{serverauth.Config{NodeName: "n", SubjectAccessReviews: api.AuthorizationV1()},
+		{serverauth.Config{NodeName: "n", SubjectAccessReviews: api.AuthorizationV1().SubjectAccessReviews()},
 			"serverauth: authentication.webhook.enabled needs an API server (no TokenReviews client)"},
-		{serverauth.Config{NodeName: "n", TokenReviews: api.AuthenticationV1()},
+		{serverauth.Config{NodeName: "n", TokenReviews: api.AuthenticationV1().TokenReviews()},
 			"serverauth: authorization.mode Webhook needs an API server (no SubjectAccessReviews client)"},
 		{serverauth.Config{NodeName: "n", Authentication: kubeletconfig.KubeletAuthentication{Webhook: kubeletconfig.KubeletWebhookAuthentication{Enabled: ptr.To(false)}},
 			Authorization: kubeletconfig.KubeletAuthorization{Mode: kubeletconfig.KubeletAuthorizationModeAlwaysAllow}},
@@ -215,7 +215,7 @@ func TestNewRefusesWhatCannotWork(t *testing.T) {
 			Authorization: kubeletconfig.KubeletAuthorization{Mode: "RBAC"}},
 			`serverauth: authorization.mode: Unsupported value: "RBAC": supported values: "AlwaysAllow", "Webhook"`},
 		{serverauth.Config{NodeName: "n", Authentication: kubeletconfig.KubeletAuthentication{X509: kubeletconfig.KubeletX509Authentication{ClientCAFile: "/nonexistent/ca.crt"}},
-			TokenReviews: api.AuthenticationV1(), SubjectAccessReviews: api.AuthorizationV1()},
+			TokenReviews: api.AuthenticationV1().TokenReviews(), SubjectAccessReviews: api.AuthorizationV1().SubjectAccessReviews()},
 			"serverauth: authentication.x509.clientCAFile:"},
 	} {
 		_, err := serverauth.New(tc.cfg)
@@ -241,7 +241,7 @@ func TestClientCertificatesOverTLS(t *testing.T) {
 	api.allowed["kube-apiserver-kubelet-client create proxy"] = true
 	auth, err := serverauth.New(serverauth.Config{NodeName: "node-1",
 		Authentication: kubeletconfig.KubeletAuthentication{X509: kubeletconfig.KubeletX509Authentication{ClientCAFile: caFile}},
-		TokenReviews:   api.AuthenticationV1(), SubjectAccessReviews: api.AuthorizationV1()})
+		TokenReviews:   api.AuthenticationV1().TokenReviews(), SubjectAccessReviews: api.AuthorizationV1().SubjectAccessReviews()})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -308,7 +308,7 @@ func TestFilterAuthenticatesAsTheAPIServer(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Now())
 	auth, err := serverauth.New(serverauth.Config{NodeName: "node-1", Clock: clk,
 		Authentication: kubeletconfig.KubeletAuthentication{Anonymous: kubeletconfig.KubeletAnonymousAuthentication{Enabled: ptr.To(true)}},
-		TokenReviews:   api.AuthenticationV1(), SubjectAccessReviews: api.AuthorizationV1()})
+		TokenReviews:   api.AuthenticationV1().TokenReviews(), SubjectAccessReviews: api.AuthorizationV1().SubjectAccessReviews()})
 	require.NoError(t, err)
 	var seen http.Header
 	record := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen = r.Header.Clone(); ok(w, r) })
@@ -351,7 +351,7 @@ func TestClientCAIsReloaded(t *testing.T) {
 		Authentication: kubeletconfig.KubeletAuthentication{X509: kubeletconfig.KubeletX509Authentication{ClientCAFile: caFile},
 			Webhook: kubeletconfig.KubeletWebhookAuthentication{Enabled: ptr.To(false)}},
 		Authorization: kubeletconfig.KubeletAuthorization{Mode: kubeletconfig.KubeletAuthorizationModeAlwaysAllow},
-		TokenReviews:  api.AuthenticationV1(), SubjectAccessReviews: api.AuthorizationV1()})
+		TokenReviews:  api.AuthenticationV1().TokenReviews(), SubjectAccessReviews: api.AuthorizationV1().SubjectAccessReviews()})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -13,7 +13,8 @@ import (
 
 	authnv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	authenticationv1 "k8s.io/client-go/kubernetes/typed/authentication/v1"
+
+	"github.com/nodekit-dev/nodekit/kubeapi"
 )
 
 // authenticateFunc says who sent r: not ok without its kind of
@@ -148,7 +149,7 @@ func wsProtocolUser(tokens *tokenReviewer) authenticateFunc {
 // tokenReviewer asks the API server's TokenReview who a token is, caching
 // each answer (keyed by the token's hash) for ttl.
 type tokenReviewer struct {
-	client authenticationv1.AuthenticationV1Interface
+	client kubeapi.Creator[*authnv1.TokenReview]
 	cache  *expiring[tokenAnswer]
 	ttl    time.Duration
 	now    func() time.Time
@@ -169,7 +170,7 @@ func (t *tokenReviewer) review(ctx context.Context, token string) (User, bool, e
 	defer cancel()
 	var res *authnv1.TokenReview
 	err := withRetries(ctx, func() (err error) {
-		res, err = t.client.TokenReviews().Create(ctx, &authnv1.TokenReview{Spec: authnv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
+		res, err = t.client.Create(ctx, &authnv1.TokenReview{Spec: authnv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
 		return err
 	})
 	if err != nil {

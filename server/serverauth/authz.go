@@ -12,14 +12,15 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	authorizationv1 "k8s.io/client-go/kubernetes/typed/authorization/v1"
+
+	"github.com/nodekit-dev/nodekit/kubeapi"
 )
 
 // accessReviewer asks the API server's SubjectAccessReview whether a
 // request is allowed, caching allowed answers for allowTTL and denied ones
 // for denyTTL (errors are not cached).
 type accessReviewer struct {
-	client            authorizationv1.AuthorizationV1Interface
+	client            kubeapi.Creator[*authzv1.SubjectAccessReview]
 	cache             *expiring[bool]
 	allowTTL, denyTTL time.Duration
 	now               func() time.Time
@@ -47,7 +48,7 @@ func (s *accessReviewer) allowed(ctx context.Context, a Attributes) (bool, error
 	defer cancel()
 	var res *authzv1.SubjectAccessReview
 	err = withRetries(ctx, func() (err error) {
-		res, err = s.client.SubjectAccessReviews().Create(ctx, &authzv1.SubjectAccessReview{Spec: spec}, metav1.CreateOptions{})
+		res, err = s.client.Create(ctx, &authzv1.SubjectAccessReview{Spec: spec}, metav1.CreateOptions{})
 		return err
 	})
 	if err != nil {

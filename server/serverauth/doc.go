@@ -38,7 +38,7 @@
 //
 //	auth, err := serverauth.New(serverauth.Config{NodeName: node,
 //		Authentication: cfg.Authentication, Authorization: cfg.Authorization,
-//		TokenReviews: client.AuthenticationV1(), SubjectAccessReviews: client.AuthorizationV1()})
+//		TokenReviews: client.TokenReviews(), SubjectAccessReviews: client.SubjectAccessReviews()})
 //	go auth.Run(ctx) // reloads the client CA
 //	tlsCfg, err := serverauth.TLSConfig(serverauth.TLSOptions{CertDir: "/var/lib/kubelet/pki", Hostname: node})
 //	srv := &http.Server{Handler: auth.Filter(api), TLSConfig: tlsCfg}

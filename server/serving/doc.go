@@ -9,7 +9,7 @@
 //	servers, err := serving.Listen(serving.Config{Address: "0.0.0.0", Port: 10250,
 //		HealthzAddress: "127.0.0.1", HealthzPort: 10248,
 //		Auth: serverauth.Config{NodeName: "n1", Authentication: authn, Authorization: authz,
-//			TokenReviews: client.AuthenticationV1(), SubjectAccessReviews: client.AuthorizationV1()},
+//			TokenReviews: client.TokenReviews(), SubjectAccessReviews: client.SubjectAccessReviews()},
 //		API: agent.APIHandler(), ReadOnly: agent.ReadOnlyHandler(), Healthz: agent.APIHandler().Healthz()})
 //	if err != nil {
 //		return err
