@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/flowcontrol"
 )
 
 // NewScheme returns a scheme of the groups a Clientset speaks: core/v1,
@@ -39,12 +40,21 @@ type Clientset struct {
 }
 
 // New returns a Clientset for cfg (server, identity, content types, rate
-// limits: each group's REST client gets its own limiter from QPS and
-// Burst, as client-go's) over httpClient, which carries cfg's transport
+// limits: one limiter from QPS and Burst for all groups, as client-go's
+// clientset) over httpClient, which carries cfg's transport
 // (rest.HTTPClientFor makes one).
 func New(cfg *rest.Config, httpClient *http.Client) (*Clientset, error) {
 	if cfg == nil || httpClient == nil {
 		return nil, fmt.Errorf("kubeapi: New: a rest.Config and an http.Client are required")
+	}
+	cfg = rest.CopyConfig(cfg)
+	if cfg.RateLimiter == nil && cfg.QPS > 0 {
+		// One limiter for every group, as client-go's clientset: QPS and
+		// Burst are the client's, not each group's.
+		if cfg.Burst <= 0 {
+			return nil, fmt.Errorf("kubeapi: New: Burst must be positive with QPS %v and no RateLimiter", cfg.QPS)
+		}
+		cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
 	}
 	scheme := NewScheme()
 	codecs := serializer.NewCodecFactory(scheme)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 
 	"github.com/nodekit-dev/nodekit/kubeapi"
@@ -144,6 +146,30 @@ func TestDeleteSendsItsOptions(t *testing.T) {
 func TestNewRequiresAConfigAndAClient(t *testing.T) {
 	_, err := kubeapi.New(nil, nil)
 	assert.EqualError(t, err, "kubeapi: New: a rest.Config and an http.Client are required")
+	_, err = kubeapi.New(&rest.Config{QPS: 5}, http.DefaultClient)
+	assert.EqualError(t, err, "kubeapi: New: Burst must be positive with QPS 5 and no RateLimiter")
+}
+
+// QPS and Burst limit the client, all groups together, as client-go's
+// clientset: a request to one group waits behind another's.
+func TestOneRateLimitForAllGroups(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"kind":"Node","apiVersion":"v1","metadata":{"name":"n1"}}`))
+	}))
+	defer srv.Close()
+	cfg := &rest.Config{Host: srv.URL, QPS: 0.001, Burst: 1}
+	hc, err := rest.HTTPClientFor(cfg)
+	require.NoError(t, err)
+	cs, err := kubeapi.New(cfg, hc)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err = cs.Nodes().Get(ctx, "n1", metav1.GetOptions{})
+	require.NoError(t, err, "the burst's one request")
+	_, err = cs.Leases("kube-node-lease").Get(ctx, "n1", metav1.GetOptions{})
+	// client-go's limiter fails at once a wait that would pass the deadline.
+	assert.ErrorContains(t, err, "rate: Wait(n=1) would exceed context deadline")
 }
 
 // The API server's Status answers are client-go's errors: apierrors'
@@ -165,4 +191,27 @@ func TestAnErrorStatusIsAnAPIError(t *testing.T) {
 	_, err = cs.Pods("ns").Get(context.Background(), "web", metav1.GetOptions{})
 	assert.True(t, apierrors.IsNotFound(err), "%v", err)
 	assert.EqualError(t, err, `pods "web" not found`)
+}
+
+var _ record.EventSink = kubeapi.EventSink{}
+
+// The event sink writes each event into its own namespace: create, update,
+// and the recorder's strategic merge patches.
+func TestEventSinkWritesIntoTheEventsNamespace(t *testing.T) {
+	ev := &v1.Event{TypeMeta: metav1.TypeMeta{Kind: "Event", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: "web.1", Namespace: "ns"}}
+	cs, seen := fakeAPI(t, func(*http.Request) any { return ev })
+	sink := kubeapi.EventSink{Client: cs}
+	_, err := sink.Create(ev)
+	require.NoError(t, err)
+	_, err = sink.Update(ev)
+	require.NoError(t, err)
+	_, err = sink.Patch(ev, []byte(`{"count":2}`))
+	require.NoError(t, err)
+	require.Len(t, *seen, 3)
+	assert.Equal(t, request{Method: "POST", Path: "/api/v1/namespaces/ns/events", ContentType: "application/json"},
+		request{Method: (*seen)[0].Method, Path: (*seen)[0].Path, ContentType: (*seen)[0].ContentType})
+	assert.Equal(t, "PUT /api/v1/namespaces/ns/events/web.1", (*seen)[1].Method+" "+(*seen)[1].Path)
+	assert.Equal(t, "PATCH /api/v1/namespaces/ns/events/web.1 application/strategic-merge-patch+json",
+		(*seen)[2].Method+" "+(*seen)[2].Path+" "+(*seen)[2].ContentType)
+	assert.Equal(t, map[string]any{"count": float64(2)}, (*seen)[2].Body)
 }
