@@ -150,15 +150,15 @@ func TestPackageDependencies(t *testing.T) {
 		// The kubelet's composition: every package a node agent runs, not
 		// the process's parts (serverauth, kubeletflags),
 		// nor runtime/fake (Config.RuntimeOnHost says where the runtime is).
-		{"nodeagent", []string{"containerlog", "admission", "allocation", "cadvisor", "cgroupmgr", "credentials", "csi", "csi/apiclient", "csi/nodeinfo", "eviction", "fieldpath", "gc", "internal/fsstats", "kubeapi", "kubeapi/clientgo", "kubecontainer",
+		{"nodeagent", []string{"containerlog", "admission", "allocation", "cadvisor", "cgroupmgr", "credentials", "csi", "csi/apiclient", "csi/nodeinfo", "eviction", "fieldpath", "gc", "internal/fsstats", "kubeapi", "kubecontainer",
 			"kuberuntime", "mirrorpod", "nodestatus", "oomwatch", "pleg", "pleg/plegmetrics", "pluginmanager", "podpath", "podsource", "podsource/apiserver", "podstartup", "podstatus",
 			"podstatus/apiclient", "podsync", "podworkers", "prober", "prober/probe", "resources", "runtime", "runtime/criconv",
-			"server", "statuscache", "userns", "volume", "volume/apiclient"}, nil, 77},
+			"server", "statuscache", "userns", "volume", "volume/apiclient"}, nil, 75},
 		// Hollow nodes: nodeagent, each on its own runtime/fake.
-		{"hollow", []string{"containerlog", "admission", "allocation", "cadvisor", "cgroupmgr", "credentials", "csi", "csi/apiclient", "csi/nodeinfo", "eviction", "fieldpath", "gc", "internal/fsstats", "kubeapi", "kubeapi/clientgo", "kubecontainer",
+		{"hollow", []string{"containerlog", "admission", "allocation", "cadvisor", "cgroupmgr", "credentials", "csi", "csi/apiclient", "csi/nodeinfo", "eviction", "fieldpath", "gc", "internal/fsstats", "kubeapi", "kubecontainer",
 			"kuberuntime", "mirrorpod", "nodeagent", "nodestatus", "oomwatch", "pleg", "pleg/plegmetrics", "pluginmanager", "podpath", "podsource", "podsource/apiserver", "podstartup", "podstatus",
 			"podstatus/apiclient", "podsync", "podworkers", "prober", "prober/probe", "resources", "runtime", "runtime/criconv", "runtime/fake",
-			"server", "statuscache", "userns", "volume", "volume/apiclient"}, nil, 77},
+			"server", "statuscache", "userns", "volume", "volume/apiclient"}, nil, 76},
 	} {
 		t.Run(tc.pkg, func(t *testing.T) {
 			out, err := exec.Command("go", "list", "-deps", "-f",
@@ -198,6 +198,20 @@ func TestAgentsDoNotLinkTheFakeRuntime(t *testing.T) {
 		out, err := exec.Command("go", "list", "-deps", module+"/"+pkg).CombinedOutput()
 		require.NoError(t, err, "go list: %s", out)
 		assert.NotContains(t, strings.Fields(string(out)), module+"/runtime/fake", "%s links runtime/fake", pkg)
+	}
+}
+
+// TestAgentsDoNotLinkTheTypedClientset: an agent speaks to the API server
+// through kubeapi; client-go's typed clientset registers every API group
+// at start and links discovery's OpenAPI (8.7 MB resident, #34). Only
+// kubeapi/clientgo, for users who have a clientset, and tests link it.
+func TestAgentsDoNotLinkTheTypedClientset(t *testing.T) {
+	for _, pkg := range []string{"nodeagent", "hollow", "examples/kubelet", "examples/hollownodes"} {
+		out, err := exec.Command("go", "list", "-deps", module+"/"+pkg).CombinedOutput()
+		require.NoError(t, err, "go list: %s", out)
+		for _, p := range []string{"k8s.io/client-go/kubernetes", "k8s.io/client-go/kubernetes/scheme", "k8s.io/client-go/discovery"} {
+			assert.NotContains(t, strings.Fields(string(out)), p, "%s links %s", pkg, p)
+		}
 	}
 }
 

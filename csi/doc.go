@@ -27,7 +27,7 @@
 // Node's csi.volume.kubernetes.io/nodeid annotation and topology labels,
 // the CSINode object). A driver whose socket goes is uninstalled again.
 //
-//	info := nodeinfo.New(nodeinfo.Config{Client: clientset, NodeName: "node-1"})
+//	info := nodeinfo.New(nodeinfo.Config{Client: client, NodeName: "node-1"}) // a kubeapi.Interface
 //	drivers := csi.NewRegistry(csi.RegistryConfig{NodeInfo: info})
 //	plugins, _ := pluginmanager.New(pluginmanager.Config{Dir: rootDir + "/plugins_registry",
 //		Handlers: map[string]pluginmanager.Handler{registerapi.CSIPlugin: drivers}})

@@ -32,7 +32,6 @@ import (
 	"github.com/nodekit-dev/nodekit/hollow"
 	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
-	"github.com/nodekit-dev/nodekit/nodeagent"
 )
 
 func envInt(name string, def int) int {
@@ -113,11 +112,7 @@ func runHollowScale(b *testing.B, api *testenv.APIServer, nodesN, podsN int, win
 	admin := rest.CopyConfig(api.AdminConfig)
 	admin.QPS, admin.Burst = 2000, 2000
 	// Connections of its own, closed at the end: nothing left running.
-	conns, err := nodeagent.NewAPIConnections(admin)
-	require.NoError(b, err)
-	defer conns.Close()
-	creator, err := conns.Client(admin)
-	require.NoError(b, err)
+	creator := testenv.Client(b, admin)
 	pods := creator.CoreV1().Pods("default")
 	selector := "hollow-bench=" + run
 	defer func() {

@@ -10,12 +10,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/nodekit-dev/nodekit/kubeapi"
 	"github.com/nodekit-dev/nodekit/nodeagent"
 	"github.com/nodekit-dev/nodekit/nodestatus"
 	"github.com/nodekit-dev/nodekit/runtime"
@@ -32,7 +32,7 @@ type Node struct {
 	agent  *nodeagent.Agent
 	fake   *fake.Runtime
 	client *runtime.Client
-	api    kubernetes.Interface
+	api    kubeapi.Interface
 }
 
 // newNode starts node i's fake runtime and composes its agent.
@@ -77,7 +77,7 @@ func (n *Nodes) newNode(ctx context.Context, i int) (_ *Node, err error) {
 
 // nodeClient is a node's API client: the shared connections, its own
 // rate limiter (the kubelet's QPS and burst).
-func nodeClient(cfg Config, conns *nodeagent.APIConnections) (kubernetes.Interface, error) {
+func nodeClient(cfg Config, conns *nodeagent.APIConnections) (kubeapi.Interface, error) {
 	rc := rest.CopyConfig(cfg.Rest)
 	rc.QPS, rc.Burst, rc.RateLimiter = cfg.QPS, cfg.Burst, nil
 	c, err := conns.Client(rc)
@@ -139,8 +139,8 @@ func (n *Nodes) forgetNodes() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, node := range n.nodes {
-		err := node.api.CoreV1().Nodes().Delete(ctx, node.Name, metav1.DeleteOptions{})
-		err = errors.Join(err, node.api.CoordinationV1().Leases(nodestatus.LeaseNamespace).Delete(ctx, node.Name, metav1.DeleteOptions{}))
+		err := node.api.Nodes().Delete(ctx, node.Name, metav1.DeleteOptions{})
+		err = errors.Join(err, node.api.Leases(nodestatus.LeaseNamespace).Delete(ctx, node.Name, metav1.DeleteOptions{}))
 		if err != nil {
 			n.cfg.Log.V(2).Info("removing the node", "node", node.Name, "error", err.Error())
 		}

@@ -20,6 +20,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/nodekit-dev/nodekit/internal/poll"
+	"github.com/nodekit-dev/nodekit/kubeapi/clientgo"
 	"github.com/nodekit-dev/nodekit/nodeagent"
 	"github.com/nodekit-dev/nodekit/nodestatus"
 	"github.com/nodekit-dev/nodekit/runtime"
@@ -173,7 +174,7 @@ func TestAgentSplitsItsRequestsAcrossClients(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 	cfg := hollowConfig(t, clk, webManifest(t))
 	main, events, heartbeat := fakeclient.NewClientset(), fakeclient.NewClientset(), fakeclient.NewClientset()
-	cfg.Client, cfg.EventClient, cfg.HeartbeatClient = main, events, heartbeat
+	cfg.Client, cfg.EventClient, cfg.HeartbeatClient = clientgo.Adapt(main), clientgo.Adapt(events), clientgo.Adapt(heartbeat)
 	a, err := nodeagent.New(ctx, cfg)
 	require.NoError(t, err)
 	runAgent(t, ctx, a)
@@ -199,7 +200,7 @@ func TestAgentJoinsTheClusterWithAClient(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 	cfg := hollowConfig(t, clk, manifests)
 	client := fakeclient.NewClientset()
-	cfg.Client = client
+	cfg.Client = clientgo.Adapt(client)
 	a, err := nodeagent.New(ctx, cfg)
 	require.NoError(t, err)
 	runAgent(t, ctx, a)

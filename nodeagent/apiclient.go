@@ -7,9 +7,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/nodekit-dev/nodekit/kubeapi"
 	"github.com/nodekit-dev/nodekit/server"
 
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
 
@@ -52,7 +52,7 @@ type APIClientConfig struct {
 // HeartbeatClient, as the kubelet's three clients, over connections of
 // its own (APIConnections), which Close ends.
 type APIClient struct {
-	Client, Events, Heartbeat kubernetes.Interface
+	Client, Events, Heartbeat kubeapi.Interface
 	conns                     *APIConnections
 }
 
@@ -99,7 +99,7 @@ func NewAPIClient(cfg APIClientConfig) (*APIClient, error) {
 	events.QPS, events.Burst = cfg.EventQPS, cfg.EventBurst
 	heartbeat.QPS, heartbeat.Timeout = -1, cfg.HeartbeatTimeout
 	for _, cc := range []struct {
-		to  *kubernetes.Interface
+		to  *kubeapi.Interface
 		cfg *rest.Config
 	}{{&c.Client, restCfg}, {&c.Events, events}, {&c.Heartbeat, heartbeat}} {
 		if *cc.to, err = c.conns.Client(cc.cfg); err != nil {

@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/nodekit-dev/nodekit/kubeapi"
 	"github.com/nodekit-dev/nodekit/nodeagent"
 	"github.com/nodekit-dev/nodekit/server/serverauth/serverauthtest"
 )
@@ -43,7 +43,7 @@ func TestNewAPIClient(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	assert.Equal(t, float32(1), rc.QPS, "the caller's config is not changed")
-	node, err := c.Client.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
+	node, err := c.Client.Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, "n1", node.Name)
 }
@@ -72,10 +72,10 @@ func TestAPIClientsHaveTheirOwnLimits(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	// A wait past the deadline fails at once (client-go's limiter).
-	get := func(client kubernetes.Interface) error {
+	get := func(client kubeapi.Interface) error {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		_, err := client.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
+		_, err := client.Nodes().Get(ctx, "n1", metav1.GetOptions{})
 		return err
 	}
 	require.NoError(t, get(c.Client))
@@ -105,9 +105,9 @@ func TestAPIClientMetrics(t *testing.T) {
 	c, err := nodeagent.NewAPIClient(nodeagent.APIClientConfig{Rest: &rest.Config{Host: srv.URL}, Registerer: reg})
 	require.NoError(t, err)
 	defer c.Close()
-	_, err = c.Client.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
+	_, err = c.Client.Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
 	require.NoError(t, err)
-	_, err = c.Client.CoreV1().Nodes().Get(context.Background(), "n2", metav1.GetOptions{})
+	_, err = c.Client.Nodes().Get(context.Background(), "n2", metav1.GetOptions{})
 	require.Error(t, err)
 
 	host := strings.TrimPrefix(srv.URL, "http://")

@@ -8,8 +8,9 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/nodekit-dev/nodekit/kubeapi"
 )
 
 // APIConnections is a pool of connections to the API server that one or
@@ -49,7 +50,7 @@ func NewAPIConnections(rc *rest.Config) (*APIConnections, error) {
 
 // Client returns a client with rc's identity and rate limits (QPS, Burst:
 // each client its own limiter) over the pool's connections.
-func (c *APIConnections) Client(rc *rest.Config) (kubernetes.Interface, error) {
+func (c *APIConnections) Client(rc *rest.Config) (kubeapi.Interface, error) {
 	var base http.RoundTripper = c.transport
 	if c.wrap != nil {
 		base = c.wrap(base)
@@ -58,7 +59,7 @@ func (c *APIConnections) Client(rc *rest.Config) (kubernetes.Interface, error) {
 	if err != nil {
 		return nil, fmt.Errorf("API client: %w", err)
 	}
-	return kubernetes.NewForConfigAndClient(rc, &http.Client{Transport: rt, Timeout: rc.Timeout})
+	return kubeapi.New(rc, &http.Client{Transport: rt, Timeout: rc.Timeout})
 }
 
 // Close closes every connection; the pool dials no more. Call it once the

@@ -35,7 +35,7 @@ func TestAPIConnectionsCloseEveryConnection(t *testing.T) {
 	client, err := conns.Client(rc)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	w, err := client.CoreV1().Pods("").Watch(ctx, metav1.ListOptions{})
+	w, err := client.Pods("").Watch(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
 	<-watching
 	conns.Close()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nodekit-dev/nodekit/cgroupmgr"
 	"github.com/nodekit-dev/nodekit/internal/poll"
+	"github.com/nodekit-dev/nodekit/kubeapi/clientgo"
 	"github.com/nodekit-dev/nodekit/nodeagent"
 )
 
@@ -60,7 +61,7 @@ func TestCgroupV1WarningEvent(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Now())
 	cfg := hollowConfig(t, clk, "")
 	client := fakeclient.NewClientset()
-	cfg.Client, cfg.RuntimeOnHost, cfg.FailCgroupV1, cfg.CgroupsPerQOS = client, ptr.To(true), ptr.To(false), ptr.To(false)
+	cfg.Client, cfg.RuntimeOnHost, cfg.FailCgroupV1, cfg.CgroupsPerQOS = clientgo.Adapt(client), ptr.To(true), ptr.To(false), ptr.To(false)
 	a, err := nodeagent.New(ctx, cfg)
 	require.NoError(t, err)
 	runCtx, stop := context.WithCancel(ctx)

@@ -8,9 +8,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 
@@ -18,7 +15,6 @@ import (
 	csiapi "github.com/nodekit-dev/nodekit/csi/apiclient"
 	"github.com/nodekit-dev/nodekit/csi/nodeinfo"
 	"github.com/nodekit-dev/nodekit/kubeapi"
-	"github.com/nodekit-dev/nodekit/kubeapi/clientgo"
 	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/mirrorpod"
 	"github.com/nodekit-dev/nodekit/nodestatus"
@@ -35,8 +31,7 @@ import (
 // server's pods, mirror pods for the static ones, and events. Each agent
 // broadcasts its own events (their source host is the node).
 type cluster struct {
-	client   kubernetes.Interface
-	api      kubeapi.Interface // client, for the packages that moved to kubeapi (#34)
+	api      kubeapi.Interface
 	reporter *nodestatus.Reporter
 	apiNode  *nodestatus.APINode  // the Node as the API has it, for admission
 	services kuberuntime.Services // for the containers' environment
@@ -58,13 +53,13 @@ type cluster struct {
 // newCluster builds the API clients; the runtime manager's events go
 // through the recorder it holds.
 func newCluster(ctx context.Context, cfg Config) (*cluster, error) {
-	c := &cluster{client: cfg.Client, api: clientgo.Adapt(cfg.Client), events: record.NewBroadcaster(record.WithContext(ctx),
+	c := &cluster{api: cfg.Client, events: record.NewBroadcaster(record.WithContext(ctx),
 		record.WithCorrelatorOptions(cfg.EventCorrelator))}
-	c.recorder = c.events.NewRecorder(scheme.Scheme, v1.EventSource{Component: "kubelet", Host: cfg.NodeName})
+	c.recorder = c.events.NewRecorder(kubeapi.NewScheme(), v1.EventSource{Component: "kubelet", Host: cfg.NodeName})
 	c.apiNode = nodestatus.NewAPINode(c.api, cfg.NodeName)
 	c.services = cfg.Services
 	if c.services == nil {
-		c.own = NewServiceCache(c.client)
+		c.own = NewServiceCache(c.api)
 		c.services = c.own
 	}
 	var err error
@@ -105,7 +100,7 @@ func newCluster(ctx context.Context, cfg Config) (*cluster, error) {
 // once the agent exists.
 func (c *cluster) wire(a *Agent) error {
 	var err error
-	if c.reporter, err = nodestatus.NewReporter(nodestatus.ReporterConfig{Client: clientgo.Adapt(orClient(a.cfg.HeartbeatClient, c.client)), Node: a.node,
+	if c.reporter, err = nodestatus.NewReporter(nodestatus.ReporterConfig{Client: orClient(a.cfg.HeartbeatClient, c.api), Node: a.node,
 		UpdateFrequency: a.cfg.NodeStatusUpdateFrequency, Clock: a.cfg.Clock, Log: a.log.WithName("nodestatus")}); err != nil {
 		return err
 	}
@@ -126,7 +121,7 @@ func (c *cluster) wire(a *Agent) error {
 }
 
 // orClient is client, or fallback if it is nil.
-func orClient(client, fallback kubernetes.Interface) kubernetes.Interface {
+func orClient(client, fallback kubeapi.Interface) kubeapi.Interface {
 	if client == nil {
 		return fallback
 	}
@@ -140,12 +135,12 @@ func nodeRef(name string) *v1.ObjectReference {
 
 // run keeps the Node, its lease and the events flowing until ctx ends.
 func (c *cluster) run(ctx context.Context, a *Agent, wg *sync.WaitGroup) {
-	c.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: orClient(a.cfg.EventClient, c.client).CoreV1().Events("")})
+	c.events.StartRecordingToSink(kubeapi.EventSink{Client: orClient(a.cfg.EventClient, c.api)})
 	c.recorder.Eventf(nodeRef(a.cfg.NodeName), v1.EventTypeNormal, "Starting", "Starting kubelet.")
 	if a.cgroupV1 { // the kubelet's cgroupVersionCheck
 		c.recorder.Event(nodeRef(a.cfg.NodeName), v1.EventTypeWarning, "CgroupV1", CgroupV1Warning)
 	}
-	lease := nodestatus.NewLease(clientgo.Adapt(orClient(a.cfg.HeartbeatClient, c.client)), a.cfg.NodeName, a.cfg.LeaseDurationSeconds, a.cfg.Clock, nil)
+	lease := nodestatus.NewLease(orClient(a.cfg.HeartbeatClient, c.api), a.cfg.NodeName, a.cfg.LeaseDurationSeconds, a.cfg.Clock, nil)
 	if c.own != nil {
 		wg.Add(1)
 		go func() { defer wg.Done(); c.own.Run(ctx) }()

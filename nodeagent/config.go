@@ -9,7 +9,6 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -18,6 +17,7 @@ import (
 	"github.com/nodekit-dev/nodekit/containerlog"
 	"github.com/nodekit-dev/nodekit/eviction"
 	"github.com/nodekit-dev/nodekit/gc"
+	"github.com/nodekit-dev/nodekit/kubeapi"
 	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/nodestatus"
 	"github.com/nodekit-dev/nodekit/pleg"
@@ -158,16 +158,17 @@ type Config struct {
 	// With it and an API server, CSI drivers register through
 	// <RootDir>/plugins_registry (a driver's volumes are this host's).
 	RuntimeOnHost *bool
-	// Client is the API server's; nil: standalone. Set, the agent joins
+	// Client is the API server's (a kubeapi.Clientset; a client-go
+	// clientset through kubeapi/clientgo.Adapt); nil: standalone. Set, the agent joins
 	// the cluster: the Node and its lease, the API server's pods, mirror
 	// pods for static ones, events and pod statuses. The caller owns its
 	// transport (several agents may share one).
-	Client kubernetes.Interface
+	Client kubeapi.Interface
 	// EventClient sends the agent's events and HeartbeatClient its Node
 	// status and lease, each with rate limits of its own, as the kubelet's
 	// clients do, so that neither waits behind pod status writes (nil:
 	// Client). APIClient builds all three.
-	EventClient, HeartbeatClient kubernetes.Interface
+	EventClient, HeartbeatClient kubeapi.Interface
 	// EventCorrelator tunes the client-go event correlator the agent's
 	// events go through (zero: client-go's defaults, as the kubelet). Its
 	// caches are the agent's largest per-node state after its pods; many

@@ -21,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
@@ -29,6 +28,7 @@ import (
 	"github.com/nodekit-dev/nodekit/eviction"
 	"github.com/nodekit-dev/nodekit/internal/poll"
 	"github.com/nodekit-dev/nodekit/internal/testenv"
+	"github.com/nodekit-dev/nodekit/kubeapi"
 	"github.com/nodekit-dev/nodekit/nodeagent"
 	"github.com/nodekit-dev/nodekit/nodestatus"
 )
@@ -138,7 +138,7 @@ func startClusterAgent(t *testing.T, ctx context.Context, edit ...func(*nodeagen
 
 // apiClient is the agent's API client over connections of its own, with
 // the kubelet's rate limits, closed when the test ends (after the agent).
-func apiClient(t testing.TB, rc *rest.Config) kubernetes.Interface {
+func apiClient(t testing.TB, rc *rest.Config) kubeapi.Interface {
 	t.Helper()
 	c, err := nodeagent.NewAPIClient(nodeagent.APIClientConfig{Rest: rc})
 	require.NoError(t, err)

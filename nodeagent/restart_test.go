@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/nodekit-dev/nodekit/internal/poll"
+	"github.com/nodekit-dev/nodekit/kubeapi/clientgo"
 	"github.com/nodekit-dev/nodekit/nodeagent"
 	"github.com/nodekit-dev/nodekit/nodestatus"
 	"github.com/nodekit-dev/nodekit/runtime"
@@ -40,7 +41,7 @@ func TestRestartSyncsNoPodBeforeTheFirstRelist(t *testing.T) {
 	t.Cleanup(func() { cri.Close(context.Background()); stopServing(); f.Close() })
 	api := fakeclient.NewClientset()
 	cfg := nodeagent.Config{NodeName: "n1", NodeIP: "127.0.0.1", RootDir: t.TempDir(), PodLogsDir: t.TempDir(),
-		CgroupsPerQOS: ptr.To(false), Runtime: cri, RuntimeOnHost: ptr.To(false), Client: api,
+		CgroupsPerQOS: ptr.To(false), Runtime: cri, RuntimeOnHost: ptr.To(false), Client: clientgo.Adapt(api),
 		Machine: &nodestatus.MachineInfo{NumCPU: 4, MemoryCapacity: 8 << 30, RootfsCapacity: 100 << 30, MachineID: "m1"}}
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "job", Namespace: "default", UID: "job-uid"},
 		Spec: v1.PodSpec{NodeName: "n1", RestartPolicy: v1.RestartPolicyNever,

@@ -8,8 +8,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/nodekit-dev/nodekit/kubeapi"
 )
 
 // ServiceCache is the kubelet's service lister: every Service, kept by a
@@ -21,10 +22,16 @@ type ServiceCache struct {
 	informer cache.SharedIndexInformer
 }
 
+// ServicesGetter is the part of the API client a ServiceCache calls:
+// kubeapi.Interface has it.
+type ServicesGetter interface {
+	Services(namespace string) kubeapi.StatusClient[*v1.Service, *v1.ServiceList]
+}
+
 // NewServiceCache lists and watches every Service with client once Run
 // runs.
-func NewServiceCache(client kubernetes.Interface) *ServiceCache {
-	services := client.CoreV1().Services(metav1.NamespaceAll)
+func NewServiceCache(client ServicesGetter) *ServiceCache {
+	services := client.Services(metav1.NamespaceAll)
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return services.List(ctx, o)

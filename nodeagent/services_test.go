@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/nodekit-dev/nodekit/internal/poll"
+	"github.com/nodekit-dev/nodekit/kubeapi/clientgo"
 	"github.com/nodekit-dev/nodekit/runtime"
 )
 
@@ -19,7 +20,7 @@ import (
 // were listed once; then every Service, kept by a watch.
 func TestServiceCache(t *testing.T) {
 	client := fake.NewClientset(&v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "kubernetes"}})
-	s := NewServiceCache(client)
+	s := NewServiceCache(clientgo.Adapt(client))
 	_, err := s.ListServices()
 	require.EqualError(t, err, "services have not yet been read at least once, cannot construct envvars")
 	ctx, cancel := context.WithCancel(context.Background())

@@ -41,7 +41,7 @@ const (
 )
 
 // PodAPI is the part of the API server an APIWriter uses; package
-// podstatus/apiclient adapts a client-go clientset. For a pod that does
+// podstatus/apiclient adapts the API client (kubeapi). For a pod that does
 // not exist, the error is the API server's NotFound (apierrors.IsNotFound);
 // for a patch whose UID is not the pod's, Conflict. The APIWriter does not
 // modify the pods returned, and calls it from several goroutines at once.

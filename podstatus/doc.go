@@ -43,7 +43,7 @@
 //		HostIPs: []string{nodeIP}})
 //	statuses.SetPodStatus(pod, status)
 //
-//	api, err := apiclient.New(clientset)
+//	api, err := apiclient.New(client) // a kubeapi.Interface
 //	writer, err := podstatus.NewAPIWriter(podstatus.APIWriterConfig{API: api, Statuses: statuses})
 //	go writer.Run(ctx)
 package podstatus

@@ -7,7 +7,7 @@
 // NodeInfo over client-go, a package of its own so that csi compiles
 // without client-go.
 //
-//	info := nodeinfo.New(nodeinfo.Config{Client: clientset, NodeName: "node-1"})
+//	info := nodeinfo.New(nodeinfo.Config{Client: client, NodeName: "node-1"}) // a kubeapi.Interface
 //	err := info.InitializeCSINode(ctx) // once the Node is registered
 //	drivers := csi.NewRegistry(csi.RegistryConfig{NodeInfo: info})
 package nodeinfo

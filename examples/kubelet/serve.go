@@ -14,7 +14,7 @@ func (a *agent) listen() (*nodeserving.Servers, error) {
 	sc := a.cfg.serving.Config(a.cfg.hostname, net.ParseIP(a.cfg.hostIP))
 	sc.Auth.Log, sc.Log, sc.Registerer = a.log.WithName("auth"), a.log.WithName("serving"), a.registry
 	if a.cluster != nil {
-		sc.Auth.TokenReviews, sc.Auth.SubjectAccessReviews = a.cluster.Client.AuthenticationV1().TokenReviews(), a.cluster.Client.AuthorizationV1().SubjectAccessReviews()
+		sc.Auth.TokenReviews, sc.Auth.SubjectAccessReviews = a.cluster.Client.TokenReviews(), a.cluster.Client.SubjectAccessReviews()
 	}
 	sc.API, sc.ReadOnly, sc.Healthz = a.APIHandler(), a.ReadOnlyHandler(), a.APIHandler().Healthz()
 	return nodeserving.Listen(sc)
