@@ -32,6 +32,33 @@ func NewScheme() *runtime.Scheme {
 	return s
 }
 
+// Codecs are a scheme of NewScheme's groups and its codecs, what a
+// Clientset encodes and decodes with. Clientsets of many agents in one
+// process (hollow nodes) share one through WithCodecs, as client-go's
+// clientsets share its scheme: each is a few hundred kilobytes.
+type Codecs struct {
+	scheme *runtime.Scheme
+	codecs serializer.CodecFactory
+	params runtime.ParameterCodec
+}
+
+// NewCodecs builds a scheme of NewScheme's groups and its codecs.
+func NewCodecs() *Codecs {
+	s := NewScheme()
+	return &Codecs{scheme: s, codecs: serializer.NewCodecFactory(s), params: runtime.NewParameterCodec(s)}
+}
+
+// Scheme is the codecs' scheme (for an event recorder's references).
+func (c *Codecs) Scheme() *runtime.Scheme { return c.scheme }
+
+// Option configures New.
+type Option func(*options)
+
+type options struct{ codecs *Codecs }
+
+// WithCodecs makes the Clientset use c instead of codecs of its own.
+func WithCodecs(c *Codecs) Option { return func(o *options) { o.codecs = c } }
+
 // Clientset reaches the API server's core/v1, coordination/v1, storage/v1,
 // authentication/v1 and authorization/v1 groups.
 type Clientset struct {
@@ -43,7 +70,14 @@ type Clientset struct {
 // limits: one limiter from QPS and Burst for all groups, as client-go's
 // clientset) over httpClient, which carries cfg's transport
 // (rest.HTTPClientFor makes one).
-func New(cfg *rest.Config, httpClient *http.Client) (*Clientset, error) {
+func New(cfg *rest.Config, httpClient *http.Client, opts ...Option) (*Clientset, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.codecs == nil {
+		o.codecs = NewCodecs()
+	}
 	if cfg == nil || httpClient == nil {
 		return nil, fmt.Errorf("kubeapi: New: a rest.Config and an http.Client are required")
 	}
@@ -56,9 +90,7 @@ func New(cfg *rest.Config, httpClient *http.Client) (*Clientset, error) {
 		}
 		cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
 	}
-	scheme := NewScheme()
-	codecs := serializer.NewCodecFactory(scheme)
-	cs := &Clientset{params: runtime.NewParameterCodec(scheme)}
+	cs := &Clientset{params: o.codecs.params}
 	for _, g := range []struct {
 		gv   schema.GroupVersion
 		path string
@@ -73,7 +105,7 @@ func New(cfg *rest.Config, httpClient *http.Client) (*Clientset, error) {
 		c := rest.CopyConfig(cfg)
 		gv := g.gv
 		c.GroupVersion, c.APIPath = &gv, g.path
-		c.NegotiatedSerializer = codecs.WithoutConversion()
+		c.NegotiatedSerializer = o.codecs.codecs.WithoutConversion()
 		if c.UserAgent == "" {
 			c.UserAgent = rest.DefaultKubernetesUserAgent()
 		}

@@ -215,3 +215,51 @@ func TestEventSinkWritesIntoTheEventsNamespace(t *testing.T) {
 		(*seen)[2].Method+" "+(*seen)[2].Path+" "+(*seen)[2].ContentType)
 	assert.Equal(t, map[string]any{"count": float64(2)}, (*seen)[2].Body)
 }
+
+// Clientsets that share their codecs (hollow nodes: one per node) cost
+// only their REST clients; each with codecs of its own also builds a
+// scheme (-benchmem's B/op).
+func BenchmarkNewClientset(b *testing.B) {
+	cfg := &rest.Config{Host: "https://127.0.0.1:1", QPS: 50, Burst: 100}
+	hc, err := rest.HTTPClientFor(cfg)
+	require.NoError(b, err)
+	shared := kubeapi.NewCodecs()
+	for _, bc := range []struct {
+		name string
+		opts []kubeapi.Option
+	}{{"own-codecs", nil}, {"shared-codecs", []kubeapi.Option{kubeapi.WithCodecs(shared)}}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := kubeapi.New(cfg, hc, bc.opts...); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func TestSharedCodecsKnowTheGroups(t *testing.T) {
+	codecs := kubeapi.NewCodecs()
+	for _, obj := range []runtime.Object{&v1.Pod{}, &coordinationv1.Lease{}, &storagev1.CSINode{},
+		&authenticationv1.TokenReview{}, &authorizationv1.SubjectAccessReview{}} {
+		gvks, _, err := codecs.Scheme().ObjectKinds(obj)
+		require.NoError(t, err)
+		assert.NotEmpty(t, gvks)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"kind":"Lease","apiVersion":"coordination.k8s.io/v1","metadata":{"name":"n1"},"spec":{"holderIdentity":"n1"}}`))
+	}))
+	defer srv.Close()
+	cfg := &rest.Config{Host: srv.URL}
+	hc, err := rest.HTTPClientFor(cfg)
+	require.NoError(t, err)
+	for range 2 { // two Clientsets on the same codecs
+		cs, err := kubeapi.New(cfg, hc, kubeapi.WithCodecs(codecs))
+		require.NoError(t, err)
+		l, err := cs.Leases("kube-node-lease").Get(context.Background(), "n1", metav1.GetOptions{})
+		require.NoError(t, err)
+		assert.Equal(t, "n1", *l.Spec.HolderIdentity)
+	}
+}

@@ -21,6 +21,7 @@ import (
 // not, so that a stopped agent leaves no goroutine behind.
 type APIConnections struct {
 	transport *http.Transport
+	codecs    *kubeapi.Codecs                           // shared by the clients, as their connections
 	wrap      func(http.RoundTripper) http.RoundTripper // metrics; nil: none
 	mu        sync.Mutex
 	conns     map[*trackedConn]struct{}
@@ -34,7 +35,7 @@ func NewAPIConnections(rc *rest.Config) (*APIConnections, error) {
 	if err != nil {
 		return nil, fmt.Errorf("API server TLS: %w", err)
 	}
-	c := &APIConnections{conns: map[*trackedConn]struct{}{}}
+	c := &APIConnections{conns: map[*trackedConn]struct{}{}, codecs: kubeapi.NewCodecs()}
 	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 	c.transport = &http.Transport{TLSClientConfig: tlsCfg, Proxy: http.ProxyFromEnvironment, ForceAttemptHTTP2: true,
 		MaxIdleConnsPerHost: 25, IdleConnTimeout: 90 * time.Second, TLSHandshakeTimeout: 10 * time.Second,
@@ -49,7 +50,8 @@ func NewAPIConnections(rc *rest.Config) (*APIConnections, error) {
 }
 
 // Client returns a client with rc's identity and rate limits (QPS, Burst:
-// each client its own limiter) over the pool's connections.
+// each client its own limiter) over the pool's connections, sharing the
+// pool's codecs.
 func (c *APIConnections) Client(rc *rest.Config) (kubeapi.Interface, error) {
 	var base http.RoundTripper = c.transport
 	if c.wrap != nil {
@@ -59,7 +61,7 @@ func (c *APIConnections) Client(rc *rest.Config) (kubeapi.Interface, error) {
 	if err != nil {
 		return nil, fmt.Errorf("API client: %w", err)
 	}
-	return kubeapi.New(rc, &http.Client{Transport: rt, Timeout: rc.Timeout})
+	return kubeapi.New(rc, &http.Client{Transport: rt, Timeout: rc.Timeout}, kubeapi.WithCodecs(c.codecs))
 }
 
 // Close closes every connection; the pool dials no more. Call it once the

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
@@ -55,7 +56,7 @@ type cluster struct {
 func newCluster(ctx context.Context, cfg Config) (*cluster, error) {
 	c := &cluster{api: cfg.Client, events: record.NewBroadcaster(record.WithContext(ctx),
 		record.WithCorrelatorOptions(cfg.EventCorrelator))}
-	c.recorder = c.events.NewRecorder(kubeapi.NewScheme(), v1.EventSource{Component: "kubelet", Host: cfg.NodeName})
+	c.recorder = c.events.NewRecorder(eventScheme(), v1.EventSource{Component: "kubelet", Host: cfg.NodeName})
 	c.apiNode = nodestatus.NewAPINode(c.api, cfg.NodeName)
 	c.services = cfg.Services
 	if c.services == nil {
@@ -118,6 +119,15 @@ func (c *cluster) wire(a *Agent) error {
 	}
 	a.sources = append(a.sources, src)
 	return nil
+}
+
+// eventScheme knows the kinds of the objects the agent's events are about
+// (pods, their claims, the Node: the recorder finds their references with
+// it), and no more: an agent of many in one process keeps a small one.
+func eventScheme() *apiruntime.Scheme {
+	s := apiruntime.NewScheme()
+	s.AddKnownTypes(v1.SchemeGroupVersion, &v1.Pod{}, &v1.PersistentVolumeClaim{}, &v1.Node{})
+	return s
 }
 
 // orClient is client, or fallback if it is nil.
