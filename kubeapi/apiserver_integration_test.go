@@ -19,25 +19,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	"github.com/nodekit-dev/nodekit/internal/testenv"
-	"github.com/nodekit-dev/nodekit/kubeapi"
 )
-
-// clientset is a Clientset for cfg speaking protobuf, as the agent does.
-func clientset(t *testing.T, cfg *rest.Config) *kubeapi.Clientset {
-	t.Helper()
-	cfg = rest.CopyConfig(cfg)
-	cfg.ContentType = "application/vnd.kubernetes.protobuf"
-	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	hc, err := rest.HTTPClientFor(cfg)
-	require.NoError(t, err)
-	cs, err := kubeapi.New(cfg, hc)
-	require.NoError(t, err)
-	return cs
-}
 
 // Every verb against the real kube-apiserver, in protobuf: a pod's life
 // (watched), a node, a lease, a CSINode, a service account's token and
@@ -47,7 +32,7 @@ func TestVerbsOnTheAPIServer(t *testing.T) {
 	api := testenv.NeedAPIServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cs := clientset(t, api.AdminConfig)
+	cs := testenv.KubeAPI(t, api.AdminConfig)
 	run := rand.String(6)
 
 	pods := cs.Pods("default")
@@ -127,7 +112,7 @@ func TestVerbsOnTheAPIServer(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, sar.Status.Allowed, "a service account may not delete nodes")
 
-	own, err := clientset(t, api.NodeConfig).Nodes().Get(ctx, api.Node, metav1.GetOptions{})
+	own, err := testenv.KubeAPI(t, api.NodeConfig).Nodes().Get(ctx, api.Node, metav1.GetOptions{})
 	if !apierrors.IsNotFound(err) { // registered or not, the node may read its own Node
 		require.NoError(t, err)
 		assert.Equal(t, api.Node, own.Name)

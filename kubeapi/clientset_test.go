@@ -48,12 +48,26 @@ func fakeAPI(t *testing.T, reply func(r *http.Request) any) (*kubeapi.Clientset,
 		require.NoError(t, json.NewEncoder(w).Encode(reply(r)))
 	}))
 	t.Cleanup(srv.Close)
-	cfg := &rest.Config{Host: srv.URL}
-	hc, err := rest.HTTPClientFor(cfg)
+	return newClientset(t, srv.URL, rest.Config{}), &seen
+}
+
+// serving is a Clientset of cfg on a server answering with h.
+func serving(t *testing.T, cfg rest.Config, h http.HandlerFunc, opts ...kubeapi.Option) *kubeapi.Clientset {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return newClientset(t, srv.URL, cfg, opts...)
+}
+
+// newClientset is a Clientset of cfg for the server at url.
+func newClientset(t *testing.T, url string, cfg rest.Config, opts ...kubeapi.Option) *kubeapi.Clientset {
+	t.Helper()
+	cfg.Host = url
+	hc, err := rest.HTTPClientFor(&cfg)
 	require.NoError(t, err)
-	cs, err := kubeapi.New(cfg, hc)
+	cs, err := kubeapi.New(&cfg, hc, opts...)
 	require.NoError(t, err)
-	return cs, &seen
+	return cs
 }
 
 func TestVerbsReachTheirPaths(t *testing.T) {
@@ -153,19 +167,13 @@ func TestNewRequiresAConfigAndAClient(t *testing.T) {
 // QPS and Burst limit the client, all groups together, as client-go's
 // clientset: a request to one group waits behind another's.
 func TestOneRateLimitForAllGroups(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	cs := serving(t, rest.Config{QPS: 0.001, Burst: 1}, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"kind":"Node","apiVersion":"v1","metadata":{"name":"n1"}}`))
-	}))
-	defer srv.Close()
-	cfg := &rest.Config{Host: srv.URL, QPS: 0.001, Burst: 1}
-	hc, err := rest.HTTPClientFor(cfg)
-	require.NoError(t, err)
-	cs, err := kubeapi.New(cfg, hc)
-	require.NoError(t, err)
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	_, err = cs.Nodes().Get(ctx, "n1", metav1.GetOptions{})
+	_, err := cs.Nodes().Get(ctx, "n1", metav1.GetOptions{})
 	require.NoError(t, err, "the burst's one request")
 	_, err = cs.Leases("kube-node-lease").Get(ctx, "n1", metav1.GetOptions{})
 	// client-go's limiter fails at once a wait that would pass the deadline.
@@ -175,20 +183,14 @@ func TestOneRateLimitForAllGroups(t *testing.T) {
 // The API server's Status answers are client-go's errors: apierrors'
 // predicates work on them.
 func TestAnErrorStatusIsAnAPIError(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	cs := serving(t, rest.Config{}, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
 		_ = json.NewEncoder(w).Encode(&metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
 			Status: metav1.StatusFailure, Reason: metav1.StatusReasonNotFound, Code: http.StatusNotFound,
 			Message: `pods "web" not found`})
-	}))
-	defer srv.Close()
-	cfg := &rest.Config{Host: srv.URL}
-	hc, err := rest.HTTPClientFor(cfg)
-	require.NoError(t, err)
-	cs, err := kubeapi.New(cfg, hc)
-	require.NoError(t, err)
-	_, err = cs.Pods("ns").Get(context.Background(), "web", metav1.GetOptions{})
+	})
+	_, err := cs.Pods("ns").Get(context.Background(), "web", metav1.GetOptions{})
 	assert.True(t, apierrors.IsNotFound(err), "%v", err)
 	assert.EqualError(t, err, `pods "web" not found`)
 }
@@ -247,17 +249,12 @@ func TestSharedCodecsKnowTheGroups(t *testing.T) {
 		require.NoError(t, err)
 		assert.NotEmpty(t, gvks)
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	lease := func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"kind":"Lease","apiVersion":"coordination.k8s.io/v1","metadata":{"name":"n1"},"spec":{"holderIdentity":"n1"}}`))
-	}))
-	defer srv.Close()
-	cfg := &rest.Config{Host: srv.URL}
-	hc, err := rest.HTTPClientFor(cfg)
-	require.NoError(t, err)
+	}
 	for range 2 { // two Clientsets on the same codecs
-		cs, err := kubeapi.New(cfg, hc, kubeapi.WithCodecs(codecs))
-		require.NoError(t, err)
+		cs := serving(t, rest.Config{}, lease, kubeapi.WithCodecs(codecs))
 		l, err := cs.Leases("kube-node-lease").Get(context.Background(), "n1", metav1.GetOptions{})
 		require.NoError(t, err)
 		assert.Equal(t, "n1", *l.Spec.HolderIdentity)

@@ -30,13 +30,7 @@ type fakeAgent struct {
 // Config first. The agent stops when the test ends, then the runtime.
 func startFakeAgent(t *testing.T, ctx context.Context, manifests string, edit ...func(*nodeagent.Config)) *fakeAgent {
 	t.Helper()
-	f := fake.New(fake.WithImages(fake.PauseImage, fake.TestbinImage))
-	endpoint := "unix://" + filepath.Join(t.TempDir(), "fake.sock")
-	stopServing, err := f.Start(endpoint)
-	require.NoError(t, err)
-	client, err := runtime.Dial(ctx, endpoint)
-	require.NoError(t, err)
-	t.Cleanup(func() { client.Close(context.Background()); stopServing(); f.Close() })
+	f, client := serveFakeRuntime(t, ctx)
 	cfg := nodeagent.Config{NodeName: "n1", NodeIP: "127.0.0.1", RootDir: t.TempDir(), PodLogsDir: t.TempDir(),
 		ManifestPath: manifests, FileCheckFrequency: 100 * time.Millisecond, CgroupsPerQOS: ptr.To(false),
 		Runtime: client, RuntimeOnHost: ptr.To(false),
@@ -48,6 +42,20 @@ func startFakeAgent(t *testing.T, ctx context.Context, manifests string, edit ..
 	require.NoError(t, err)
 	runAgent(t, ctx, a)
 	return &fakeAgent{Agent: a, fake: f, cri: client}
+}
+
+// serveFakeRuntime serves a fake runtime (the pause and test images) on
+// a socket until the test ends, and returns it and a client dialled to it.
+func serveFakeRuntime(t *testing.T, ctx context.Context) (*fake.Runtime, *runtime.Client) {
+	t.Helper()
+	f := fake.New(fake.WithImages(fake.PauseImage, fake.TestbinImage))
+	endpoint := "unix://" + filepath.Join(t.TempDir(), "fake.sock")
+	stopServing, err := f.Start(endpoint)
+	require.NoError(t, err)
+	client, err := runtime.Dial(ctx, endpoint)
+	require.NoError(t, err)
+	t.Cleanup(func() { client.Close(context.Background()); stopServing(); f.Close() })
+	return f, client
 }
 
 // podNamed returns the agent's pod with this name and its status, or nil.

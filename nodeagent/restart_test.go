@@ -2,7 +2,6 @@ package nodeagent_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -19,7 +18,6 @@ import (
 	"github.com/nodekit-dev/nodekit/kubeapi/clientgo"
 	"github.com/nodekit-dev/nodekit/nodeagent"
 	"github.com/nodekit-dev/nodekit/nodestatus"
-	"github.com/nodekit-dev/nodekit/runtime"
 	"github.com/nodekit-dev/nodekit/runtime/fake"
 )
 
@@ -32,13 +30,7 @@ import (
 func TestRestartSyncsNoPodBeforeTheFirstRelist(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	f := fake.New(fake.WithImages(fake.PauseImage, fake.TestbinImage))
-	endpoint := "unix://" + filepath.Join(t.TempDir(), "fake.sock")
-	stopServing, err := f.Start(endpoint)
-	require.NoError(t, err)
-	cri, err := runtime.Dial(ctx, endpoint)
-	require.NoError(t, err)
-	t.Cleanup(func() { cri.Close(context.Background()); stopServing(); f.Close() })
+	f, cri := serveFakeRuntime(t, ctx)
 	api := fakeclient.NewClientset()
 	cfg := nodeagent.Config{NodeName: "n1", NodeIP: "127.0.0.1", RootDir: t.TempDir(), PodLogsDir: t.TempDir(),
 		CgroupsPerQOS: ptr.To(false), Runtime: cri, RuntimeOnHost: ptr.To(false), Client: clientgo.Adapt(api),
@@ -46,7 +38,7 @@ func TestRestartSyncsNoPodBeforeTheFirstRelist(t *testing.T) {
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "job", Namespace: "default", UID: "job-uid"},
 		Spec: v1.PodSpec{NodeName: "n1", RestartPolicy: v1.RestartPolicyNever,
 			Containers: []v1.Container{{Name: "c", Image: fake.TestbinImage, Args: []string{"serve"}}}}}
-	_, err = api.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
+	_, err := api.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
 	require.NoError(t, err)
 	sandboxReady := func() bool {
 		sbs, err := cri.ListPodSandbox(ctx, nil)
