@@ -5,6 +5,7 @@ package nodestatus_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -44,11 +45,14 @@ func TestNodeOnAPIServer(t *testing.T) {
 
 	mi, err := nodestatus.ReadMachineInfo(nodestatus.MachinePaths{RootDir: t.TempDir()})
 	require.NoError(t, err)
+	// The check runs on the Reporter's goroutine while the test changes it.
+	var checkMu sync.Mutex
 	var checkErr error
+	setCheck := func(err error) { checkMu.Lock(); checkErr = err; checkMu.Unlock() }
 	n, err := nodestatus.New(nodestatus.Config{NodeName: api.Node, NodeIP: "127.0.0.1", Machine: mi,
 		Labels:      map[string]string{"nodekit.dev/test": "yes"},
 		Taints:      []v1.Taint{{Key: "nodekit.dev/test", Effect: v1.TaintEffectNoSchedule}},
-		ReadyChecks: []nodestatus.Check{func(context.Context) error { return checkErr }}, ContainerRuntimeVersion: "fake://0.1"})
+		ReadyChecks: []nodestatus.Check{func(context.Context) error { checkMu.Lock(); defer checkMu.Unlock(); return checkErr }}, ContainerRuntimeVersion: "fake://0.1"})
 	require.NoError(t, err)
 	r, err := nodestatus.NewReporter(nodestatus.ReporterConfig{Client: testenv.KubeAPI(t, api.NodeConfig), Node: n})
 	require.NoError(t, err)
@@ -72,14 +76,14 @@ func TestNodeOnAPIServer(t *testing.T) {
 	assert.Equal(t, int64(110), pods.Value())
 
 	// A status change is written by the next sync.
-	checkErr = errors.New("container runtime is down")
+	setCheck(errors.New("container runtime is down"))
 	require.NoError(t, r.Sync(ctx))
 	node, err = api.Admin.CoreV1().Nodes().Get(ctx, api.Node, metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, v1.ConditionFalse, ready(node).Status)
 	assert.Equal(t, "KubeletNotReady", ready(node).Reason)
 	assert.Equal(t, "container runtime is down", ready(node).Message)
-	checkErr = nil
+	setCheck(nil)
 
 	// The lease, renewed every second for a 4 s duration here.
 	leaseCtx, stopLease := context.WithCancel(ctx)
