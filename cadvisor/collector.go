@@ -66,11 +66,16 @@ type Collector struct {
 	devices map[[2]uint64]string
 	r       fileReader
 
-	mu         sync.Mutex // guards snapshot, index, exposition and failed
+	mu         sync.Mutex // guards snapshot, generation, index, exposition and failed
 	snapshot   []*entry
+	generation uint64            // of snapshot: housekeepings done
 	index      map[string]*entry // by container ID, "pod/<UID>" and cgroup
-	exposition *exposition
+	exposition *exposition       // snapshot's, once a scrape rendered it
 	failed     bool
+
+	// renderMu makes concurrent scrapes after a housekeeping render once.
+	renderMu sync.Mutex
+	renders  int // for tests
 }
 
 // entry is one cgroup's figures; its samples are made from them when
@@ -131,8 +136,9 @@ func (c *Collector) Run(ctx context.Context) error {
 	}
 }
 
-// Housekeep reads every cgroup now and makes the samples the next
-// scrapes serve. It is not safe to call concurrently with itself.
+// Housekeep reads every cgroup now: the figures the next scrapes serve
+// (the first of them renders them) and the stats lookups return. It is
+// not safe to call concurrently with itself.
 func (c *Collector) Housekeep(ctx context.Context) error {
 	cgroups, err := c.discover(ctx)
 	if err != nil {
@@ -150,7 +156,6 @@ func (c *Collector) Housekeep(ctx context.Context) error {
 		}
 		entries = append(entries, e)
 	}
-	x := c.render(entries)
 	index := make(map[string]*entry, 2*len(entries))
 	for _, e := range entries {
 		index[e.id] = e
@@ -162,7 +167,8 @@ func (c *Collector) Housekeep(ctx context.Context) error {
 		}
 	}
 	c.mu.Lock()
-	c.snapshot, c.index, c.exposition, c.failed = entries, index, x, false
+	c.snapshot, c.index, c.exposition, c.failed = entries, index, nil, false
+	c.generation++
 	c.mu.Unlock()
 	return nil
 }

@@ -26,9 +26,31 @@ type exposition struct {
 	entriesLabels [][]byte // each entry's rendered base labels, for container_last_seen
 }
 
+// current is the last housekeeping's exposition, rendered now if no
+// scrape did since: a node nothing scrapes spends neither the render's
+// CPU nor the exposition's memory.
+func (c *Collector) current() (x *exposition, failed bool) {
+	c.renderMu.Lock()
+	defer c.renderMu.Unlock()
+	c.mu.Lock()
+	x, entries, generation, failed := c.exposition, c.snapshot, c.generation, c.failed
+	c.mu.Unlock()
+	if x != nil {
+		return x, failed
+	}
+	x = c.render(entries)
+	c.mu.Lock()
+	if c.generation == generation {
+		c.exposition = x // no housekeeping meanwhile
+	}
+	c.mu.Unlock()
+	return x, failed
+}
+
 // render writes the families in the order of defs, each entry's series
 // in discovery order, through the compressor.
 func (c *Collector) render(entries []*entry) *exposition {
+	c.renders++
 	x := &exposition{entriesLabels: make([][]byte, len(entries))}
 	samples := make([][]sample, len(entries))
 	for i, e := range entries {
@@ -130,19 +152,15 @@ func appendValue(b []byte, v float64) []byte {
 	return strconv.AppendFloat(b, v, 'g', -1, 64)
 }
 
-// ServeHTTP serves the last housekeeping's exposition in the text format
+// ServeHTTP serves the last housekeeping's exposition (rendered by the
+// first scrape after it) in the text format
 // (version 0.0.4), gzipped when the client accepts it, plus
 // container_last_seen at now and container_scrape_error. It writes what
 // promhttp would write for a registry holding only the Collector, without
 // the registry's per-series work (a 110-pod node has about 18,000
 // series; see BenchmarkScrape110Pods).
 func (c *Collector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	x, failed := c.exposition, c.failed
-	c.mu.Unlock()
-	if x == nil {
-		x = c.render(nil)
-	}
+	x, failed := c.current()
 	var tail bytes.Buffer
 	writeHeader(&tail, "container_last_seen", "Last time a container was seen by the exporter", false)
 	now := c.cfg.Clock.Now()

@@ -3,6 +3,7 @@ package cadvisor
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -58,6 +59,51 @@ func TestServeHTTPMatchesRegistry(t *testing.T) {
 			families = append(families, mf)
 		}
 		assert.Equal(t, want, normalize(families), "encoding %q", enc)
+	}
+}
+
+// TestRenderedAtTheFirstScrapeAfterAHousekeeping: a housekeeping renders
+// nothing; the first scrape after it renders its figures, later ones
+// until the next housekeeping serve that rendering.
+func TestRenderedAtTheFirstScrapeAfterAHousekeeping(t *testing.T) {
+	tree := cgroupTree{t: t, root: t.TempDir(), v2: true}
+	tree.write("", v2Container())
+	tree.write("/kubepods", v2Container())
+	c, err := New(Config{Runtime: &fakeRuntime{}, KubepodsCgroup: "/kubepods", MountRoot: tree.root, CgroupV2: ptr.To(true)})
+	require.NoError(t, err)
+	scrape := func() string {
+		w := httptest.NewRecorder()
+		c.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/metrics/cadvisor", nil))
+		require.Equal(t, http.StatusOK, w.Code)
+		return w.Body.String()
+	}
+	ctx := context.Background()
+	for _, step := range []struct {
+		name        string
+		pids        string // the root's pids.current before the step
+		housekeep   bool
+		scrapes     int
+		wantRenders int
+		wantPids    string
+	}{
+		{"housekeeping alone", "3", true, 0, 0, ""},
+		{"two scrapes", "3", false, 2, 1, `container_threads{container="",id="/",image="",name="",namespace="",pod=""} 3 `},
+		{"changed figures, not housekept", "7", false, 1, 1, `container_threads{container="",id="/",image="",name="",namespace="",pod=""} 3 `},
+		{"housekept again, not scraped", "7", true, 0, 1, ""},
+		{"scraped", "7", false, 1, 2, `container_threads{container="",id="/",image="",name="",namespace="",pod=""} 7 `},
+	} {
+		tree.write("", map[string]string{"pids.current": step.pids + "\n"})
+		if step.housekeep {
+			require.NoError(t, c.Housekeep(ctx), step.name)
+		}
+		var body string
+		for range step.scrapes {
+			body = scrape()
+		}
+		assert.Equal(t, step.wantRenders, c.renders, step.name)
+		if step.wantPids != "" {
+			assert.Contains(t, body, step.wantPids, step.name)
+		}
 	}
 }
 
