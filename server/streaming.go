@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log"
+	"net"
 	"net/http"
+	"net/http/httputil"
 	"net/url"
 	"strings"
 	"time"
@@ -12,7 +16,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/httpstream"
-	"k8s.io/apimachinery/pkg/util/proxy"
 	"k8s.io/cri-streaming/pkg/streaming/portforward"
 	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
 
@@ -264,15 +267,28 @@ func writeSessionError(w http.ResponseWriter, err error) {
 }
 
 // proxyStream hands the upgraded connection to the runtime's streaming
-// server, as the kubelet does. The caller's credentials stay here: the
-// runtime's URL carries its own single-use token.
+// server, as the kubelet does: the request, with its query, goes to u (the
+// session's path and single-use token); a 101 answer joins the two
+// connections, any other is passed back. The caller's credentials stay
+// here. net/http/httputil's proxy does it: apimachinery's
+// UpgradeAwareHandler, the kubelet's, also links an HTML rewriter (whose
+// tables are half a megabyte of heap) for proxying it does not do here.
 func proxyStream(w http.ResponseWriter, r *http.Request, u *url.URL) {
 	r.Header.Del("Authorization")
-	proxy.NewUpgradeAwareHandler(u, nil, false, true, proxyResponder{}).ServeHTTP(w, r)
-}
-
-type proxyResponder struct{}
-
-func (proxyResponder) Error(w http.ResponseWriter, _ *http.Request, err error) {
-	http.Error(w, "proxying to the runtime's streaming server: "+err.Error(), http.StatusBadGateway)
+	p := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			target := *u
+			target.RawQuery = pr.In.URL.RawQuery
+			pr.Out.URL = &target
+			pr.Out.Host = ""
+		},
+		// A direct dial, as the kubelet's: no proxy from the environment.
+		Transport: &http.Transport{DialContext: (&net.Dialer{Timeout: 30 * time.Second}).DialContext,
+			TLSHandshakeTimeout: 10 * time.Second, DisableKeepAlives: true},
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			http.Error(w, "proxying to the runtime's streaming server: "+err.Error(), http.StatusBadGateway)
+		},
+		ErrorLog: log.New(io.Discard, "", 0),
+	}
+	p.ServeHTTP(w, r)
 }

@@ -302,3 +302,61 @@ func TestStreamsNeedPods(t *testing.T) {
 	_, err := server.New(server.Config{Streams: &streamBackend{}})
 	require.ErrorContains(t, err, "Config.Streams needs Config.Pods")
 }
+
+// fixedURLStreams answers every session with one URL.
+type fixedURLStreams struct{ u *url.URL }
+
+func (s fixedURLStreams) GetExec(context.Context, types.UID, string, []string, kc.StreamOptions) (*url.URL, error) {
+	return s.u, nil
+}
+func (s fixedURLStreams) GetAttach(context.Context, types.UID, string, kc.StreamOptions) (*url.URL, error) {
+	return s.u, nil
+}
+func (s fixedURLStreams) GetPortForward(context.Context, types.UID, []int32) (*url.URL, error) {
+	return s.u, nil
+}
+func (fixedURLStreams) RunInContainer(context.Context, types.UID, string, []string, time.Duration) ([]byte, error) {
+	return nil, nil
+}
+
+// TestRuntimeStreamingAnswersArePassedBack: what the runtime's streaming
+// server answers instead of upgrading reaches the client, with the
+// session's path and the request's query and without its credentials;
+// a runtime that cannot be reached is a 502 saying so.
+func TestRuntimeStreamingAnswersArePassedBack(t *testing.T) {
+	var got *http.Request
+	runtimeSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r
+		http.Error(w, "session token expired", http.StatusNotFound)
+	}))
+	t.Cleanup(runtimeSrv.Close)
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	for _, tc := range []struct {
+		name, runtimeURL string
+		code             int
+		body             string
+	}{
+		{"runtime answers", runtimeSrv.URL + "/exec/tok3n", http.StatusNotFound, "session token expired"},
+		{"runtime unreachable", closed.URL + "/exec/tok3n", http.StatusBadGateway, "proxying to the runtime's streaming server: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u, err := url.Parse(tc.runtimeURL)
+			require.NoError(t, err)
+			h := mustNew(t, server.Config{Pods: streamPods, Streams: fixedURLStreams{u}})
+			req := httptest.NewRequest("POST", "/exec/default/web/c?command=echo&output=1", nil)
+			req.Header.Set("Connection", "Upgrade")
+			req.Header.Set("Upgrade", "SPDY/3.1")
+			req.Header.Set("Authorization", "Bearer secret")
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			assert.Equal(t, tc.code, rec.Code, rec.Body.String())
+			assert.Contains(t, rec.Body.String(), tc.body)
+		})
+	}
+	require.NotNil(t, got)
+	assert.Equal(t, "/exec/tok3n", got.URL.Path)
+	assert.Equal(t, "command=echo&output=1", got.URL.RawQuery)
+	assert.Empty(t, got.Header.Get("Authorization"))
+	assert.Equal(t, "SPDY/3.1", got.Header.Get("Upgrade"))
+}
