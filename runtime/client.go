@@ -10,6 +10,10 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/encoding"
+	grpcproto "google.golang.org/grpc/encoding/proto"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -94,12 +98,28 @@ func (c *Client) dial(endpoint string) (*grpc.ClientConn, error) {
 			grpc.MaxCallRecvMsgSize(DefaultMaxMsgSize),
 			grpc.MaxCallSendMsgSize(DefaultMaxMsgSize),
 			grpc.WaitForReady(c.opts.waitForReady),
+			grpc.ForceCodecV2(replyCodec{encoding.GetCodecV2(grpcproto.Name)}),
 		),
 		grpc.WithUnaryInterceptor(c.intercept),
 		// Write buffers go back to a pool between writes: an agent's
 		// connection is idle nearly all the time.
 		grpc.WithSharedWriteBuffer(true),
 	)
+}
+
+// replyCodec is gRPC's proto codec but for where a reply of several
+// frames is put together: gRPC's takes a buffer from its default pool,
+// whose tiers jump from 32 KB to 1 MB, so each list reply of a node
+// (tens to hundreds of KB) held a 1 MB buffer, pooled past a GC. Here the
+// reply is copied into a buffer of its size, garbage once decoded.
+type replyCodec struct{ encoding.CodecV2 }
+
+func (c replyCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	m, ok := v.(proto.Message)
+	if !ok || len(data) == 1 {
+		return c.CodecV2.Unmarshal(data, v) // one frame: read in place
+	}
+	return proto.Unmarshal(data.Materialize(), m)
 }
 
 // intercept applies the per-call timeout, records metrics and maps errors.
