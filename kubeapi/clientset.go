@@ -48,7 +48,7 @@ func NewCodecs() *Codecs {
 	return &Codecs{scheme: s, codecs: serializer.NewCodecFactory(s), params: runtime.NewParameterCodec(s)}
 }
 
-// Scheme is the codecs' scheme (for an event recorder's references).
+// Scheme is the codecs' scheme: the kinds a Clientset on them knows.
 func (c *Codecs) Scheme() *runtime.Scheme { return c.scheme }
 
 // Option configures New.
