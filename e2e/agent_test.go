@@ -41,16 +41,19 @@ type agentProcess struct {
 	starts int
 }
 
-// buildAgent builds examples/kubelet (with -race when the test has it).
+// buildAgent builds examples/kubelet: with -race when the test has it,
+// else static as it ships (-race needs cgo).
 func buildAgent(t *testing.T, dir string) string {
 	t.Helper()
 	bin := filepath.Join(dir, "kubelet")
 	args := []string{"build", "-o", bin}
+	cgo := "CGO_ENABLED=0"
 	if raceEnabled {
-		args = append(args, "-race")
+		args, cgo = append(args, "-race"), "CGO_ENABLED=1"
 	}
 	cmd := exec.Command("go", append(args, "./examples/kubelet")...)
 	cmd.Dir = testenv.RepoRoot(t)
+	cmd.Env = append(os.Environ(), cgo)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./examples/kubelet: %v\n%s", err, out)
 	}

@@ -24,8 +24,8 @@ type SubIDs struct {
 	// SubUIDFile and SubGIDFile default to /etc/subuid and /etc/subgid.
 	SubUIDFile, SubGIDFile string
 	// LookupUser returns the numeric user ID of a user name (default
-	// os/user.Lookup's); an error wrapping user.UnknownUserError means no
-	// such user.
+	// os/user.Lookup's: NSS in a cgo build, /etc/passwd alone in a static
+	// one); an error wrapping user.UnknownUserError means no such user.
 	LookupUser func(name string) (uid string, err error)
 }
 

@@ -9,19 +9,19 @@
 //
 //	go run -tags fakeruntime ./examples/kubelet --config examples/kubelet/standalone.yaml
 //
-// Pod workers (podworkers) sync each pod through podsync and
-// the runtime manager, the PLEG and the prober wake them, podstatus makes
-// their statuses, and package server serves the kubelet's API: on
-// --address:--port over TLS behind server/serverauth (client certificates,
-// TokenReview, SubjectAccessReview), its read-only subset on
-// --read-only-port, /healthz on --healthz-bind-address:--healthz-port.
-//
-// It takes the kubelet v1.37's command line (kubeletflags): the flags it
-// implements behave as the kubelet's, the others are logged once as
-// accepted without effect. Serving is server/serving.Settings': defaults
-// are KubeletConfiguration v1beta1's also for flags, a deviation toward the
-// secure side; without --kubeconfig, the kubelet's standalone defaults on
-// 127.0.0.1. Unlike the kubelet it only touches sandboxes labelled
+// Built static (CGO_ENABLED=0; the kubelet ships with cgo), it maps no libc
+// or NSS module and reads the userns "kubelet" user from /etc/passwd. Pod
+// workers (podworkers) sync each pod through podsync and the runtime
+// manager, the PLEG and the prober wake them, podstatus makes their
+// statuses, and package server serves the kubelet's API: on --address:--port
+// over TLS behind server/serverauth (client certificates, TokenReview,
+// SubjectAccessReview), its read-only subset on --read-only-port, /healthz
+// on --healthz-bind-address:--healthz-port. It takes the kubelet v1.37's
+// command line (kubeletflags): flags it implements behave as the kubelet's,
+// others are logged once as accepted without effect. Serving defaults are
+// server/serving.Settings', KubeletConfiguration v1beta1's also for flags
+// (toward the secure side); without --kubeconfig, the kubelet's standalone
+// ones on 127.0.0.1. It touches only sandboxes labelled
 // nodekit.dev/node=<node name>, so agents can share a runtime.
 package main
 
