@@ -110,6 +110,10 @@ func TestPackageDependencies(t *testing.T) {
 		{"mirrorpod", []string{"kubeapi"}, []string{grpc, criAPI, prometheus, containerd, "k8s.io/client-go/kubernetes"}, 26},
 		// strategicpatch (kube-openapi) for the claim status patch.
 		{"volume/apiclient", []string{"kubeapi"}, []string{grpc, criAPI, prometheus, containerd, "k8s.io/client-go/kubernetes"}, 43},
+		// The kubelet's event recorder: client-go's object references and
+		// token buckets, not its recorder (strategicpatch, kube-openapi).
+		{"events", nil, []string{grpc, criAPI, prometheus, containerd, "k8s.io/client-go/kubernetes",
+			"k8s.io/client-go/tools/record", "k8s.io/apimachinery/pkg/util/strategicpatch"}, 21},
 		// podsource for the Dispatcher's updates (fsnotify and yaml come with it).
 		// admission for the admit handlers' PodAdmitHandler and PodAdmitResult (with it
 		// k8s.io/component-helpers).
@@ -150,12 +154,12 @@ func TestPackageDependencies(t *testing.T) {
 		// The kubelet's composition: every package a node agent runs, not
 		// the process's parts (serverauth, kubeletflags),
 		// nor runtime/fake (Config.RuntimeOnHost says where the runtime is).
-		{"nodeagent", []string{"containerlog", "admission", "allocation", "cadvisor", "cgroupmgr", "credentials", "csi", "csi/apiclient", "csi/nodeinfo", "eviction", "fieldpath", "gc", "internal/fsstats", "kubeapi", "kubecontainer",
+		{"nodeagent", []string{"containerlog", "admission", "allocation", "cadvisor", "cgroupmgr", "credentials", "csi", "csi/apiclient", "csi/nodeinfo", "events", "eviction", "fieldpath", "gc", "internal/fsstats", "kubeapi", "kubecontainer",
 			"kuberuntime", "mirrorpod", "nodestatus", "oomwatch", "pleg", "pleg/plegmetrics", "pluginmanager", "podpath", "podsource", "podsource/apiserver", "podstartup", "podstatus",
 			"podstatus/apiclient", "podsync", "podworkers", "prober", "prober/probe", "resources", "runtime", "runtime/criconv",
 			"server", "statuscache", "userns", "volume", "volume/apiclient"}, nil, 75},
 		// Hollow nodes: nodeagent, each on its own runtime/fake.
-		{"hollow", []string{"containerlog", "admission", "allocation", "cadvisor", "cgroupmgr", "credentials", "csi", "csi/apiclient", "csi/nodeinfo", "eviction", "fieldpath", "gc", "internal/fsstats", "kubeapi", "kubecontainer",
+		{"hollow", []string{"containerlog", "admission", "allocation", "cadvisor", "cgroupmgr", "credentials", "csi", "csi/apiclient", "csi/nodeinfo", "events", "eviction", "fieldpath", "gc", "internal/fsstats", "kubeapi", "kubecontainer",
 			"kuberuntime", "mirrorpod", "nodeagent", "nodestatus", "oomwatch", "pleg", "pleg/plegmetrics", "pluginmanager", "podpath", "podsource", "podsource/apiserver", "podstartup", "podstatus",
 			"podstatus/apiclient", "podsync", "podworkers", "prober", "prober/probe", "resources", "runtime", "runtime/criconv", "runtime/fake",
 			"server", "statuscache", "userns", "volume", "volume/apiclient"}, nil, 76},

@@ -55,6 +55,7 @@
 //	  server/serving       the kubelet's listeners: API over TLS, read-only port, healthz
 //	  nodestatus           Node registration, status and conditions, the Lease
 //	  mirrorpod            mirror pods in the API for static pods
+//	  events               the kubelet's event recorder: correlation, spam filter, retries
 //	  kubeletflags         the kubelet v1.37 command line on a standard flag.FlagSet
 //	composition: the packages put together
 //	  nodeagent            the packages composed as the kubelet composes them: one node agent

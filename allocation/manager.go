@@ -21,8 +21,8 @@ import (
 // is one.
 type FitFunc func(pod *v1.Pod, others []*v1.Pod) (fit bool, reason, message string)
 
-// EventRecorder records the resize events; client-go's
-// record.EventRecorder implements it.
+// EventRecorder records the resize events; *events.Recorder (as
+// client-go's record.EventRecorder) implements it.
 type EventRecorder interface {
 	Eventf(object apiruntime.Object, eventtype, reason, messageFmt string, args ...any)
 }

@@ -105,8 +105,8 @@ type DiskInfo interface {
 }
 
 // EventRecorder records the kubelet's eviction events: EvictionThresholdMet
-// on the node, Evicted (with annotations) on the pod. client-go's
-// record.EventRecorder implements it.
+// on the node, Evicted (with annotations) on the pod. *events.Recorder
+// (as client-go's record.EventRecorder) implements it.
 type EventRecorder interface {
 	Eventf(object apiruntime.Object, eventtype, reason, messageFmt string, args ...any)
 	AnnotatedEventf(object apiruntime.Object, annotations map[string]string, eventtype, reason, messageFmt string, args ...any)

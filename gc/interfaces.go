@@ -78,8 +78,8 @@ func (f PodStateFunc) ShouldPodContentBeRemoved(uid types.UID) bool { return f(u
 // ShouldPodRuntimeBeRemoved implements PodStateProvider.
 func (f PodStateFunc) ShouldPodRuntimeBeRemoved(uid types.UID) bool { return f(uid) }
 
-// EventRecorder records events on the Node; client-go's
-// record.EventRecorder implements it.
+// EventRecorder records events on the Node; *events.Recorder (as
+// client-go's record.EventRecorder) implements it.
 type EventRecorder interface {
 	Eventf(object apiruntime.Object, eventtype, reason, messageFmt string, args ...any)
 }

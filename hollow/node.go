@@ -11,7 +11,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/record"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/ptr"
 
@@ -61,8 +60,8 @@ func (n *Nodes) newNode(ctx context.Context, i int) (_ *Node, err error) {
 		Machine: &nodestatus.MachineInfo{NumCPU: cfg.CPU, MemoryCapacity: cfg.Memory, RootfsCapacity: 100 << 30,
 			MachineID: node.Name, SystemUUID: node.Name, BootID: node.Name, KernelVersion: "hollow", OSImage: "nodekit hollow node"},
 		Runtime: node.client, RuntimeOnHost: ptr.To(false), Client: node.api, Services: n.services, EventedPLEG: !cfg.RelistingPLEG, Clock: cfg.Clock,
-		EventCorrelator: record.CorrelatorOptions{LRUCacheSize: cfg.EventCacheSize},
-		Log:             cfg.Log.WithValues("node", node.Name)}
+		EventCacheSize: cfg.EventCacheSize,
+		Log:            cfg.Log.WithValues("node", node.Name)}
 	if cfg.Registerer != nil {
 		ac.Registerer = prometheus.WrapRegistererWith(prometheus.Labels{"node": node.Name}, cfg.Registerer)
 	}

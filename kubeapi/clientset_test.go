@@ -21,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 
 	"github.com/nodekit-dev/nodekit/kubeapi"
@@ -195,27 +194,22 @@ func TestAnErrorStatusIsAnAPIError(t *testing.T) {
 	assert.EqualError(t, err, `pods "web" not found`)
 }
 
-var _ record.EventSink = kubeapi.EventSink{}
-
-// The event sink writes each event into its own namespace: create, update,
-// and the recorder's strategic merge patches.
+// The event sink writes each event into its own namespace: creates and the
+// recorder's strategic merge patches.
 func TestEventSinkWritesIntoTheEventsNamespace(t *testing.T) {
 	ev := &v1.Event{TypeMeta: metav1.TypeMeta{Kind: "Event", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: "web.1", Namespace: "ns"}}
 	cs, seen := fakeAPI(t, func(*http.Request) any { return ev })
 	sink := kubeapi.EventSink{Client: cs}
-	_, err := sink.Create(ev)
+	_, err := sink.Create(context.Background(), ev)
 	require.NoError(t, err)
-	_, err = sink.Update(ev)
+	_, err = sink.Patch(context.Background(), ev, []byte(`{"count":2}`))
 	require.NoError(t, err)
-	_, err = sink.Patch(ev, []byte(`{"count":2}`))
-	require.NoError(t, err)
-	require.Len(t, *seen, 3)
+	require.Len(t, *seen, 2)
 	assert.Equal(t, request{Method: "POST", Path: "/api/v1/namespaces/ns/events", ContentType: "application/json"},
 		request{Method: (*seen)[0].Method, Path: (*seen)[0].Path, ContentType: (*seen)[0].ContentType})
-	assert.Equal(t, "PUT /api/v1/namespaces/ns/events/web.1", (*seen)[1].Method+" "+(*seen)[1].Path)
 	assert.Equal(t, "PATCH /api/v1/namespaces/ns/events/web.1 application/strategic-merge-patch+json",
-		(*seen)[2].Method+" "+(*seen)[2].Path+" "+(*seen)[2].ContentType)
-	assert.Equal(t, map[string]any{"count": float64(2)}, (*seen)[2].Body)
+		(*seen)[1].Method+" "+(*seen)[1].Path+" "+(*seen)[1].ContentType)
+	assert.Equal(t, map[string]any{"count": float64(2)}, (*seen)[1].Body)
 }
 
 // Clientsets that share their codecs (hollow nodes: one per node) cost

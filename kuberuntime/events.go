@@ -7,8 +7,9 @@ import (
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
 )
 
-// EventRecorder records the kubelet's events on pods; client-go's
-// record.EventRecorder implements it, so runtime needs no client-go.
+// EventRecorder records the kubelet's events on pods; *events.Recorder
+// (as client-go's record.EventRecorder) implements it, so runtime needs
+// no client-go.
 type EventRecorder interface {
 	Eventf(object apiruntime.Object, eventtype, reason, messageFmt string, args ...any)
 }

@@ -101,7 +101,7 @@ func New(ctx context.Context, cfg Config) (_ *Agent, err error) {
 	a := &Agent{cfg: cfg, cgroupV1: cgroupV1, log: cfg.Log, cache: statuscache.New(), statuses: podstatus.NewManager(cfg.Clock), runtimeName: "cri"}
 	defer func() {
 		if err != nil && a.cluster != nil {
-			a.cluster.close() // its event broadcaster's goroutines
+			a.cluster.close() // its CSI drivers' connections
 		}
 	}()
 	if v, err := cfg.Runtime.Version(ctx, runtime.CRIVersion); err == nil {
@@ -112,7 +112,7 @@ func New(ctx context.Context, cfg Config) (_ *Agent, err error) {
 		return nil, err
 	}
 	if cfg.Client != nil {
-		if a.cluster, err = newCluster(ctx, cfg); err != nil {
+		if a.cluster, err = newCluster(cfg); err != nil {
 			return nil, err
 		}
 	}

@@ -2,6 +2,7 @@ package nodeagent
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"time"
@@ -9,12 +10,12 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/record"
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 
 	"github.com/nodekit-dev/nodekit/csi"
 	csiapi "github.com/nodekit-dev/nodekit/csi/apiclient"
 	"github.com/nodekit-dev/nodekit/csi/nodeinfo"
+	"github.com/nodekit-dev/nodekit/events"
 	"github.com/nodekit-dev/nodekit/kubeapi"
 	"github.com/nodekit-dev/nodekit/kuberuntime"
 	"github.com/nodekit-dev/nodekit/mirrorpod"
@@ -30,7 +31,7 @@ import (
 
 // cluster is what Config.Client adds: the Node and its lease, the API
 // server's pods, mirror pods for the static ones, and events. Each agent
-// broadcasts its own events (their source host is the node).
+// records its own events (their source host is the node).
 type cluster struct {
 	api      kubeapi.Interface
 	reporter *nodestatus.Reporter
@@ -41,8 +42,7 @@ type cluster struct {
 	statuses *podstatus.APIWriter
 	objects  *volumeapi.Objects // ConfigMaps, Secrets and tokens for volumes, env and pull secrets
 	tokens   *volume.Tokens
-	events   record.EventBroadcaster
-	recorder record.EventRecorder
+	recorder *events.Recorder
 	// CSI drivers register through the plugin registry; the node info
 	// manager records them on the Node and its CSINode.
 	plugins    *pluginmanager.Manager
@@ -53,17 +53,21 @@ type cluster struct {
 
 // newCluster builds the API clients; the runtime manager's events go
 // through the recorder it holds.
-func newCluster(ctx context.Context, cfg Config) (*cluster, error) {
-	c := &cluster{api: cfg.Client, events: record.NewBroadcaster(record.WithContext(ctx),
-		record.WithCorrelatorOptions(cfg.EventCorrelator))}
-	c.recorder = c.events.NewRecorder(eventScheme(), v1.EventSource{Component: "kubelet", Host: cfg.NodeName})
+func newCluster(cfg Config) (*cluster, error) {
+	c := &cluster{api: cfg.Client}
+	var err error
+	c.recorder, err = events.New(events.Config{Sink: kubeapi.EventSink{Client: orClient(cfg.EventClient, cfg.Client)},
+		Source: v1.EventSource{Component: "kubelet", Host: cfg.NodeName}, Scheme: eventScheme(), CacheSize: cfg.EventCacheSize,
+		Clock: cfg.Clock, Log: cfg.Log.WithName("events")})
+	if err != nil {
+		return nil, fmt.Errorf("nodeagent: Config.EventCacheSize %d: %w", cfg.EventCacheSize, err)
+	}
 	c.apiNode = nodestatus.NewAPINode(c.api, cfg.NodeName)
 	c.services = cfg.Services
 	if c.services == nil {
 		c.own = NewServiceCache(c.api)
 		c.services = c.own
 	}
-	var err error
 	if c.objects, err = volumeapi.New(c.api); err != nil {
 		return nil, err
 	}
@@ -145,7 +149,6 @@ func nodeRef(name string) *v1.ObjectReference {
 
 // run keeps the Node, its lease and the events flowing until ctx ends.
 func (c *cluster) run(ctx context.Context, a *Agent, wg *sync.WaitGroup) {
-	c.events.StartRecordingToSink(kubeapi.EventSink{Client: orClient(a.cfg.EventClient, c.api)})
 	c.recorder.Eventf(nodeRef(a.cfg.NodeName), v1.EventTypeNormal, "Starting", "Starting kubelet.")
 	if a.cgroupV1 { // the kubelet's cgroupVersionCheck
 		c.recorder.Event(nodeRef(a.cfg.NodeName), v1.EventTypeWarning, "CgroupV1", CgroupV1Warning)
@@ -160,17 +163,17 @@ func (c *cluster) run(ctx context.Context, a *Agent, wg *sync.WaitGroup) {
 		go func() { defer wg.Done(); a.logError(c.plugins.Run(ctx), "plugin registry") }()
 		go func() { defer wg.Done(); c.initializeCSINode(ctx, a) }()
 	}
-	wg.Add(4)
+	wg.Add(5)
+	go func() { defer wg.Done(); a.logError(c.recorder.Run(ctx), "events") }()
 	go func() { defer wg.Done(); c.apiNode.Run(ctx) }()
 	go func() { defer wg.Done(); a.logError(c.statuses.Run(ctx), "pod status") }()
 	go func() { defer wg.Done(); a.logError(c.reporter.Run(ctx), "node status") }()
 	go func() { defer wg.Done(); lease.Run(ctx) }()
 }
 
-// close ends the events once everything using them has returned; the
-// client's connections are the caller's.
+// close ends the CSI drivers' connections; the client's are the
+// caller's.
 func (c *cluster) close() {
-	c.events.Shutdown()
 	if c.csiDrivers != nil {
 		c.csiDrivers.Close()
 	}

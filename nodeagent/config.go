@@ -9,7 +9,6 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
@@ -169,12 +168,12 @@ type Config struct {
 	// clients do, so that neither waits behind pod status writes (nil:
 	// Client). APIClient builds all three.
 	EventClient, HeartbeatClient kubeapi.Interface
-	// EventCorrelator tunes the client-go event correlator the agent's
-	// events go through (zero: client-go's defaults, as the kubelet). Its
-	// caches are the agent's largest per-node state after its pods; many
-	// agents in one process (hollow nodes) may set a smaller LRUCacheSize,
-	// so that fewer repeated events are aggregated.
-	EventCorrelator record.CorrelatorOptions
+	// EventCacheSize bounds each LRU cache of the correlator the agent's
+	// events go through (0: events.DefaultCacheSize, 4096, as the
+	// kubelet). Its caches are the agent's largest per-node state after
+	// its pods; many agents in one process (hollow nodes) may set a
+	// smaller one, so that fewer repeated events are aggregated.
+	EventCacheSize int
 	// Registerer gets the agent's metrics (PLEG, pod sources, runtime
 	// sync, pod workers); Gatherer is served on /metrics by the handlers.
 	// ProbeRegisterer and ProbeGatherer likewise for /metrics/probes.

@@ -54,8 +54,8 @@ type Pressure interface {
 	PIDPressure() bool
 }
 
-// EventRecorder records events on the Node; client-go's
-// record.EventRecorder implements it.
+// EventRecorder records events on the Node; *events.Recorder (as
+// client-go's record.EventRecorder) implements it.
 type EventRecorder interface {
 	Eventf(object apiruntime.Object, eventtype, reason, messageFmt string, args ...any)
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/nodekit-dev/nodekit/oomwatch"
 )
 
-// printRecorder prints events; client-go's record.EventRecorder in an agent.
+// printRecorder prints events; an *events.Recorder in an agent.
 type printRecorder struct{}
 
 func (printRecorder) Eventf(_ apiruntime.Object, eventtype, reason, messageFmt string, args ...any) {

@@ -14,8 +14,8 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// EventRecorder records events; client-go's record.EventRecorder
-// implements it, so oomwatch needs no client-go.
+// EventRecorder records events; *events.Recorder (as client-go's
+// record.EventRecorder) implements it, so oomwatch needs no client-go.
 type EventRecorder interface {
 	Eventf(object apiruntime.Object, eventtype, reason, messageFmt string, args ...any)
 }

@@ -42,8 +42,8 @@ type DispatchStatuses interface {
 	ReplacePod(pod *v1.Pod)
 }
 
-// EventRecorder records a refused pod's event; client-go's
-// record.EventRecorder implements it.
+// EventRecorder records a refused pod's event; *events.Recorder (as
+// client-go's record.EventRecorder) implements it.
 type EventRecorder interface {
 	Eventf(object apiruntime.Object, eventtype, reason, messageFmt string, args ...any)
 }

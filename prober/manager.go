@@ -23,8 +23,8 @@ type StatusProvider interface {
 	Get(uid types.UID) (*kc.PodStatus, error)
 }
 
-// EventRecorder records events on pods; client-go's record.EventRecorder
-// implements it, so prober needs no client-go.
+// EventRecorder records events on pods; *events.Recorder (as client-go's
+// record.EventRecorder) implements it, so prober needs no client-go.
 type EventRecorder interface {
 	Eventf(object apiruntime.Object, eventtype, reason, messageFmt string, args ...any)
 }

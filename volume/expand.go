@@ -17,7 +17,8 @@ type ClaimStatusPatcher interface {
 	PatchPersistentVolumeClaimStatus(ctx context.Context, old, updated *v1.PersistentVolumeClaim) (*v1.PersistentVolumeClaim, error)
 }
 
-// EventRecorder records events (client-go's record.EventRecorder).
+// EventRecorder records events (*events.Recorder, client-go's
+// record.EventRecorder).
 type EventRecorder interface {
 	Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...any)
 }
