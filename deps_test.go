@@ -41,7 +41,7 @@ func TestPackageDependencies(t *testing.T) {
 		{"resources", nil, light, 18},
 		{"statuscache", []string{"kubecontainer"}, light, 19},
 		{"pleg", []string{"kubecontainer"}, light, 19},
-		{"podstatus", []string{"kubecontainer", "resources"}, light, 19},
+		{"podstatus", []string{"internal/smpdiff", "kubecontainer", "resources"}, light, 19},
 		// In-place resize's allocation manager: no runtime, no client-go.
 		{"allocation", []string{"resources"}, light, 22},
 		{"podworkers", []string{"kubecontainer"}, light, 19},
@@ -64,7 +64,7 @@ func TestPackageDependencies(t *testing.T) {
 			"k8s.io/client-go/kubernetes/scheme", "k8s.io/client-go/discovery", "github.com/google/gnostic-models"}, 26},
 		// client-go's clientset as a kubeapi.Interface: for users who have one, and tests.
 		{"kubeapi/clientgo", []string{"kubeapi"}, []string{grpc, criAPI, prometheus, containerd}, 46},
-		{"podstatus/apiclient", []string{"kubeapi", "kubecontainer", "podstatus", "resources"}, []string{grpc, criAPI, prometheus, containerd, "k8s.io/client-go/kubernetes"}, 26},
+		{"podstatus/apiclient", []string{"internal/smpdiff", "kubeapi", "kubecontainer", "podstatus", "resources"}, []string{grpc, criAPI, prometheus, containerd, "k8s.io/client-go/kubernetes"}, 26},
 		{"cgroupmgr", []string{"podpath", "resources"}, []string{criAPI, prometheus, clientGo}, 30},
 		// The CRI client: prometheus for its kubelet_runtime_operations_* metrics.
 		{"runtime", []string{"kubecontainer", "resources", "runtime/criconv"}, []string{containerd, clientGo, kuberuntimePkg}, 31},
@@ -106,10 +106,11 @@ func TestPackageDependencies(t *testing.T) {
 		{"server/serving", []string{"cadvisor", "cgroupmgr", "containerlog", "internal/fsstats", "kubeapi", "kubecontainer", "podpath", "resources", "server", "server/serverauth"},
 			[]string{"k8s.io/apiserver", "k8s.io/client-go/kubernetes"}, 60},
 		// client-go's tools/cache for APINode's reflector (the kubelet's node informer).
-		{"nodestatus", []string{"internal/fsstats", "kubeapi", "kubecontainer", "resources"}, []string{grpc, criAPI, prometheus, containerd, "k8s.io/client-go/kubernetes"}, 45},
+		{"nodestatus", []string{"internal/fsstats", "internal/smpdiff", "kubeapi", "kubecontainer", "resources"}, []string{grpc, criAPI, prometheus, containerd, "k8s.io/client-go/kubernetes"}, 45},
 		{"mirrorpod", []string{"kubeapi"}, []string{grpc, criAPI, prometheus, containerd, "k8s.io/client-go/kubernetes"}, 26},
-		// strategicpatch (kube-openapi) for the claim status patch.
-		{"volume/apiclient", []string{"kubeapi"}, []string{grpc, criAPI, prometheus, containerd, "k8s.io/client-go/kubernetes"}, 43},
+		// The claim status patch by smpdiff, not strategicpatch (kube-openapi).
+		{"volume/apiclient", []string{"internal/smpdiff", "kubeapi"}, []string{grpc, criAPI, prometheus, containerd, "k8s.io/client-go/kubernetes",
+			"k8s.io/apimachinery/pkg/util/strategicpatch"}, 26},
 		// The kubelet's event recorder: client-go's object references and
 		// token buckets, not its recorder (strategicpatch, kube-openapi).
 		{"events", nil, []string{grpc, criAPI, prometheus, containerd, "k8s.io/client-go/kubernetes",
@@ -117,7 +118,7 @@ func TestPackageDependencies(t *testing.T) {
 		// podsource for the Dispatcher's updates (fsnotify and yaml come with it).
 		// admission for the admit handlers' PodAdmitHandler and PodAdmitResult (with it
 		// k8s.io/component-helpers).
-		{"podsync", []string{"containerlog", "admission", "credentials", "fieldpath", "podpath", "podsource", "resources", "cgroupmgr", "kubecontainer", "kuberuntime", "podstartup", "podstatus",
+		{"podsync", []string{"containerlog", "admission", "credentials", "fieldpath", "internal/smpdiff", "podpath", "podsource", "resources", "cgroupmgr", "kubecontainer", "kuberuntime", "podstartup", "podstatus",
 			"podworkers", "runtime", "runtime/criconv"}, []string{clientGo}, 46},
 		// CRI types for the runtime interfaces it declares (cri-api, grpc,
 		// protobuf); kubecontainer's labels, podpath's log layout, criconv's
@@ -154,15 +155,15 @@ func TestPackageDependencies(t *testing.T) {
 		// The kubelet's composition: every package a node agent runs, not
 		// the process's parts (serverauth, kubeletflags),
 		// nor runtime/fake (Config.RuntimeOnHost says where the runtime is).
-		{"nodeagent", []string{"containerlog", "admission", "allocation", "cadvisor", "cgroupmgr", "credentials", "csi", "csi/apiclient", "csi/nodeinfo", "events", "eviction", "fieldpath", "gc", "internal/fsstats", "kubeapi", "kubecontainer",
+		{"nodeagent", []string{"containerlog", "admission", "allocation", "cadvisor", "cgroupmgr", "credentials", "csi", "csi/apiclient", "csi/nodeinfo", "events", "eviction", "fieldpath", "gc", "internal/fsstats", "internal/smpdiff", "kubeapi", "kubecontainer",
 			"kuberuntime", "mirrorpod", "nodestatus", "oomwatch", "pleg", "pleg/plegmetrics", "pluginmanager", "podpath", "podsource", "podsource/apiserver", "podstartup", "podstatus",
 			"podstatus/apiclient", "podsync", "podworkers", "prober", "prober/probe", "resources", "runtime", "runtime/criconv",
-			"server", "statuscache", "userns", "volume", "volume/apiclient"}, nil, 75},
+			"server", "statuscache", "userns", "volume", "volume/apiclient"}, nil, 58},
 		// Hollow nodes: nodeagent, each on its own runtime/fake.
-		{"hollow", []string{"containerlog", "admission", "allocation", "cadvisor", "cgroupmgr", "credentials", "csi", "csi/apiclient", "csi/nodeinfo", "events", "eviction", "fieldpath", "gc", "internal/fsstats", "kubeapi", "kubecontainer",
+		{"hollow", []string{"containerlog", "admission", "allocation", "cadvisor", "cgroupmgr", "credentials", "csi", "csi/apiclient", "csi/nodeinfo", "events", "eviction", "fieldpath", "gc", "internal/fsstats", "internal/smpdiff", "kubeapi", "kubecontainer",
 			"kuberuntime", "mirrorpod", "nodeagent", "nodestatus", "oomwatch", "pleg", "pleg/plegmetrics", "pluginmanager", "podpath", "podsource", "podsource/apiserver", "podstartup", "podstatus",
 			"podstatus/apiclient", "podsync", "podworkers", "prober", "prober/probe", "resources", "runtime", "runtime/criconv", "runtime/fake",
-			"server", "statuscache", "userns", "volume", "volume/apiclient"}, nil, 76},
+			"server", "statuscache", "userns", "volume", "volume/apiclient"}, nil, 59},
 	} {
 		t.Run(tc.pkg, func(t *testing.T) {
 			out, err := exec.Command("go", "list", "-deps", "-f",
@@ -209,11 +210,14 @@ func TestAgentsDoNotLinkTheFakeRuntime(t *testing.T) {
 // through kubeapi; client-go's typed clientset registers every API group
 // at start and links discovery's OpenAPI (8.7 MB resident, #34). Only
 // kubeapi/clientgo, for users who have a clientset, and tests link it.
+// Nor strategicpatch, with kube-openapi, gnostic and yaml v3 (2.6 MB of
+// binary, #34): smpdiff and events make the patches an agent sends.
 func TestAgentsDoNotLinkTheTypedClientset(t *testing.T) {
 	for _, pkg := range []string{"nodeagent", "hollow", "examples/kubelet", "examples/hollownodes"} {
 		out, err := exec.Command("go", "list", "-deps", module+"/"+pkg).CombinedOutput()
 		require.NoError(t, err, "go list: %s", out)
-		for _, p := range []string{"k8s.io/client-go/kubernetes", "k8s.io/client-go/kubernetes/scheme", "k8s.io/client-go/discovery"} {
+		for _, p := range []string{"k8s.io/client-go/kubernetes", "k8s.io/client-go/kubernetes/scheme", "k8s.io/client-go/discovery",
+			"k8s.io/apimachinery/pkg/util/strategicpatch", "github.com/google/gnostic-models/openapiv2", "go.yaml.in/yaml/v3"} {
 			assert.NotContains(t, strings.Fields(string(out)), p, "%s links %s", pkg, p)
 		}
 	}

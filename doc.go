@@ -65,5 +65,6 @@
 // kubelet's flags), examples/hollownodes (hollow nodes from the command
 // line), examples/fakeruntime (runtime/fake on a socket, for crictl), e2e
 // (the reference agent tested as a process), and internal/ (fsstats,
-// nodekit's one statfs reader, and test helpers).
+// nodekit's one statfs reader; smpdiff, the status patches' strategic
+// merge diff; and test helpers).
 package nodekit

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/kubernetes/fake"
@@ -98,4 +99,64 @@ func TestRegisterAfterAddressChange(t *testing.T) {
 			assert.Equal(t, tc.want, got.Status.Addresses)
 		})
 	}
+}
+
+// TestStatusPatchIsTheKubelets: where the addresses stay, the patch is
+// component-helpers' (strategicpatch over the whole Node, spec left out).
+func TestStatusPatchIsTheKubelets(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mod  func(*v1.Node)
+	}{
+		{"nothing", func(*v1.Node) {}},
+		{"a heartbeat", func(n *v1.Node) { n.Status.Conditions[0].LastHeartbeatTime = metav1.Now() }},
+		{"a condition added", func(n *v1.Node) {
+			n.Status.Conditions = append(n.Status.Conditions, v1.NodeCondition{Type: v1.NodeDiskPressure, Status: v1.ConditionFalse})
+		}},
+		{"a condition removed", func(n *v1.Node) { n.Status.Conditions = n.Status.Conditions[1:] }},
+		{"conditions reordered", func(n *v1.Node) {
+			n.Status.Conditions[0], n.Status.Conditions[1] = n.Status.Conditions[1], n.Status.Conditions[0]
+		}},
+		{"images", func(n *v1.Node) {
+			n.Status.Images = []v1.ContainerImage{{Names: []string{"registry.k8s.io/pause:3.10"}, SizeBytes: 300000}}
+		}},
+		{"volumes in use", func(n *v1.Node) { n.Status.VolumesInUse = []v1.UniqueVolumeName{"kubernetes.io/csi/x^y"} }},
+		{"capacity", func(n *v1.Node) {
+			n.Status.Capacity = v1.ResourceList{v1.ResourceCPU: resource.MustParse("2"), v1.ResourcePods: resource.MustParse("110")}
+			n.Status.Allocatable = v1.ResourceList{v1.ResourceCPU: resource.MustParse("1900m")}
+		}},
+		{"node info and endpoints", func(n *v1.Node) {
+			n.Status.NodeInfo = v1.NodeSystemInfo{KubeletVersion: "v1.37.2", ContainerRuntimeVersion: "containerd://2.4.2"}
+			n.Status.DaemonEndpoints.KubeletEndpoint.Port = 10250
+		}},
+		{"labels and annotations", func(n *v1.Node) {
+			n.Labels = map[string]string{v1.LabelOSStable: "linux"}
+			n.Annotations = map[string]string{"volumes.kubernetes.io/controller-managed-attach-detach": "true"}
+		}},
+		{"everything cleared", func(n *v1.Node) { n.Labels, n.Status = nil, v1.NodeStatus{Addresses: n.Status.Addresses} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			old := patchedNode()
+			updated := patchedNode()
+			tc.mod(updated)
+			for _, pair := range [][2]*v1.Node{{old, updated}, {updated, old}} {
+				patch, err := statusPatch(pair[0], pair[1])
+				require.NoError(t, err)
+				assert.JSONEq(t, string(kubeletNodePatch(t, pair[0], pair[1])), string(patch))
+			}
+		})
+	}
+}
+
+// kubeletNodePatch is component-helpers' preparePatchBytesforNodeStatus.
+func kubeletNodePatch(t *testing.T, old, updated *v1.Node) []byte {
+	o, err := json.Marshal(old)
+	require.NoError(t, err)
+	n := updated.DeepCopy()
+	n.Spec = old.Spec
+	b, err := json.Marshal(n)
+	require.NoError(t, err)
+	p, err := strategicpatch.CreateTwoWayMergePatch(o, b, v1.Node{})
+	require.NoError(t, err)
+	return p
 }

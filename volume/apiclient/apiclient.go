@@ -20,8 +20,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
+	"github.com/nodekit-dev/nodekit/internal/smpdiff"
 	"github.com/nodekit-dev/nodekit/kubeapi"
 )
 
@@ -77,26 +77,35 @@ func (o *Objects) GetPersistentVolume(ctx context.Context, name string) (*v1.Per
 // resourceVersion (a claim changed meanwhile is a conflict), as the
 // kubelet's PatchPVCStatus.
 func (o *Objects) PatchPersistentVolumeClaimStatus(ctx context.Context, old, updated *v1.PersistentVolumeClaim) (*v1.PersistentVolumeClaim, error) {
-	oldJSON, err := json.Marshal(old)
-	if err != nil {
-		return nil, err
-	}
-	newJSON, err := json.Marshal(updated)
-	if err != nil {
-		return nil, err
-	}
-	patch, err := strategicpatch.CreateTwoWayMergePatch(oldJSON, newJSON, old)
+	patch, err := claimStatusPatch(old, updated)
 	if err != nil {
 		return nil, fmt.Errorf("claim %s/%s: %w", old.Namespace, old.Name, err)
 	}
-	var m map[string]any
-	if err := json.Unmarshal(patch, &m); err != nil {
-		return nil, err
-	}
-	m["metadata"] = map[string]any{"resourceVersion": old.ResourceVersion}
-	if patch, err = json.Marshal(m); err != nil {
-		return nil, err
-	}
 	return o.client.PersistentVolumeClaims(old.Namespace).Patch(ctx, old.Name, types.StrategicMergePatchType, patch,
 		metav1.PatchOptions{}, "status")
+}
+
+// claimLists are the merge lists of a claim's status.
+var claimLists = smpdiff.Lists{"status.conditions": {Key: "type"}}
+
+// claimStatus is the part of a claim the kubelet changes.
+type claimStatus struct {
+	Status v1.PersistentVolumeClaimStatus `json:"status"`
+}
+
+// claimStatusPatch is the kubelet's createPVCPatch for a change of status
+// (its metadata and spec are not the kubelet's to change), computed by
+// smpdiff, with old's resourceVersion.
+func claimStatusPatch(old, updated *v1.PersistentVolumeClaim) ([]byte, error) {
+	o, err := smpdiff.Object(claimStatus{old.Status})
+	if err != nil {
+		return nil, err
+	}
+	n, err := smpdiff.Object(claimStatus{updated.Status})
+	if err != nil {
+		return nil, err
+	}
+	patch := smpdiff.Diff(o, n, claimLists)
+	patch["metadata"] = map[string]any{"resourceVersion": old.ResourceVersion}
+	return json.Marshal(patch)
 }
