@@ -223,6 +223,21 @@ func TestAgentsDoNotLinkTheTypedClientset(t *testing.T) {
 	}
 }
 
+// TestReleaseBuildLinksNoTrace: built as the README says (-tags
+// grpcnotrace, as Kubernetes' release builds), the agents link neither
+// grpc's x/net/trace nor its html/template, whose reflective method calls
+// make the linker keep every exported method (5 MiB of the reference
+// agent's code, #34).
+func TestReleaseBuildLinksNoTrace(t *testing.T) {
+	for _, pkg := range []string{"examples/kubelet", "examples/hollownodes"} {
+		out, err := exec.Command("go", "list", "-tags", "grpcnotrace", "-deps", module+"/"+pkg).CombinedOutput()
+		require.NoError(t, err, "go list: %s", out)
+		for _, p := range []string{"golang.org/x/net/trace", "html/template"} {
+			assert.NotContains(t, strings.Fields(string(out)), p, "%s links %s", pkg, p)
+		}
+	}
+}
+
 func keys(m map[string]bool) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {

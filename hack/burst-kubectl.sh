@@ -113,7 +113,7 @@ if [[ -z ${NODEKIT_K8S_BIN_DIR:-} && -d ../shared/k8s-bin ]]; then
   NODEKIT_K8S_BIN_DIR=$(cd ../shared/k8s-bin && pwd); export NODEKIT_K8S_BIN_DIR
 fi
 if [[ $MODE == kubelet ]]; then
-  NAME=agent; CGO_ENABLED=0 go build -o "$DIR/kubelet" ./examples/kubelet
+  NAME=agent; CGO_ENABLED=0 go build -tags grpcnotrace -o "$DIR/kubelet" ./examples/kubelet
   bash "$HACK/containerd-up.sh" 8>&- >/dev/null 2>>"$DIR/setup.log" || { tail -20 "$DIR/setup.log" >&2; die "hack/containerd-up.sh failed"; }
   # shellcheck disable=SC1091
   . "${NODEKIT_CONTAINERD_DIR:-/tmp/nodekit-containerd}/env"
@@ -121,7 +121,7 @@ if [[ $MODE == kubelet ]]; then
 elif [[ -n ${HOLLOWNODES_BIN:-} ]]; then
   NAME=hollownodes; cp "$HOLLOWNODES_BIN" "$DIR/hollownodes"
 else
-  NAME=hollownodes; CGO_ENABLED=0 go build -o "$DIR/hollownodes" ./examples/hollownodes
+  NAME=hollownodes; CGO_ENABLED=0 go build -tags grpcnotrace -o "$DIR/hollownodes" ./examples/hollownodes
 fi
 if [[ -n ${HOLLOWNODES_BIN:-} && $MODE == hollow ]]; then log "hollownodes: $HOLLOWNODES_BIN"
 else log "built at $(git rev-parse --short HEAD) with $(git status --porcelain -- '*.go' | grep -c . || true) uncommitted .go file(s)"; fi

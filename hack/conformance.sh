@@ -92,7 +92,7 @@ binaries() {
       die "building the e2e suite failed"
   fi
   log "building examples/kubelet and the image tools"
-  (cd "$ROOT" && CGO_ENABLED=0 go build -o "$BIN/nodekit-kubelet" ./examples/kubelet) || die "go build ./examples/kubelet"
+  (cd "$ROOT" && CGO_ENABLED=0 go build -tags grpcnotrace -o "$BIN/nodekit-kubelet" ./examples/kubelet) || die "go build ./examples/kubelet"
   (cd "$HACK/tools" && CGO_ENABLED=0 go build -trimpath -o "$BIN/" ./mkimage ./nnp ./pause ./registry) || die "go build hack/tools"
 }
 

@@ -11,7 +11,10 @@
 #   stamped as the release build does (else /version says v0.0.0-master). Each binary
 #   is moved into DEST (created) on its own, named after its package (etcd's "server"
 #   becomes "etcd"), so other binaries already in DEST stay; DEST/VERSIONS gains the
-#   module versions built. Never runs "go mod tidy": it pulls test-only dependencies,
+#   module versions built. Built with the release build's tags (K8S_RELEASE_TAGS: hack/lib/golang.sh's
+#   non-debug "selinux,notest,grpcnotrace"; grpcnotrace drops x/net/trace, whose html/template
+#   keeps every exported method alive, so the linker's dead-code elimination works).
+#   Never runs "go mod tidy": it pulls test-only dependencies,
 #   some refused by the proxy. Cold: minutes per binary on 2 cores and a ~3 GB Go build
 #   cache, shared by every binary built this way. Returns non-zero, saying why on
 #   stderr, on failure; runs in a subshell (no traps or variables leak to the caller).
@@ -38,6 +41,8 @@ k8s_scratch_module() { # VERSION WORK
     printf ')\n'
   } > "$work/go.mod"
 }
+
+K8S_RELEASE_TAGS=selinux,notest,grpcnotrace
 
 k8s_ldflags() { # VERSION: stamp the version as the release build does (else v0.0.0-master)
   local version=$1 minor vpkg ldflags="-s -w"
@@ -74,7 +79,7 @@ k8s_build() (
   say "building $* (Kubernetes v$version) from the Go module proxy in $work"
   k8s_scratch_module "$version" "$work" || { fail "scratch module"; return 1; }
   mkdir -p "$work/out" "$dest" || { fail "cannot create $dest"; return 1; }
-  (cd "$work" && go build -trimpath -ldflags "$(k8s_ldflags "$version")" -o "$work/out/" "$@") ||
+  (cd "$work" && go build -trimpath -tags "$K8S_RELEASE_TAGS" -ldflags "$(k8s_ldflags "$version")" -o "$work/out/" "$@") ||
     { fail "go build $* failed"; return 1; }
   if [[ -f $work/out/server ]]; then mv "$work/out/server" "$work/out/etcd"; fi  # go.etcd.io/etcd/server/v3
   (cd "$work" && go list -f '{{.Module.Path}} {{.Module.Version}}' "$@") > "$work/versions" ||

@@ -12,7 +12,7 @@
 #                              kubelet is built from the Go module proxy (hack/lib-k8s-build.sh,
 #                              cold: minutes) into ${NODEKIT_BIN_CACHE:-${XDG_CACHE_HOME:-
 #                              $HOME/.cache}/nodekit-bins}/k8s-v$NODEKIT_K8S_VERSION
-#         NODEKIT_KUBELET_BIN  a kubelet binary to use as it is (skips both)
+#         NODEKIT_KUBELET_BIN  a kubelet binary to use (skips both; it must have been built so)
 #         NODEKIT_MEASURE_API_BURST, _POPULATION, _RATES, _CHURN, _MANY, NODEKIT_MEASURE_WINDOW:
 #                              the sizes (the test's defaults are the issue's)
 #         NODEKIT_KEEP_CONTAINERD=1 leaves containerd and the apiserver running afterwards;
@@ -31,24 +31,29 @@ BIN_CACHE=${NODEKIT_BIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodekit-bins}/k8s
 KUBELET_GZ=${NODEKIT_KUBELET_GZ:-/work/shared/k8s-bin/kubelet-v$K8S_VERSION.gz}
 
 # The kubelet: as given, unpacked from the gzipped release, or built once and cached.
-kubelet_ok() { "$1" --version 2>/dev/null | grep -qx "Kubernetes v$K8S_VERSION"; }
+# shellcheck source=hack/lib-k8s-build.sh disable=SC1091  # checked on its own
+. hack/lib-k8s-build.sh
+# The kubelet as Kubernetes releases it: its version, built with the release
+# build's tags (K8S_RELEASE_TAGS), as the reference agent is.
+kubelet_ok() {
+  "$1" --version 2>/dev/null | grep -qx "Kubernetes v$K8S_VERSION" &&
+    go version -m "$1" 2>/dev/null | grep -q -- "-tags=$K8S_RELEASE_TAGS\$"
+}
 if [[ -z ${NODEKIT_KUBELET_BIN:-} ]]; then
   NODEKIT_KUBELET_BIN=$BIN_CACHE/kubelet
-  if ! kubelet_ok "$NODEKIT_KUBELET_BIN"; then
+  if ! kubelet_ok "$NODEKIT_KUBELET_BIN" && [[ -f $KUBELET_GZ ]]; then
+    log "unpacking $KUBELET_GZ"
     mkdir -p "$BIN_CACHE"
-    if [[ -f $KUBELET_GZ ]]; then
-      log "unpacking $KUBELET_GZ"
-      gunzip -c "$KUBELET_GZ" > "$BIN_CACHE/.kubelet.tmp" && chmod +x "$BIN_CACHE/.kubelet.tmp" &&
-        mv -f "$BIN_CACHE/.kubelet.tmp" "$NODEKIT_KUBELET_BIN"
-    else
-      log "$KUBELET_GZ not found; building the kubelet v$K8S_VERSION from the Go module proxy (cold: minutes)"
-      # shellcheck source=hack/lib-k8s-build.sh disable=SC1091  # checked on its own
-      . hack/lib-k8s-build.sh
-      k8s_build "$K8S_VERSION" "$BIN_CACHE" k8s.io/kubernetes/cmd/kubelet || die "building the kubelet failed"
-    fi
+    gunzip -c "$KUBELET_GZ" > "$BIN_CACHE/.kubelet.tmp" && chmod +x "$BIN_CACHE/.kubelet.tmp" &&
+      mv -f "$BIN_CACHE/.kubelet.tmp" "$NODEKIT_KUBELET_BIN"
+  fi
+  if ! kubelet_ok "$NODEKIT_KUBELET_BIN"; then
+    log "building the kubelet v$K8S_VERSION with tags $K8S_RELEASE_TAGS from the Go module proxy (cold: minutes)"
+    k8s_build "$K8S_VERSION" "$BIN_CACHE" k8s.io/kubernetes/cmd/kubelet || die "building the kubelet failed"
   fi
 fi
-kubelet_ok "$NODEKIT_KUBELET_BIN" || die "$NODEKIT_KUBELET_BIN --version does not say Kubernetes v$K8S_VERSION"
+kubelet_ok "$NODEKIT_KUBELET_BIN" ||
+  die "$NODEKIT_KUBELET_BIN: --version does not say Kubernetes v$K8S_VERSION, or go version -m shows no -tags=$K8S_RELEASE_TAGS"
 export NODEKIT_KUBELET_BIN
 
 # containerd and kube-apiserver + etcd, as hack/test.sh starts them.
@@ -71,7 +76,7 @@ fi
 # The agent measured as it ships: built without -race, static (see
 # examples/kubelet's doc; the kubelet is measured as Kubernetes ships it, with cgo).
 AGENT=$(mktemp -d /tmp/nodekit-measure-api.XXXXXX)/kubelet
-CGO_ENABLED=0 go build -o "$AGENT" ./examples/kubelet
+CGO_ENABLED=0 go build -tags grpcnotrace -o "$AGENT" ./examples/kubelet
 export NODEKIT_AGENT_BIN=$AGENT
 # The sizes (#34), unless given; the test's own defaults are CI's small run.
 export NODEKIT_MEASURE_API_BURST=${NODEKIT_MEASURE_API_BURST:-110} NODEKIT_MEASURE_API_POPULATION=${NODEKIT_MEASURE_API_POPULATION:-110}

@@ -9,7 +9,7 @@
 //
 //	go run -tags fakeruntime ./examples/kubelet --config examples/kubelet/standalone.yaml
 //
-// Built static (CGO_ENABLED=0; the kubelet ships with cgo), it maps no libc
+// Built as the README says (static, -tags grpcnotrace), it maps no libc
 // or NSS module and reads the userns "kubelet" user from /etc/passwd. Pod
 // workers (podworkers) sync each pod through podsync and the runtime
 // manager, the PLEG and the prober wake them, podstatus makes their
