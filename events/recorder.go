@@ -47,8 +47,8 @@ const (
 type Config struct {
 	Sink   Sink           // required
 	Source v1.EventSource // the recorder: {Component: "kubelet", Host: node}
-	// Scheme gives the kind of the objects events are about (one that is
-	// a *v1.ObjectReference needs none).
+	// Scheme gives the kind of the objects events are about (default: the
+	// core/v1 kinds; one that is a *v1.ObjectReference needs none).
 	Scheme *runtime.Scheme
 	// CacheSize bounds each of the correlator's three LRU caches (4096);
 	// many agents in one process may use smaller ones.
@@ -96,6 +96,12 @@ func New(cfg Config) (*Recorder, error) {
 	cfg.MaxTries = cmp.Or(cfg.MaxTries, DefaultMaxTries)
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.Scheme == nil {
+		cfg.Scheme = runtime.NewScheme()
+		if err := v1.AddToScheme(cfg.Scheme); err != nil {
+			return nil, fmt.Errorf("events: the core/v1 scheme: %w", err)
+		}
 	}
 	return &Recorder{cfg: cfg, queue: make(chan *v1.Event, cfg.QueueLength), corr: newCorrelator(cfg)}, nil
 }

@@ -201,3 +201,15 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		assert.EqualError(t, err, tc.want)
 	}
 }
+
+// With no Scheme the recorder knows the core/v1 kinds.
+func TestRecorderDefaultSchemeKnowsCoreKinds(t *testing.T) {
+	s := &sink{}
+	r, _ := newRecorder(t, s, func(c *Config) { c.Scheme = nil })
+	run(t, r)
+	r.Event(&v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "data", UID: "u2"}},
+		v1.EventTypeWarning, "VolumeResizeFailed", "resize failed")
+	poll.Eventually(t, func() bool { return len(s.seen()) == 1 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, v1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: "ns", Name: "data", UID: "u2"},
+		s.seen()[0].event.InvolvedObject)
+}
