@@ -106,8 +106,8 @@ func (c *correlator) aggregate(ev *v1.Event) (*v1.Event, string) {
 func (c *correlator) observe(ev *v1.Event, key string) (*v1.Event, []byte) {
 	out := *ev
 	var patch []byte
-	if v, ok := c.seen.Get(key); ok && v.(observation).count > 0 {
-		last := v.(observation)
+	v, _ := c.seen.Get(key)
+	if last, ok := v.(observation); ok && last.count > 0 {
 		out.Name, out.ResourceVersion, out.FirstTimestamp, out.Count = last.name, last.resourceVersion, last.firstTimestamp, last.count+1
 		patch = countPatch(&out)
 	}

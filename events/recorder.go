@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -63,7 +62,7 @@ type Config struct {
 	QueueLength       int           // events waiting for Run (1000)
 	RetryInterval     time.Duration // between tries of one write (10s)
 	MaxTries          int           // of one write (12)
-	Clock             clock.WithTicker
+	Clock             clock.Clock
 	Log               logr.Logger
 }
 
@@ -218,7 +217,7 @@ func (r *Recorder) send(ctx context.Context, ev *v1.Event, patch []byte) bool {
 	if patch != nil {
 		written, err = r.cfg.Sink.Patch(ctx, ev, patch)
 	}
-	if patch == nil || isNotFound(err) {
+	if patch == nil || apierrors.IsNotFound(err) {
 		create := *ev
 		create.ResourceVersion = ""
 		written, err = r.cfg.Sink.Create(ctx, &create)
@@ -227,21 +226,17 @@ func (r *Recorder) send(ctx context.Context, ev *v1.Event, patch []byte) bool {
 		r.corr.written(written)
 		return true
 	}
-	if _, refused := err.(apierrors.APIStatus); refused || ctx.Err() != nil {
-		if apierrors.IsAlreadyExists(err) || apierrors.HasStatusCause(err, v1.NamespaceTerminatingCause) || ctx.Err() != nil {
-			r.cfg.Log.V(5).Info("Server rejected event (will not retry!)", "event", klogRef(ev), "err", err)
-		} else {
-			r.cfg.Log.Error(err, "Server rejected event (will not retry!)", "event", klogRef(ev))
-		}
+	var status apierrors.APIStatus
+	switch {
+	case ctx.Err() != nil || apierrors.IsAlreadyExists(err) || apierrors.HasStatusCause(err, v1.NamespaceTerminatingCause):
+		r.cfg.Log.V(5).Info("Server rejected event (will not retry!)", "event", klogRef(ev), "err", err)
+		return true
+	case errors.As(err, &status):
+		r.cfg.Log.Error(err, "Server rejected event (will not retry!)", "event", klogRef(ev))
 		return true
 	}
 	r.cfg.Log.Error(err, "Unable to write event (may retry after sleeping)", "event", klogRef(ev))
 	return false
-}
-
-func isNotFound(err error) bool {
-	var st apierrors.APIStatus
-	return errors.As(err, &st) && st.Status().Code == http.StatusNotFound
 }
 
 // klogRef names an event in the log as namespace/name.

@@ -12,8 +12,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
-	"sort"
+	"slices"
 )
 
 // List is a list the API server merges element by element (patchStrategy
@@ -141,11 +142,4 @@ func diffMergeList(patch map[string]any, field string, o, n []any, ml List) {
 
 func keyOf(m map[string]any, key string) string { return fmt.Sprint(m[key]) }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
