@@ -9,13 +9,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/nodekit-dev/nodekit/kubeapi"
 )
 
 // APINode is the node's Node as the API server has it, kept current by a
 // watch of that one object: the kubelet's node informer, which its
 // admission reads, so that a label or taint set with kubectl counts at
 // once (a pod scheduled by a nodeSelector on a label just added is not
-// refused).
+// refused). Its retries follow kubeapi.WatchBackoff.
 type APINode struct {
 	name      string
 	store     cache.Store
@@ -38,7 +40,7 @@ func NewAPINode(client NodesGetter, name string) *APINode {
 	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
 	// With the client's streaming-list support declared (a fake has none).
 	return &APINode{name: name, store: store, reflector: cache.NewReflectorWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, client), &v1.Node{}, store,
-		cache.ReflectorOptions{Name: "node " + name})}
+		cache.ReflectorOptions{Name: "node " + name, Backoff: kubeapi.WatchBackoff()})}
 }
 
 // Run keeps the Node current until ctx ends.

@@ -9,6 +9,10 @@
 // no validation. The node's own credentials (system:node:<node>) suffice
 // under the Node authorizer.
 //
+// Deviation: while the API server fails, the Reflector retries at most
+// 10 s apart (kubeapi.WatchBackoff) rather than the kubelet's [30, 60) s,
+// so that a pod created just after an outage starts within seconds.
+//
 // It is its own package so that agents using only the file, URL and push
 // sources do not compile client-go.
 //

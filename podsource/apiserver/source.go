@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
@@ -41,7 +42,11 @@ type Config struct {
 	Name string
 	// Clock drives the reflector's backoff and timers, and stamps
 	// kubernetes.io/config.seen. Default: real.
-	Clock   clock.Clock
+	Clock clock.Clock
+	// Backoff spaces the reflector's retries while the API server fails.
+	// Default: kubeapi.WatchBackoff (at most 10 s apart; the kubelet's are
+	// up to 60 s).
+	Backoff *wait.Backoff
 	Log     logr.Logger
 	Metrics *podsource.Metrics
 }
@@ -88,6 +93,9 @@ func New(cfg Config, sink podsource.Sink) (*Source, error) {
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.Backoff == nil {
+		cfg.Backoff = kubeapi.WatchBackoff()
 	}
 	return &Source{cfg: cfg, sink: sink, seen: map[types.UID]string{}, log: cfg.Log.WithValues("source", cfg.Name, "node", cfg.NodeName)}, nil
 }
@@ -137,9 +145,10 @@ func (s *Source) Run(ctx context.Context) error {
 	store := addCopier{cache.NewUndeltaStore(send, cache.MetaNamespaceKeyFunc)}
 	log := s.log
 	r := cache.NewReflectorWithOptions(s.listWatch(), &v1.Pod{}, store, cache.ReflectorOptions{
-		Name:   "podsource/" + s.cfg.Name,
-		Logger: &log,
-		Clock:  s.cfg.Clock,
+		Name:    "podsource/" + s.cfg.Name,
+		Logger:  &log,
+		Clock:   s.cfg.Clock,
+		Backoff: s.cfg.Backoff,
 	})
 	s.mu.Lock()
 	s.reflector = r

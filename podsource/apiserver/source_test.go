@@ -2,9 +2,14 @@ package apiserver
 
 import (
 	"context"
+	"fmt"
 	"maps"
+	"net"
+	"os"
 	"slices"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -12,6 +17,7 @@ import (
 	"github.com/nodekit-dev/nodekit/kubeapi/clientgo"
 	"github.com/nodekit-dev/nodekit/podsource"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
@@ -20,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 func apiPod(name, nodeName string, uid types.UID) *v1.Pod {
@@ -179,4 +186,55 @@ func TestSourceLeavesWatchedObjectsAlone(t *testing.T) {
 	require.Equal(t, []string{"a"}, names(u.Pods))
 	assert.NotEmpty(t, u.Pods[0].Annotations[podsource.ConfigSeenAnnotation])
 	assert.Equal(t, want, shared, "the watched object is unchanged")
+}
+
+// While the API server refuses connections the reflector retries the
+// watch at most 10 s apart (kubeapi.WatchBackoff), not the [30, 60) s of
+// client-go's default: a pod created just after an outage is seen within
+// seconds. Each retry must come within one 10 s step of the clock.
+func TestSourceRetriesAnOutageWithinTenSeconds(t *testing.T) {
+	const failures = 9 // past the schedule's cap: 0.8, 1.6, 3.2, then 5 s, jittered
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	client := fake.NewClientset()
+	w := watch.NewFake()
+	var mu sync.Mutex
+	watches := 0
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	client.PrependWatchReactor("pods", func(clienttesting.Action) (bool, watch.Interface, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if watches++; watches <= failures {
+			return true, nil, refused
+		}
+		return true, w, nil
+	})
+	calls := func() int { mu.Lock(); defer mu.Unlock(); return watches }
+	clk := clocktesting.NewFakeClock(time.Now())
+	mux := podsource.NewMux(podsource.MuxConfig{})
+	metrics := podsource.NewMetrics()
+	src, err := New(Config{Client: clientgo.Adapt(client), NodeName: node, Clock: clk, Metrics: metrics}, mux)
+	require.NoError(t, err)
+	mux.Register(src.Name())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); assert.NoError(t, src.Run(ctx)) }()
+	defer wg.Wait()
+	defer cancel()
+
+	for i := 1; i <= failures; i++ {
+		poll.Eventually(t, func() bool { return calls() >= i && clk.HasWaiters() }, 5*time.Second, time.Millisecond,
+			"watch attempt %d refused, the reflector waiting to retry", i)
+		clk.Step(10 * time.Second)
+	}
+	poll.Eventually(t, func() bool { return calls() > failures }, 5*time.Second, time.Millisecond,
+		"the watch retried within 10 s of its last refusal")
+	w.Add(apiPod("after-outage", node, "uid-after"))
+	u := recvUntil(t, mux, 10*time.Second, func(u podsource.PodUpdate) bool { return u.Op == podsource.ADD && len(u.Pods) > 0 })
+	assert.Equal(t, []string{"after-outage"}, names(u.Pods))
+	want := fmt.Sprintf(`# HELP podsource_fetch_errors_total Failed reads of a source (URL fetch, directory read); the last good set was kept.
+# TYPE podsource_fetch_errors_total counter
+podsource_fetch_errors_total{source="api"} %d
+`, failures)
+	assert.NoError(t, testutil.CollectAndCompare(metrics, strings.NewReader(want), "podsource_fetch_errors_total"), "each refusal counted")
 }
