@@ -220,7 +220,7 @@ func (c *Collector) read(e *entry, now time.Time) error {
 	switch {
 	case e.id == "/":
 		e.stats.Network = readNetDev(r, 1, nil)
-		e.stats.Filesystems = readFilesystems(r, "/proc/1/mountinfo")
+		e.stats.Filesystems = readFilesystems("/proc/1/mountinfo")
 	case e.kind == sandboxCgroup && len(pids) > 0:
 		e.stats.Network = readNetDev(r, pids[0], nil)
 	}

@@ -1,7 +1,9 @@
 package cadvisor
 
 import (
+	"bufio"
 	"bytes"
+	"os"
 	"strconv"
 	"syscall"
 )
@@ -18,33 +20,37 @@ type FsStats struct {
 var diskFsTypes = map[string]bool{"ext2": true, "ext3": true, "ext4": true, "xfs": true, "btrfs": true}
 
 // readFilesystems measures the host's block-device filesystems listed in
-// mountinfo, each device once (bind mounts left out).
-func readFilesystems(r *fileReader, mountinfo string) []FsStats {
-	b, err := r.read(mountinfo)
+// mountinfo, each device once (bind mounts left out). It reads the file a
+// line at a time: with a mount or two per container the host's mountinfo
+// grows to hundreds of kilobytes, which the fileReader's buffer would keep.
+func readFilesystems(mountinfo string) []FsStats {
+	f, err := os.Open(mountinfo)
 	if err != nil {
 		return nil
 	}
+	defer f.Close()
 	var out []FsStats
 	seen := map[string]bool{}
-	forEachLine(b, func(line []byte) {
+	for sc := bufio.NewScanner(f); sc.Scan(); {
+		line := sc.Bytes()
 		pre, post, ok := bytes.Cut(line, []byte(" - "))
 		fields, tail := bytes.Fields(pre), bytes.Fields(post)
 		if !ok || len(fields) < 5 || len(tail) < 2 || !diskFsTypes[string(tail[0])] {
-			return
+			continue
 		}
 		source := string(tail[1])
 		if seen[source] {
-			return
+			continue
 		}
 		seen[source] = true
 		var st syscall.Statfs_t
 		if syscall.Statfs(unescapeMountPath(fields[4]), &st) != nil {
-			return
+			continue
 		}
 		bsize := uint64(st.Bsize)
 		out = append(out, FsStats{Device: source, Limit: st.Blocks * bsize, Usage: (st.Blocks - st.Bfree) * bsize,
 			Inodes: st.Files, InodesFree: st.Ffree})
-	})
+	}
 	return out
 }
 

@@ -25,8 +25,7 @@ func TestReadFilesystems(t *testing.T) {
 		"24 1 0:21 / /run rw,nosuid - tmpfs tmpfs rw",
 		"25 1 0:22 / /sys/fs/cgroup ro - cgroup2 cgroup2 rw",
 	}, "\n")+"\n"), 0o644))
-	var r fileReader
-	got := readFilesystems(&r, mountinfo)
+	got := readFilesystems(mountinfo)
 	require.Len(t, got, 1)
 	var st syscall.Statfs_t
 	require.NoError(t, syscall.Statfs(dir, &st))
