@@ -266,7 +266,8 @@ func (n *node) nodeProblems(node *v1.Node) []string {
 // afterDeletion watches the soak's pods: once the API server has deleted a
 // pod, nothing may write it again: no object of its name may reappear (the
 // agent creates no pod but mirror pods). A mirror pod may be created anew
-// while its static pod exists, never once the static pod is gone.
+// while its static pod exists, never once the static pod is gone (but for
+// a create in flight then, which the agent must delete).
 type afterDeletion struct {
 	mu           sync.Mutex
 	deleted      map[string]types.UID
@@ -292,8 +293,12 @@ func (w *afterDeletion) handlers() cache.ResourceEventHandlerFuncs {
 		defer w.mu.Unlock()
 		w.events++
 		_, mirror := p.Annotations[v1.MirrorPodAnnotationKey]
-		if mirror && (w.staticGoneAt.IsZero() || p.CreationTimestamp.Time.Before(w.staticGoneAt.Truncate(time.Second))) {
-			return // a mirror pod (created anew) while its static pod exists
+		// A mirror pod (created anew) while its static pod exists, or by a
+		// create already in flight when the manifest went: it lands a moment
+		// after, in that second or the next (creation timestamps are whole
+		// seconds), and the agent deletes it (the settle check requires it).
+		if mirror && (w.staticGoneAt.IsZero() || p.CreationTimestamp.Time.Before(w.staticGoneAt.Truncate(time.Second).Add(2*time.Second))) {
+			return
 		}
 		if uid, ok := w.deleted[p.Name]; ok {
 			w.violations = append(w.violations, fmt.Sprintf("pod %s (uid %s) written after pod %s (uid %s) was deleted",
