@@ -163,20 +163,10 @@ func TestSourceFake(t *testing.T) {
 // fake clientset does so for objects added between its List and Watch): the
 // source prepares its own copy, never the object it was given.
 func TestSourceLeavesWatchedObjectsAlone(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	client := fake.NewClientset()
 	w := watch.NewFake()
 	client.PrependWatchReactor("pods", func(clienttesting.Action) (bool, watch.Interface, error) { return true, w, nil })
-	mux := podsource.NewMux(podsource.MuxConfig{})
-	src, err := New(Config{Client: clientgo.Adapt(client), NodeName: node, Metrics: podsource.NewMetrics()}, mux)
-	require.NoError(t, err)
-	mux.Register(src.Name())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); assert.NoError(t, src.Run(ctx)) }()
-	defer wg.Wait()
-	defer cancel()
+	mux := runFakeSource(t, Config{Client: clientgo.Adapt(client), NodeName: node, Metrics: podsource.NewMetrics()})
 
 	shared := apiPod("a", node, "uid-a")
 	shared.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
@@ -194,8 +184,6 @@ func TestSourceLeavesWatchedObjectsAlone(t *testing.T) {
 // seconds. Each retry must come within one 10 s step of the clock.
 func TestSourceRetriesAnOutageWithinTenSeconds(t *testing.T) {
 	const failures = 9 // past the schedule's cap: 0.8, 1.6, 3.2, then 5 s, jittered
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	client := fake.NewClientset()
 	w := watch.NewFake()
 	var mu sync.Mutex
@@ -211,16 +199,8 @@ func TestSourceRetriesAnOutageWithinTenSeconds(t *testing.T) {
 	})
 	calls := func() int { mu.Lock(); defer mu.Unlock(); return watches }
 	clk := clocktesting.NewFakeClock(time.Now())
-	mux := podsource.NewMux(podsource.MuxConfig{})
 	metrics := podsource.NewMetrics()
-	src, err := New(Config{Client: clientgo.Adapt(client), NodeName: node, Clock: clk, Metrics: metrics}, mux)
-	require.NoError(t, err)
-	mux.Register(src.Name())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); assert.NoError(t, src.Run(ctx)) }()
-	defer wg.Wait()
-	defer cancel()
+	mux := runFakeSource(t, Config{Client: clientgo.Adapt(client), NodeName: node, Clock: clk, Metrics: metrics})
 
 	for i := 1; i <= failures; i++ {
 		poll.Eventually(t, func() bool { return calls() >= i && clk.HasWaiters() }, 5*time.Second, time.Millisecond,
@@ -237,4 +217,18 @@ func TestSourceRetriesAnOutageWithinTenSeconds(t *testing.T) {
 podsource_fetch_errors_total{source="api"} %d
 `, failures)
 	assert.NoError(t, testutil.CollectAndCompare(metrics, strings.NewReader(want), "podsource_fetch_errors_total"), "each refusal counted")
+}
+
+// runFakeSource runs a Source of cfg, sending to a new mux, until the test
+// ends.
+func runFakeSource(t *testing.T, cfg Config) *podsource.Mux {
+	ctx, cancel := context.WithCancel(context.Background())
+	mux := podsource.NewMux(podsource.MuxConfig{})
+	src, err := New(cfg, mux)
+	require.NoError(t, err)
+	mux.Register(src.Name())
+	done := make(chan struct{})
+	go func() { defer close(done); assert.NoError(t, src.Run(ctx)) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return mux
 }
