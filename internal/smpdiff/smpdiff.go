@@ -83,7 +83,7 @@ func diffObjects(o, n map[string]any, path string, lists Lists, retainKeys bool)
 	}
 	if retainKeys && len(patch) > 0 {
 		keys := make([]any, 0, len(n))
-		for _, k := range sortedKeys(n) {
+		for _, k := range slices.Sorted(maps.Keys(n)) {
 			if n[k] != nil {
 				keys = append(keys, k)
 			}
@@ -127,7 +127,7 @@ func diffMergeList(patch map[string]any, field string, o, n []any, ml List) {
 			changes = append(changes, d)
 		}
 	}
-	for _, k := range sortedKeys(old) {
+	for _, k := range slices.Sorted(maps.Keys(old)) {
 		if !kept[k] {
 			changes = append(changes, map[string]any{ml.Key: old[k][ml.Key], "$patch": "delete"})
 		}
@@ -141,5 +141,3 @@ func diffMergeList(patch map[string]any, field string, o, n []any, ml List) {
 }
 
 func keyOf(m map[string]any, key string) string { return fmt.Sprint(m[key]) }
-
-func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
