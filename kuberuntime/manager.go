@@ -336,32 +336,68 @@ func GroupPods(sandboxes []*runtimeapi.PodSandbox, containers []*runtimeapi.Cont
 
 // GetPodStatus reads the status of every sandbox and container of the pod
 // with this UID, newest first, and the IPs of its newest ready sandbox.
+//
+// The sandboxes and the containers are read at the same time (the
+// kubelet reads one after the other): on a node whose runtime is busy
+// each CRI call waits its turn, and a pod's status read back after its
+// container started is what its running status waits for (#34). Either
+// order can see a container whose sandbox it does not list, or the
+// reverse; a status read later settles it, as the kubelet's does.
 func (m *Manager) GetPodStatus(ctx context.Context, uid types.UID, name, namespace string) (*kc.PodStatus, error) {
 	sel := map[string]string{kc.LabelPodUID: string(uid)}
-	sandboxes, err := m.cfg.Runtime.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: sel})
+	ps := &kc.PodStatus{ID: uid, Name: name, Namespace: namespace}
+	read := make(chan error, 1)
+	go func() {
+		var err error
+		ps.SandboxStatuses, ps.IPs, err = m.sandboxStatuses(ctx, sel)
+		read <- err
+	}()
+	containers, err := m.containerStatuses(ctx, sel)
+	if err := <-read; err != nil {
+		return nil, err
+	}
 	if err != nil {
 		return nil, err
 	}
+	ps.ContainerStatuses = containers
+	return ps, nil
+}
+
+// sandboxStatuses reads the status of every sandbox matching sel, newest
+// first, and the IPs of the newest if it is ready.
+func (m *Manager) sandboxStatuses(ctx context.Context, sel map[string]string) ([]*kc.SandboxStatus, []string, error) {
+	sandboxes, err := m.cfg.Runtime.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: sel})
+	if err != nil {
+		return nil, nil, err
+	}
 	sort.Slice(sandboxes, func(i, j int) bool { return sandboxes[i].CreatedAt > sandboxes[j].CreatedAt })
-	ps := &kc.PodStatus{ID: uid, Name: name, Namespace: namespace}
+	var out []*kc.SandboxStatus
+	var ips []string
 	for i, s := range sandboxes {
 		r, err := m.cfg.Runtime.PodSandboxStatus(ctx, s.Id, false)
 		if errors.Is(err, runtime.ErrNotFound) {
 			continue // removed between list and status
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		sb := criconv.SandboxStatusFromCRI(r.Status)
-		ps.SandboxStatuses = append(ps.SandboxStatuses, sb)
+		out = append(out, sb)
 		if i == 0 && sb.Ready() {
-			ps.IPs = sb.IPs
+			ips = sb.IPs
 		}
 	}
+	return out, ips, nil
+}
+
+// containerStatuses reads the status of every container matching sel,
+// newest first.
+func (m *Manager) containerStatuses(ctx context.Context, sel map[string]string) ([]*kc.ContainerStatus, error) {
 	containers, err := m.cfg.Runtime.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: sel})
 	if err != nil {
 		return nil, err
 	}
+	var out []*kc.ContainerStatus
 	for _, c := range containers {
 		r, err := m.cfg.Runtime.ContainerStatus(ctx, c.Id, false)
 		if errors.Is(err, runtime.ErrNotFound) {
@@ -372,10 +408,10 @@ func (m *Manager) GetPodStatus(ctx context.Context, uid types.UID, name, namespa
 		}
 		cs := criconv.ContainerStatusFromCRI(r.Status, c.PodSandboxId)
 		addTerminationMessage(r.Status, cs)
-		ps.ContainerStatuses = append(ps.ContainerStatuses, cs)
+		out = append(out, cs)
 	}
-	kc.SortNewestFirst(ps.ContainerStatuses)
-	return ps, nil
+	kc.SortNewestFirst(out)
+	return out, nil
 }
 
 // gracePeriod is the kubelet's setTerminationGracePeriod: the pod's
