@@ -76,6 +76,7 @@ type Agent struct {
 	cluster      *cluster            // nil: standalone
 	dispatcher   *podsync.Dispatcher
 	startup      *podstartup.Tracker // the pod startup SLI: the mux and the status writer tell it
+	podMetrics   *podsync.Metrics    // the status writer tells it how long statuses took to sync
 	containerGC  *gc.ContainerGC
 	imageGC      *gc.ImageGC
 	sandboxImage string            // the runtime's pause image

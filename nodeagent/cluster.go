@@ -114,7 +114,8 @@ func (c *cluster) wire(a *Agent) error {
 		return err
 	}
 	if c.statuses, err = podstatus.NewAPIWriter(podstatus.APIWriterConfig{API: api, Statuses: a.statuses, Clock: a.cfg.Clock,
-		MirrorPodFor: c.mirrors.StatusTarget, StatusWritten: a.startup.RecordStatusUpdated, Log: a.log.WithName("status")}); err != nil {
+		MirrorPodFor: c.mirrors.StatusTarget, StatusWritten: a.startup.RecordStatusUpdated,
+		StatusSynced: a.podMetrics.ObserveStatusSync, Log: a.log.WithName("status")}); err != nil {
 		return err
 	}
 	src, err := apiserver.New(apiserver.Config{Client: c.api, NodeName: a.cfg.NodeName, Log: a.log.WithName("api")}, a.mux)

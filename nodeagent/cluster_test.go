@@ -241,6 +241,8 @@ spec:
 	poll.Eventually(t, func() bool { return histogramCount(t, cfg.Gatherer, "kubelet_pod_start_sli_duration_seconds") >= 1 },
 		10*time.Second, 100*time.Millisecond, "kubelet_pod_start_sli_duration_seconds observed")
 	assert.GreaterOrEqual(t, histogramCount(t, cfg.Gatherer, "kubelet_pod_start_total_duration_seconds"), uint64(1))
+	// Each status written (the mirror pod's and the API pod's, several each).
+	assert.GreaterOrEqual(t, histogramCount(t, cfg.Gatherer, "kubelet_pod_status_sync_duration_seconds"), uint64(2))
 	web := apiPod(apiName)
 	assert.Equal(t, "127.0.0.1", web.Status.PodIP)
 	volFile := func(plugin, vol, key string) string {

@@ -278,6 +278,6 @@ func (a *Agent) newPodSync(volumes *volume.Manager, m *metrics) error {
 	}
 	a.mux = podsource.NewMux(podsource.MuxConfig{Clock: clk, Log: a.log.WithName("podsource"), Metrics: m.sources,
 		Observer: m.startup})
-	a.startup = m.startup
+	a.startup, a.podMetrics = m.startup, m.pods
 	return nil
 }

@@ -81,7 +81,13 @@ type APIWriterConfig struct {
 	// StatusWritten, if set, gets the API server's answer to each status
 	// written (podstartup's Tracker.RecordStatusUpdated). It must not block.
 	StatusWritten func(pod *v1.Pod)
-	Log           logr.Logger
+	// StatusSynced, if set, gets for each status brought up to date in
+	// the API server (patched, or found already there) how long before
+	// the first change not yet written was published: the kubelet's
+	// kubelet_pod_status_sync_duration_seconds (podsync's
+	// Metrics.ObserveStatusSync). It must not block.
+	StatusSynced func(took time.Duration)
+	Log          logr.Logger
 }
 
 // APIWriter writes the statuses of a Manager to the API server, as the
@@ -546,6 +552,7 @@ func (s *APIWriter) syncPod(ctx context.Context, w *write) error {
 	status := p.status
 	if !w.deleting && r.written != nil && apiequality.Semantic.DeepEqual(*r.written, *status) {
 		r.version, r.written = p.version, status // changed back to what was written
+		s.synced(p)
 		return nil
 	}
 	name := t.namespace + "/" + t.name
@@ -573,6 +580,7 @@ func (s *APIWriter) syncPod(ctx context.Context, w *write) error {
 	}
 	// The source's copy predates this write: no sign of drift.
 	r.version, r.written, r.checked, r.reread = p.version, status, weak.Make(t.obj), false
+	s.synced(p)
 	if !w.deleting {
 		return nil
 	}
@@ -585,6 +593,13 @@ func (s *APIWriter) syncPod(ctx context.Context, w *write) error {
 	s.cfg.Log.V(2).Info("Pod terminated and deleted from the API server", "pod", name, "uid", t.uid)
 	r.done = true
 	return nil
+}
+
+// synced tells the Manager that p's status is in the API server.
+func (s *APIWriter) synced(p versioned) {
+	if took, ok := s.cfg.Statuses.written(p.pod.UID, p.version); ok && s.cfg.StatusSynced != nil {
+		s.cfg.StatusSynced(took)
+	}
 }
 
 // base is the API pod's status and deletion time as the writer knows them

@@ -665,3 +665,59 @@ func TestAPIWriterTellsOfEachStatusWritten(t *testing.T) {
 	assert.Regexp(t, `^web ready=False rv=\d+$`, written[0])
 	assert.Regexp(t, `^web ready=True rv=\d+$`, written[1])
 }
+
+// changingAPI runs once, if set, at the start of the next patch: a status
+// published while a write is under way.
+type changingAPI struct {
+	*fakeAPI
+	once func()
+}
+
+func (c *changingAPI) PatchPodStatus(ctx context.Context, ns, name string, uid types.UID, patch []byte) (*v1.Pod, error) {
+	if c.once != nil {
+		c.once()
+		c.once = nil
+	}
+	return c.fakeAPI.PatchPodStatus(ctx, ns, name, uid, patch)
+}
+
+// StatusSynced gets, for each status brought up to date in the API, the
+// time since the first change not yet written was published (the
+// kubelet's kubelet_pod_status_sync_duration_seconds), changes in between
+// included; a change published during a write is timed from its own
+// publication; nothing is observed when nothing was pending.
+func TestAPIWriterTimesEachStatusSync(t *testing.T) {
+	var took []time.Duration
+	p := apiPod("u1", "web")
+	e := newSyncEnv(t, podstatus.APIWriterConfig{}, p)
+	changing := &changingAPI{fakeAPI: e.api}
+	w, err := podstatus.NewAPIWriter(podstatus.APIWriterConfig{API: changing, Statuses: e.statuses, Clock: e.clock,
+		Jitter: func(d time.Duration) time.Duration { return d }, StatusSynced: func(d time.Duration) { took = append(took, d) }})
+	require.NoError(t, err)
+	e.writer = w
+
+	e.statuses.SetPodStatus(p, withPhase(statusOf(false), v1.PodPending))
+	e.clock.Step(2 * time.Second)
+	e.statuses.SetPodStatus(p, statusOf(false))
+	e.clock.Step(time.Second)
+	assert.Equal(t, []string{"patch ns/web"}, e.sync())
+	assert.Equal(t, []time.Duration{3 * time.Second}, took, "from the first change not written")
+
+	took = nil
+	assert.Empty(t, e.sync())
+	assert.Empty(t, took, "nothing pending")
+
+	e.statuses.SetPodStatus(p, statusOf(true))
+	e.clock.Step(500 * time.Millisecond)
+	changing.once = func() {
+		e.clock.Step(100 * time.Millisecond)
+		e.statuses.SetPodStatus(p, statusOf(false))
+		e.clock.Step(250 * time.Millisecond)
+	}
+	assert.Equal(t, []string{"patch ns/web"}, e.sync())
+	assert.Equal(t, []time.Duration{850 * time.Millisecond}, took)
+	e.clock.Step(time.Second)
+	assert.Equal(t, []string{"patch ns/web"}, e.sync())
+	assert.Equal(t, []time.Duration{850 * time.Millisecond, 1250 * time.Millisecond}, took,
+		"the change made during the write: from its own time")
+}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"sort"
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -95,11 +96,16 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) (changed bool) 
 	changed = old == nil || !apiequality.Semantic.DeepEqual(*old, status)
 	switch {
 	case changed:
-		m.pods[pod.UID] = &entry{pod: pod, status: status}
+		e := &entry{pod: pod, status: status, changedAt: m.clock.Now()}
+		e.unwritten = e.changedAt
+		if prev != nil && !prev.unwritten.IsZero() {
+			e.unwritten = prev.unwritten
+		}
+		m.pods[pod.UID] = e
 	case prev.pod != pod:
 		// The same status kept, not the equal new one: it may be the one
 		// held in the pod (ReplacePod).
-		m.pods[pod.UID] = &entry{pod: pod, status: prev.status}
+		m.pods[pod.UID] = &entry{pod: pod, status: prev.status, changedAt: prev.changedAt, unwritten: prev.unwritten}
 	}
 	if changed {
 		m.seq++
@@ -128,7 +134,7 @@ func (m *Manager) ReplacePod(pod *v1.Pod) {
 		return
 	}
 	// A new entry: an APIWriter may be reading the old one's status.
-	ne := &entry{pod: pod, status: e.status}
+	ne := &entry{pod: pod, status: e.status, changedAt: e.changedAt, unwritten: e.unwritten}
 	if apiequality.Semantic.DeepEqual(pod.Status, e.status) {
 		ne.status, ne.inPod = pod.Status, true
 	}
@@ -195,6 +201,9 @@ type entry struct {
 	pod    *v1.Pod
 	status v1.PodStatus
 	inPod  bool // status is pod's: the API has it, an APIWriter need not compare
+	// When status was published, and when the first change an APIWriter
+	// has not written yet was (zero: none); see written.
+	changedAt, unwritten time.Time
 }
 
 // versioned is a published pod, its status (both shared: not to be
@@ -214,6 +223,25 @@ func (m *Manager) published(dst []versioned) []versioned {
 		dst = append(dst, versioned{pod: e.pod, status: &e.status, version: m.versions[uid], inPod: e.inPod})
 	}
 	return dst
+}
+
+// written tells the Manager that uid's status of version is in the API
+// server, and returns how long ago the first change not written before
+// was published (false: none was pending). A newer change stays pending,
+// from its own time: the times of changes in between are not kept.
+func (m *Manager) written(uid types.UID, version uint64) (time.Duration, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.pods[uid]
+	if e == nil || e.unwritten.IsZero() {
+		return 0, false
+	}
+	took := m.clock.Since(e.unwritten)
+	e.unwritten = time.Time{}
+	if m.versions[uid] > version {
+		e.unwritten = e.changedAt
+	}
+	return took, true
 }
 
 // newer is uid's published status if its version is above version.

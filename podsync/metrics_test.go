@@ -120,3 +120,30 @@ kubelet_pod_start_duration_seconds_sum 4
 kubelet_pod_start_duration_seconds_count 1
 `), "kubelet_pod_start_duration_seconds"))
 }
+
+// kubelet status manager: PodStatusSyncDuration, with the kubelet's
+// buckets, observed to the millisecond.
+func TestStatusSyncDuration(t *testing.T) {
+	m := podsync.NewMetrics()
+	for _, d := range []time.Duration{7*time.Millisecond + 900*time.Microsecond, 80 * time.Millisecond, 1200 * time.Millisecond} {
+		m.ObserveStatusSync(d)
+	}
+	require.NoError(t, testutil.CollectAndCompare(m, strings.NewReader(`
+# HELP kubelet_pod_status_sync_duration_seconds Duration in seconds to sync a pod status update. Measures time from detection of a change to pod status until the API is successfully updated for that pod, even if multiple intevening changes to pod status occur.
+# TYPE kubelet_pod_status_sync_duration_seconds histogram
+kubelet_pod_status_sync_duration_seconds_bucket{le="0.01"} 1
+kubelet_pod_status_sync_duration_seconds_bucket{le="0.05"} 1
+kubelet_pod_status_sync_duration_seconds_bucket{le="0.1"} 2
+kubelet_pod_status_sync_duration_seconds_bucket{le="0.5"} 2
+kubelet_pod_status_sync_duration_seconds_bucket{le="1"} 2
+kubelet_pod_status_sync_duration_seconds_bucket{le="5"} 3
+kubelet_pod_status_sync_duration_seconds_bucket{le="10"} 3
+kubelet_pod_status_sync_duration_seconds_bucket{le="20"} 3
+kubelet_pod_status_sync_duration_seconds_bucket{le="30"} 3
+kubelet_pod_status_sync_duration_seconds_bucket{le="45"} 3
+kubelet_pod_status_sync_duration_seconds_bucket{le="60"} 3
+kubelet_pod_status_sync_duration_seconds_bucket{le="+Inf"} 3
+kubelet_pod_status_sync_duration_seconds_sum 1.287
+kubelet_pod_status_sync_duration_seconds_count 3
+`), "kubelet_pod_status_sync_duration_seconds"))
+}
