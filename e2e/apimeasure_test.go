@@ -41,7 +41,8 @@ import (
 //     first running status − the runtime's StartedAt) p99 overall and per
 //     30s slice, deletion lag (Delete → the watch's DELETED), CPU, RSS, the
 //     agent's own rest_client_requests_total per pod created or deleted,
-//     and the pods not settled (Ready or gone) 3 minutes after: the
+//     the writer's part of the status lag (kubelet_pod_status_sync_duration_seconds
+//     p99), and the pods not settled (Ready or gone) 3 minutes after: the
 //     kubelet's falling behind ends its measurement there, the reference
 //     agent's fails the test;
 //   - many: NODEKIT_MEASURE_API_MANY (20; 0 skips) servers created at once:
@@ -272,6 +273,15 @@ func (e *apiEnv) churnPhase(tab *figureTable, a *measuredAgent, w *podTimes, sta
 		tab.put(a.kind, row, (r1-r0)/float64(len(created)+len(deleted)), "req")
 	} else {
 		tab.none(a.kind, row, "no rest_client_requests_total on its /metrics")
+	}
+	// The writer's share of the status lag; the kubelet's histogram times
+	// from each pod's first status, not its latest change.
+	const sync = "kubelet_pod_status_sync_duration_seconds"
+	row := phase + ": status sync (published → written) p99 (bucket bound)"
+	if q, ok := bucketQuantile(histogramBuckets(m0, sync), histogramBuckets(m1, sync), 0.99); ok {
+		tab.put(a.kind, row, q, "s")
+	} else {
+		tab.none(a.kind, row, "no "+sync+" observations on its /metrics")
 	}
 	return live, unsettled == 0
 }
