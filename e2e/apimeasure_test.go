@@ -274,14 +274,16 @@ func (e *apiEnv) churnPhase(tab *figureTable, a *measuredAgent, w *podTimes, sta
 	} else {
 		tab.none(a.kind, row, "no rest_client_requests_total on its /metrics")
 	}
-	// The writer's share of the status lag; the kubelet's histogram times
-	// from each pod's first status, not its latest change.
+	// The writer's share of the status lag.
 	const sync = "kubelet_pod_status_sync_duration_seconds"
 	row := phase + ": status sync (published → written) p99 (bucket bound)"
-	if q, ok := bucketQuantile(histogramBuckets(m0, sync), histogramBuckets(m1, sync), 0.99); ok {
-		tab.put(a.kind, row, q, "s")
-	} else {
+	switch q, ok := bucketQuantile(histogramBuckets(m0, sync), histogramBuckets(m1, sync), 0.99); {
+	case !ok:
 		tab.none(a.kind, row, "no "+sync+" observations on its /metrics")
+	case math.IsInf(q, 1):
+		tab.none(a.kind, row, "over its last bucket, 60 s (the kubelet's times from each pod's first status)")
+	default:
+		tab.put(a.kind, row, q, "s")
 	}
 	return live, unsettled == 0
 }
