@@ -77,6 +77,7 @@ type APIWriterConfig struct {
 	Jitter func(time.Duration) time.Duration
 	// Writers is how many pods' writes run at once, each pod's in
 	// order (default DefaultWriters; 1: one after another, as the kubelet).
+	// Run keeps one in four of them for urgent writes (see Run).
 	Writers int
 	// StatusWritten, if set, gets the API server's answer to each status
 	// written (podstartup's Tracker.RecordStatusUpdated). It must not block.
@@ -109,8 +110,9 @@ type APIWriterConfig struct {
 // different pods run in parallel (APIWriterConfig.Writers), each pod's in
 // order; Run starts a write as soon as a writer is free rather than batch
 // after batch, taking statuses that tell of a started container or a
-// ready pod first (at 20 pods/s of churn the client's rate limit holds
-// writes back); and a write does not GET the pod first. The API pod's status it
+// ready pod first, with a writer in four kept for them (at 20 pods/s of
+// churn the client's rate limit holds every write back, and a start must
+// not also wait for a writer); and a write does not GET the pod first. The API pod's status it
 // merges with and diffs against is the source's copy, or the API server's
 // answer to the writer's own last patch while the source has not delivered
 // that resourceVersion yet; only after a failed write is the pod read
@@ -221,7 +223,8 @@ func NewAPIWriter(cfg APIWriterConfig) (*APIWriter, error) {
 // Sync's batches, Run does not wait for one round's writes before the
 // next: a pod published while others are written is written as soon as
 // one of the Writers is free, and a write that tells of a container that
-// started or a pod that became ready goes before the others (see urgent).
+// started or a pod that became ready goes before the others (see urgent)
+// and has a writer in four kept for it: routine writes use the others.
 // A second Run while one runs returns an error; Sync must not be called
 // meanwhile.
 func (s *APIWriter) Run(ctx context.Context) error {
@@ -236,6 +239,8 @@ func (s *APIWriter) Run(ctx context.Context) error {
 	results := make(chan *write)
 	var queue writeQueue
 	busy, written := 0, 0 // writes with a writer; writes finished since the last afterBatch
+	routine := 0          // of busy, the writes not urgent
+	maxRoutine := s.cfg.Writers - s.cfg.Writers/4
 	replan, full := true, true
 	var next time.Time
 	for {
@@ -255,9 +260,16 @@ func (s *APIWriter) Run(ctx context.Context) error {
 			}
 		}
 		// A goroutine per write, up to Writers: none idles between writes
-		// (hollow nodes run many writers in one process).
-		for ; busy < s.cfg.Writers && queue.Len() > 0; busy++ {
+		// (hollow nodes run many writers in one process). A writer in four
+		// is kept for urgent writes: under the client's rate limit every
+		// write waits for its turn, and a start must not wait for a writer
+		// too.
+		for busy < s.cfg.Writers && queue.Len() > 0 && (queue.ws[0].urgent || routine < maxRoutine) {
 			w := heap.Pop(&queue).(*write)
+			busy++
+			if !w.urgent {
+				routine++
+			}
 			go func() {
 				w.err = s.syncPod(ctx, s.refresh(w))
 				results <- w
@@ -272,6 +284,9 @@ func (s *APIWriter) Run(ctx context.Context) error {
 			return nil
 		case w := <-results:
 			busy--
+			if !w.urgent {
+				routine--
+			}
 			written++
 			s.finish(w)
 			replan = true

@@ -721,3 +721,46 @@ func TestAPIWriterTimesEachStatusSync(t *testing.T) {
 	assert.Equal(t, []time.Duration{850 * time.Millisecond, 1250 * time.Millisecond}, took,
 		"the change made during the write: from its own time")
 }
+
+// Run keeps a writer in four for urgent writes: with every other writer
+// held by slow routine writes (under the client's rate limit, each waits
+// its turn), a started container's status is written at once, and the
+// next routine write waits for a routine writer.
+func TestAPIWriterRunKeepsAWriterForStarts(t *testing.T) {
+	pods := map[string]*v1.Pod{}
+	for _, name := range []string{"a", "b", "c", "d", "e"} {
+		pods[name] = apiPod("u"+name, name)
+	}
+	release := make(chan struct{})
+	api := &heldAPI{fakeAPI: newFakeAPI(pods["a"], pods["b"], pods["c"], pods["d"], pods["e"]), holding: make(chan string, 10),
+		hold: map[string]chan struct{}{"a": release, "b": release, "c": release, "d": release}}
+	statuses := podstatus.NewManager(clocktesting.NewFakeClock(t0))
+	w, err := podstatus.NewAPIWriter(podstatus.APIWriterConfig{API: api, Statuses: statuses, Clock: clocktesting.NewFakeClock(t0), Writers: 4})
+	require.NoError(t, err)
+	planned := make(chan int, 100)
+	podstatus.AfterPlan(w, func(queued int) { planned <- queued })
+	runWriter(t, w)
+	defer close(release)
+
+	creating := v1.PodStatus{Phase: v1.PodPending, ContainerStatuses: []v1.ContainerStatus{waiting("web", "ContainerCreating")}}
+	var held []string
+	for _, name := range []string{"a", "b", "c"} {
+		statuses.SetPodStatus(pods[name], creating)
+		held = append(held, <-api.holding)
+	}
+	assert.ElementsMatch(t, []string{"a", "b", "c"}, held)
+	for len(planned) > 0 {
+		<-planned // the rounds that planned a, b and c
+	}
+	statuses.SetPodStatus(pods["d"], creating)
+	require.Equal(t, 1, <-planned, "d planned alone")
+	// The next round is planned once d's was dispatched.
+	statuses.SetPodStatus(pods["e"], statusOf(false))
+	poll.Eventually(t, func() bool { return len(api.get("ns", "e").Status.ContainerStatuses) == 1 }, 5*time.Second, time.Millisecond,
+		"e's started container written while three routine writes are held")
+	select {
+	case name := <-api.holding:
+		t.Fatalf("%s's routine write took the writer kept for starts", name)
+	default:
+	}
+}
