@@ -1,6 +1,7 @@
 package kuberuntime
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -353,10 +354,7 @@ func (m *Manager) GetPodStatus(ctx context.Context, uid types.UID, name, namespa
 		read <- err
 	}()
 	containers, err := m.containerStatuses(ctx, sel)
-	if err := <-read; err != nil {
-		return nil, err
-	}
-	if err != nil {
+	if err := cmp.Or(<-read, err); err != nil {
 		return nil, err
 	}
 	ps.ContainerStatuses = containers
