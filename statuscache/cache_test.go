@@ -406,3 +406,67 @@ func TestCancelRacesDelivery(t *testing.T) {
 		require.ErrorIs(t, err, context.Canceled, "stale value in a recycled channel: %+v", s)
 	}
 }
+
+func TestConfirm(t *testing.T) {
+	errRuntime := errors.New("boom")
+	tests := []struct {
+		name      string
+		setup     func(c *Cache)
+		still     bool
+		at        time.Time
+		want      bool
+		wantAsked bool
+		// wantTime: a Set just before it is refused, one at it accepted.
+		wantTime time.Time
+	}{
+		{name: "no entry", setup: func(*Cache) {}, still: true, at: at(2)},
+		{name: "error cached", setup: func(c *Cache) { c.Set("u", status("u", "p"), errRuntime, at(1)) }, still: true, at: at(2),
+			wantTime: at(1)},
+		{name: "no longer true", setup: func(c *Cache) { c.Set("u", status("u", "p"), nil, at(1)) }, still: false, at: at(2),
+			wantAsked: true, wantTime: at(1)},
+		{name: "still true, later", setup: func(c *Cache) { c.Set("u", status("u", "p"), nil, at(1)) }, still: true, at: at(2),
+			want: true, wantAsked: true, wantTime: at(2)},
+		{name: "still true, earlier: not moved back", setup: func(c *Cache) { c.Set("u", status("u", "p"), nil, at(3)) }, still: true,
+			at: at(2), want: true, wantAsked: true, wantTime: at(3)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := New()
+			tt.setup(c)
+			before, beforeErr := c.Get("u")
+			asked := false
+			got := c.Confirm("u", tt.at, func(s *kc.PodStatus) bool {
+				asked = true
+				assert.Same(t, before, s)
+				return tt.still
+			})
+			assert.Equal(t, tt.want, got)
+			assert.Equal(t, tt.wantAsked, asked)
+			after, afterErr := c.Get("u")
+			assert.Equal(t, before, after, "Confirm keeps the status it was given")
+			assert.Equal(t, beforeErr, afterErr)
+			if !tt.wantTime.IsZero() {
+				assert.False(t, c.Set("u", status("u", "older"), nil, tt.wantTime.Add(-time.Millisecond)))
+				assert.True(t, c.Set("u", status("u", "same"), nil, tt.wantTime))
+			}
+		})
+	}
+}
+
+func TestConfirmWakesWaiters(t *testing.T) {
+	c := New()
+	first := status("u", "p")
+	c.Set("u", first, nil, at(0))
+	got := make(chan *kc.PodStatus, 1)
+	go func() {
+		s, _ := c.GetNewerThan(context.Background(), "u", at(2))
+		got <- s
+	}()
+	poll.Eventually(t, func() bool { return c.waiters("u") == 1 }, 5*time.Second, time.Millisecond, "waiter subscribed")
+	require.True(t, c.Confirm("u", at(1), func(*kc.PodStatus) bool { return true }))
+	assert.Equal(t, 1, c.waiters("u"), "data as of at(1) is older than the waiter wants")
+	require.False(t, c.Confirm("u", at(2), func(*kc.PodStatus) bool { return false }))
+	assert.Equal(t, 1, c.waiters("u"), "a refused confirmation wakes no one")
+	require.True(t, c.Confirm("u", at(2), func(*kc.PodStatus) bool { return true }))
+	assert.Same(t, first, <-got)
+}
