@@ -22,11 +22,7 @@
 //
 // Deliberate differences from the kubelet: GenericPLEG reads up to
 // Parallelism (16) changed pods' statuses at once, each pod's events still
-// in order, where the kubelet reads them one after another; it does not
-// read a changed pod whose cached status already shows every container and
-// sandbox in the state listed (the pod worker read it back after its sync)
-// but confirms it as of the relist (Cache.Confirm), which halves the CRI
-// calls of a pod's start; EventedPLEG
+// in order, where the kubelet reads them one after another; EventedPLEG
 // resets its failure count when a stream opens, and sends ContainerDied
 // even for a start or a stop older than the cache's data (each type says
 // why).

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -231,7 +230,7 @@ func (g *GenericPLEG) Relist(ctx context.Context) {
 		events := computePodEvents(uid, r.old, r.current)
 		_, again := g.reinspect[uid]
 		if len(events) > 0 || again {
-			changed = append(changed, refresh{uid: uid, pod: r.current, events: events, listed: start})
+			changed = append(changed, refresh{uid: uid, pod: r.current, events: events})
 		}
 	}
 	g.refreshAll(ctx, changed)
@@ -254,7 +253,6 @@ type refresh struct {
 	uid    types.UID
 	pod    *kc.Pod
 	events []*PodLifecycleEvent
-	listed time.Time // the relist's start: pod is the runtime as of then or later
 	err    error
 }
 
@@ -284,7 +282,7 @@ func (g *GenericPLEG) refreshAll(ctx context.Context, todo []refresh) {
 }
 
 func (g *GenericPLEG) refreshOne(ctx context.Context, r *refresh) {
-	if r.err = g.updateCache(ctx, r); r.err != nil {
+	if r.err = g.updateCache(ctx, r.uid, r.pod); r.err != nil {
 		g.cfg.Log.V(4).Info("PLEG: ignoring events for pod; will retry", "uid", r.uid, "error", r.err.Error())
 		return
 	}
@@ -311,16 +309,10 @@ func (g *GenericPLEG) send(e *PodLifecycleEvent) {
 }
 
 // updateCache reads the pod's status into the cache, or deletes the entry of
-// a pod that no longer has any container or sandbox. A cached status that
-// already shows what the listing found (read after the pod worker's own
-// sync, typically) is confirmed as of the listing instead of read again.
-func (g *GenericPLEG) updateCache(ctx context.Context, r *refresh) error {
-	pod := r.pod
+// a pod that no longer has any container or sandbox.
+func (g *GenericPLEG) updateCache(ctx context.Context, uid types.UID, pod *kc.Pod) error {
 	if pod == nil {
-		g.cfg.Cache.Delete(r.uid)
-		return nil
-	}
-	if g.cfg.Cache.Confirm(pod.ID, r.listed, func(s *kc.PodStatus) bool { return showsListing(s, pod) }) {
+		g.cfg.Cache.Delete(uid)
 		return nil
 	}
 	ts := g.cfg.Clock.Now()
@@ -328,33 +320,6 @@ func (g *GenericPLEG) updateCache(ctx context.Context, r *refresh) error {
 	// The error is cached too: a pod worker waiting for this pod learns of it.
 	g.cfg.Cache.Set(pod.ID, status, err, ts)
 	return err
-}
-
-// showsListing says whether s has exactly the listed pod's containers and
-// sandboxes, each in the state listed and none unknown. What a status says
-// of one container beyond its state (start and finish times, exit code,
-// reason) does not change while that state holds, so such a status is as
-// true as of the listing as a new read would be.
-func showsListing(s *kc.PodStatus, listed *kc.Pod) bool {
-	if len(s.ContainerStatuses) != len(listed.Containers) || len(s.SandboxStatuses) != len(listed.Sandboxes) {
-		return false
-	}
-	states := make(map[string]kc.ContainerState, len(s.ContainerStatuses)+len(s.SandboxStatuses))
-	for _, c := range s.ContainerStatuses {
-		states[c.ID] = c.State
-	}
-	for _, sb := range s.SandboxStatuses {
-		states[sb.ID] = kc.ContainerStateExited // as GetPods lists a sandbox not ready
-		if sb.Ready() {
-			states[sb.ID] = kc.ContainerStateRunning
-		}
-	}
-	for _, c := range slices.Concat(listed.Containers, listed.Sandboxes) {
-		if st, ok := states[c.ID]; !ok || st != c.State || st == kc.ContainerStateUnknown {
-			return false
-		}
-	}
-	return true
 }
 
 func (g *GenericPLEG) setCurrent(pods []*kc.Pod) {

@@ -93,9 +93,6 @@ func (c *recordingCache) Set(uid types.UID, _ *kc.PodStatus, err error, ts time.
 	return !c.refuse
 }
 
-// Confirm confirms nothing: every changed pod is read.
-func (c *recordingCache) Confirm(types.UID, time.Time, func(*kc.PodStatus) bool) bool { return false }
-
 func (c *recordingCache) Delete(uid types.UID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

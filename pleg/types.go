@@ -48,8 +48,6 @@ type RuntimeManager interface {
 // Cache is where the PLEG records statuses: *statuscache.Cache implements it.
 type Cache interface {
 	Set(uid types.UID, status *kc.PodStatus, err error, timestamp time.Time) bool
-	// Confirm keeps the cached status as of timestamp if still accepts it.
-	Confirm(uid types.UID, timestamp time.Time, still func(*kc.PodStatus) bool) bool
 	Delete(uid types.UID)
 	UpdateTime(timestamp time.Time)
 }

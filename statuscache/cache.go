@@ -93,26 +93,6 @@ func (c *Cache) Set(uid types.UID, status *kc.PodStatus, err error, timestamp ti
 	return true
 }
 
-// Confirm records that the pod's cached status, read without an error, is
-// still true at timestamp when still says so: it is kept, as of timestamp
-// (never moved back), and the waiters this satisfies are woken, as a Set
-// of a fresh read would. It reports whether still accepted the entry; with
-// no entry, or an error cached, still is not asked. The PLEG confirms what
-// its listing agrees with instead of reading the pod again.
-func (c *Cache) Confirm(uid types.UID, timestamp time.Time, still func(*kc.PodStatus) bool) bool {
-	c.lock.Lock()
-	defer c.lock.Unlock()
-	d, ok := c.pods[uid]
-	if !ok || d.err != nil || !still(d.status) {
-		return false
-	}
-	if timestamp.After(d.modified) {
-		c.pods[uid] = &data{status: d.status, modified: timestamp}
-		c.notify(uid, timestamp)
-	}
-	return true
-}
-
 // Delete removes the pod's entry. Its waiters stay subscribed: a later Set or
 // UpdateTime still wakes them.
 func (c *Cache) Delete(uid types.UID) {

@@ -11,9 +11,7 @@
 //
 // Set follows the evented-PLEG rule: a status older than the cached one is
 // refused, so a slow relist cannot overwrite what a newer event recorded.
-// Confirm keeps a cached status as of a later time when the caller has
-// seen that it still holds (the PLEG's listing shows every container in
-// the state it records), without a new read. The cache never reads the clock; every time is passed in.
+// The cache never reads the clock; every time is passed in.
 //
 // Usage:
 //
