@@ -4,7 +4,7 @@
 # through the API for one node, the real kubelet v$NODEKIT_K8S_VERSION and then
 # the reference agent (burst of 110, churn at 10 and 20 pods/s for 3 minutes
 # each, 250 pods at once). Prints MEASURE lines and a markdown table of both
-# agents' figures; 20-30 minutes on 2 cores.
+# agents' figures; 25-35 minutes on 2 cores.
 #
 # Usage:  bash hack/measure-api.sh        (as root)
 # Env:    NODEKIT_KUBELET_GZ   the gzipped kubelet (default
