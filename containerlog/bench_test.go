@@ -21,10 +21,11 @@ import (
 const idlePods = 110
 
 // BenchmarkMonitorIdle110 is one pass (RotateAll) over 110 idle
-// containers: "manager" on the in-memory fake runtime (the manager's own
-// CPU and allocations: a listing, then a status and a stat per
+// containers after the first: "manager" on the in-memory fake runtime (the
+// manager's own CPU and allocations: a listing, then a stat per
 // container), "cri" through *runtime.Client over gRPC to runtime/fake (with
-// the CRI calls a real node makes, 1 + 110 per pass).
+// the CRI calls a real node makes: one listing per pass, where the
+// kubelet adds a status per container).
 func BenchmarkMonitorIdle110(b *testing.B) {
 	b.Run("manager", func(b *testing.B) {
 		dir := b.TempDir()

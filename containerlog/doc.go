@@ -48,6 +48,10 @@
 //   - A container that is not running, or has no log path, is skipped
 //     when looked at, not only when listed (and the listing asks the
 //     runtime for running containers only).
+//   - A container's status is read when a pass first lists it running,
+//     and after only if its log has reached MaxSize or gone missing: a
+//     log's path never changes. The kubelet reads every running
+//     container's status every pass (25 calls a second at 250 pods).
 //   - Clean removes the logs with rotation disabled too (the kubelet's
 //     stub manager removes nothing).
 package containerlog

@@ -36,6 +36,7 @@ type fakeRuntime struct {
 	reopenHook func(id string)
 	reopens    map[string]int
 	statusErr  map[string]error
+	statuses   int // ContainerStatus calls
 }
 
 type fakeContainer struct {
@@ -90,6 +91,12 @@ func (r *fakeRuntime) write(t testing.TB, id string, b []byte) {
 	require.NoError(t, err)
 }
 
+func (r *fakeRuntime) statusCalls() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.statuses
+}
+
 func (r *fakeRuntime) reopenCount(id string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -106,6 +113,7 @@ func (r *fakeRuntime) ListContainers(_ context.Context, filter *runtimeapi.Conta
 func (r *fakeRuntime) ContainerStatus(_ context.Context, id string, _ bool) (*runtimeapi.ContainerStatusResponse, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.statuses++
 	if err := r.statusErr[id]; err != nil {
 		return nil, err
 	}

@@ -29,6 +29,10 @@ type Manager struct {
 	mu   sync.Mutex
 	idle *sync.Cond      // broadcast when a container leaves busy
 	busy map[string]bool // containers being rotated or cleaned
+	// paths are the log paths of the containers last seen running: a
+	// container's never changes, so a pass needs no status for a log
+	// below MaxSize.
+	paths map[string]string
 }
 
 // NewManager checks cfg and fills in the kubelet's defaults; a
@@ -40,7 +44,7 @@ func NewManager(cfg Config) (*Manager, error) {
 		return nil, err
 	}
 	m := &Manager{
-		cfg: cfg, maxSize: maxSize, busy: map[string]bool{},
+		cfg: cfg, maxSize: maxSize, busy: map[string]bool{}, paths: map[string]string{},
 		running: &runtimeapi.ContainerFilter{State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING}},
 	}
 	m.idle = sync.NewCond(&m.mu)
@@ -141,6 +145,7 @@ func (m *Manager) rotateAll(ctx context.Context) (map[string]string, error) {
 			ids = append(ids, c.GetId())
 		}
 	}
+	m.keepPaths(ids)
 	rotated := make([]bool, len(ids))
 	paths := make([]string, len(ids))
 	errs := make([]error, len(ids))
@@ -193,6 +198,16 @@ func (m *Manager) Rotate(ctx context.Context, containerID string) error {
 func (m *Manager) rotate(ctx context.Context, id string) (bool, string, error) {
 	m.acquire(id)
 	defer m.release(id)
+	if path, ok := m.knownPath(id); ok {
+		// The kubelet reads every container's status at every pass: 25
+		// calls a second on a node of 250 pods, for logs that mostly
+		// need nothing. A small log is left as it would be whether or not
+		// the container still runs; any other goes the kubelet's way.
+		if info, err := os.Stat(path); err == nil && info.Size() < m.maxSize {
+			m.notYet(id, path, info.Size())
+			return false, path, nil
+		}
+	}
 	resp, err := m.cfg.Runtime.ContainerStatus(ctx, id, false)
 	if err != nil {
 		return false, "", fmt.Errorf("failed to get container status %q: %w", id, err)
@@ -203,22 +218,57 @@ func (m *Manager) rotate(ctx context.Context, id string) (bool, string, error) {
 	}
 	path := status.GetLogPath()
 	if status.GetState() != runtimeapi.ContainerState_CONTAINER_RUNNING || path == "" {
+		m.setPath(id, "")
 		return false, "", nil
 	}
+	m.setPath(id, path)
 	size, err := m.liveSize(ctx, id, path)
 	if err != nil {
 		return false, path, err
 	}
 	if size < m.maxSize {
-		if v := m.cfg.Log.V(7); v.Enabled() { // no arguments built at lower verbosity
-			v.Info("log file doesn't need to be rotated", "containerID", id, "path", path, "currentSize", size, "maxSize", m.maxSize)
-		}
+		m.notYet(id, path, size)
 		return false, path, nil
 	}
 	if err := m.rotateLog(ctx, id, path); err != nil {
 		return false, path, fmt.Errorf("failed to rotate log for container %q (size %d, max %d): %w", id, size, m.maxSize, err)
 	}
 	return true, path, nil
+}
+
+func (m *Manager) notYet(id, path string, size int64) {
+	if v := m.cfg.Log.V(7); v.Enabled() { // no arguments built at lower verbosity
+		v.Info("log file doesn't need to be rotated", "containerID", id, "path", path, "currentSize", size, "maxSize", m.maxSize)
+	}
+}
+
+func (m *Manager) knownPath(id string) (string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	path, ok := m.paths[id]
+	return path, ok
+}
+
+// setPath remembers the container's log path; "" forgets it.
+func (m *Manager) setPath(id, path string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if path == "" {
+		delete(m.paths, id)
+	} else {
+		m.paths[id] = path
+	}
+}
+
+// keepPaths forgets the paths of containers no longer listed running.
+func (m *Manager) keepPaths(running []string) {
+	keep := make(map[string]bool, len(running))
+	for _, id := range running {
+		keep[id] = true
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	maps.DeleteFunc(m.paths, func(id, _ string) bool { return !keep[id] })
 }
 
 // liveSize is the size of the live log; a missing one is reopened first,
@@ -246,6 +296,7 @@ func (m *Manager) liveSize(ctx context.Context, id, path string) (int64, error) 
 func (m *Manager) Clean(ctx context.Context, containerID string) error {
 	m.acquire(containerID)
 	defer m.release(containerID)
+	m.setPath(containerID, "")
 	resp, err := m.cfg.Runtime.ContainerStatus(ctx, containerID, false)
 	if err != nil {
 		return fmt.Errorf("failed to get container status %q: %w", containerID, err)

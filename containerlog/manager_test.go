@@ -339,6 +339,43 @@ func TestRotateOneAtATime(t *testing.T) {
 	assert.Equal(t, 1, rt.reopenCount("c1"))
 }
 
+// TestStatusOnlyWhenNeeded: a pass reads a container's status when it
+// first sees it running, and after only for a log that reached MaxSize or
+// went missing; a container that stopped is forgotten, and its status read
+// again if it is listed running again.
+func TestStatusOnlyWhenNeeded(t *testing.T) {
+	dir := t.TempDir()
+	rt := newFakeRuntime()
+	for _, id := range []string{"c0", "c1", "c2"} {
+		rt.add(t, id, filepath.Join(dir, id+".log"))
+		rt.write(t, id, make([]byte, 100))
+	}
+	m, _ := newManager(t, rt, containerlog.Config{MaxSize: resource.MustParse("1Ki")})
+	steps := []struct {
+		name     string
+		do       func()
+		statuses int // ContainerStatus calls during the pass
+		rotated  []string
+	}{
+		{"first pass", func() {}, 3, nil},
+		{"nothing changed", func() {}, 0, nil},
+		{"a log at MaxSize", func() { rt.write(t, "c1", make([]byte, 1024)) }, 1, []string{"c1"}},
+		{"a log gone", func() { require.NoError(t, os.Remove(filepath.Join(dir, "c2.log"))) }, 1, nil},
+		{"a container stopped", func() { rt.setState("c0", runtimeapi.ContainerState_CONTAINER_EXITED) }, 0, nil},
+		{"running again", func() { rt.setState("c0", runtimeapi.ContainerState_CONTAINER_RUNNING) }, 1, nil},
+	}
+	for _, s := range steps {
+		s.do()
+		before := rt.statusCalls()
+		rotated, err := m.RotateAll(context.Background())
+		require.NoError(t, err, s.name)
+		assert.Equal(t, s.rotated, rotated, s.name)
+		assert.Equal(t, s.statuses, rt.statusCalls()-before, s.name)
+	}
+	assert.Equal(t, 1, rt.reopenCount("c2"), "the missing log reopened")
+	assert.FileExists(t, filepath.Join(dir, "c2.log"))
+}
+
 // TestRunChecksHotLogsBetweenPasses: a log rotated at a pass is looked at
 // every HotCheckInterval until the next, so a fast writer rotates near
 // MaxSize; a log that was under MaxSize waits for the next pass.
