@@ -22,7 +22,11 @@
 //
 // Deliberate differences from the kubelet: GenericPLEG reads up to
 // Parallelism (16) changed pods' statuses at once, each pod's events still
-// in order, where the kubelet reads them one after another; EventedPLEG
+// in order, where the kubelet reads them one after another; it does not
+// read again a changed pod whose cached status already shows every
+// container and sandbox in the state listed (the pod worker read it back
+// after its sync: podworkers.StatusReadAt), where the kubelet reads every
+// changed pod; EventedPLEG
 // resets its failure count when a stream opens, and sends ContainerDied
 // even for a start or a stop older than the cache's data (each type says
 // why).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -309,10 +310,16 @@ func (g *GenericPLEG) send(e *PodLifecycleEvent) {
 }
 
 // updateCache reads the pod's status into the cache, or deletes the entry of
-// a pod that no longer has any container or sandbox.
+// a pod that no longer has any container or sandbox. A cached status that
+// already shows what the listing found (the pod worker read it back after
+// its sync, and its next sync takes it: podworkers.StatusReadAt) is left as
+// it is, not read again; the relist's UpdateTime then vouches for it.
 func (g *GenericPLEG) updateCache(ctx context.Context, uid types.UID, pod *kc.Pod) error {
 	if pod == nil {
 		g.cfg.Cache.Delete(uid)
+		return nil
+	}
+	if cached, err := g.cfg.Cache.Get(uid); err == nil && showsListing(cached, pod) {
 		return nil
 	}
 	ts := g.cfg.Clock.Now()
@@ -320,6 +327,33 @@ func (g *GenericPLEG) updateCache(ctx context.Context, uid types.UID, pod *kc.Po
 	// The error is cached too: a pod worker waiting for this pod learns of it.
 	g.cfg.Cache.Set(pod.ID, status, err, ts)
 	return err
+}
+
+// showsListing says whether s has exactly the listed pod's containers and
+// sandboxes, each in the state listed and none unknown. What a status says
+// of a container beyond its state (start and finish times, exit code,
+// reason) does not change while that state holds, so such a status is as
+// true as of the listing as a new read would be.
+func showsListing(s *kc.PodStatus, listed *kc.Pod) bool {
+	if s == nil || len(s.ContainerStatuses) != len(listed.Containers) || len(s.SandboxStatuses) != len(listed.Sandboxes) {
+		return false
+	}
+	states := make(map[string]kc.ContainerState, len(s.ContainerStatuses)+len(s.SandboxStatuses))
+	for _, c := range s.ContainerStatuses {
+		states[c.ID] = c.State
+	}
+	for _, sb := range s.SandboxStatuses {
+		states[sb.ID] = kc.ContainerStateExited // as GetPods lists a sandbox not ready
+		if sb.Ready() {
+			states[sb.ID] = kc.ContainerStateRunning
+		}
+	}
+	for _, c := range slices.Concat(listed.Containers, listed.Sandboxes) {
+		if st, ok := states[c.ID]; !ok || st != c.State || st == kc.ContainerStateUnknown {
+			return false
+		}
+	}
+	return true
 }
 
 func (g *GenericPLEG) setCurrent(pods []*kc.Pod) {

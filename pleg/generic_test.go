@@ -18,6 +18,7 @@ import (
 
 	"github.com/nodekit-dev/nodekit/internal/poll"
 	kc "github.com/nodekit-dev/nodekit/kubecontainer"
+	"github.com/nodekit-dev/nodekit/statuscache"
 )
 
 func TestMain(m *testing.M) {
@@ -70,6 +71,83 @@ func drain(ch <-chan *PodLifecycleEvent) []string {
 		default:
 			return out
 		}
+	}
+}
+
+// A changed pod whose cached status (read back after its sync, say) already
+// shows what the listing found is not read again: the status is kept, the
+// relist vouches for it as of its start, and its events are sent.
+func TestRelistKeepsACachedStatusTheListingShows(t *testing.T) {
+	type st = map[string]kc.ContainerState
+	cs := func(id string, s kc.ContainerState) *kc.ContainerStatus { return &kc.ContainerStatus{ID: id, State: s} }
+	sb := func(id string, s kc.SandboxState) *kc.SandboxStatus { return &kc.SandboxStatus{ID: id, State: s} }
+	ready, notReady := kc.SandboxStateReady, kc.SandboxStateNotReady
+	for _, tc := range []struct {
+		name       string
+		sandboxes  st // listed at the second relist
+		containers st
+		cached     *kc.PodStatus
+		cachedErr  error
+		read       bool // GetPodStatus called
+	}{
+		{name: "same sandbox and containers, same states", sandboxes: st{"s1": running}, containers: st{"c1": running, "c0": exited},
+			cached: &kc.PodStatus{SandboxStatuses: []*kc.SandboxStatus{sb("s1", ready)},
+				ContainerStatuses: []*kc.ContainerStatus{cs("c1", running), cs("c0", exited)}}},
+		{name: "a container's state differs", sandboxes: st{"s1": running}, containers: st{"c1": running},
+			cached: &kc.PodStatus{SandboxStatuses: []*kc.SandboxStatus{sb("s1", ready)},
+				ContainerStatuses: []*kc.ContainerStatus{cs("c1", created)}}, read: true},
+		{name: "the sandbox's state differs", sandboxes: st{"s1": exited}, containers: st{"c1": exited},
+			cached: &kc.PodStatus{SandboxStatuses: []*kc.SandboxStatus{sb("s1", ready)},
+				ContainerStatuses: []*kc.ContainerStatus{cs("c1", exited)}}, read: true},
+		{name: "a sandbox not ready lists as exited", sandboxes: st{"s1": exited}, containers: st{"c1": exited},
+			cached: &kc.PodStatus{SandboxStatuses: []*kc.SandboxStatus{sb("s1", notReady)},
+				ContainerStatuses: []*kc.ContainerStatus{cs("c1", exited)}}},
+		{name: "a container the cache lacks", sandboxes: st{"s1": running}, containers: st{"c1": running, "c2": running},
+			cached: &kc.PodStatus{SandboxStatuses: []*kc.SandboxStatus{sb("s1", ready)},
+				ContainerStatuses: []*kc.ContainerStatus{cs("c1", running)}}, read: true},
+		{name: "a container since removed", sandboxes: st{"s1": running}, containers: st{"c2": running},
+			cached: &kc.PodStatus{SandboxStatuses: []*kc.SandboxStatus{sb("s1", ready)},
+				ContainerStatuses: []*kc.ContainerStatus{cs("c1", exited), cs("c2", running)}}, read: true},
+		{name: "another sandbox", sandboxes: st{"s2": running}, containers: st{"c1": running},
+			cached: &kc.PodStatus{SandboxStatuses: []*kc.SandboxStatus{sb("s1", ready)},
+				ContainerStatuses: []*kc.ContainerStatus{cs("c1", running)}}, read: true},
+		{name: "state unknown", sandboxes: st{"s1": running}, containers: st{"c1": unknown},
+			cached: &kc.PodStatus{SandboxStatuses: []*kc.SandboxStatus{sb("s1", ready)},
+				ContainerStatuses: []*kc.ContainerStatus{cs("c1", unknown)}}, read: true},
+		{name: "an error cached", sandboxes: st{"s1": running}, containers: st{"c1": running},
+			cached: &kc.PodStatus{SandboxStatuses: []*kc.SandboxStatus{sb("s1", ready)},
+				ContainerStatuses: []*kc.ContainerStatus{cs("c1", running)}}, cachedErr: errors.New("boom"), read: true},
+		{name: "nothing cached", sandboxes: st{"s1": running}, containers: st{"c1": running}, read: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rt, cache := newStubRuntime(), statuscache.New()
+			clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+			g, err := NewGeneric(Config{Runtime: rt, Cache: cache, Clock: clk})
+			require.NoError(t, err)
+			ctx := context.Background()
+			g.Relist(ctx) // nothing yet: every container listed next is new
+			rt.set("p", tc.sandboxes, tc.containers)
+			if tc.cached != nil {
+				tc.cached.ID = "p"
+				cache.Set("p", tc.cached, tc.cachedErr, clk.Now()) // the sync's read-back
+			}
+			clk.Step(time.Second)
+			listed := clk.Now()
+			g.Relist(ctx)
+			assert.NotEmpty(t, drain(g.Watch()), "the listing's events are sent either way")
+			wantReads := 0
+			if tc.read {
+				wantReads = 1
+			}
+			assert.Equal(t, wantReads, rt.calls["p"], "GetPodStatus calls")
+			done, cancel := context.WithCancel(ctx)
+			cancel() // data already there wins over a done ctx
+			got, err := cache.GetNewerThan(done, "p", listed.Add(-time.Nanosecond))
+			require.NoError(t, err, "the pod's status is as new as the listing")
+			if !tc.read {
+				assert.Same(t, tc.cached, got, "the cached status is kept")
+			}
+		})
 	}
 }
 

@@ -46,7 +46,10 @@ type RuntimeManager interface {
 }
 
 // Cache is where the PLEG records statuses: *statuscache.Cache implements it.
+// Get is the cached status and error of a pod: GenericPLEG does not read
+// again a pod whose cached status already shows what it listed.
 type Cache interface {
+	Get(uid types.UID) (*kc.PodStatus, error)
 	Set(uid types.UID, status *kc.PodStatus, err error, timestamp time.Time) bool
 	Delete(uid types.UID)
 	UpdateTime(timestamp time.Time)

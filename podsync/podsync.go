@@ -139,7 +139,8 @@ var _ podworkers.PodSyncer = (*Syncer)(nil)
 // sync that started or stopped something, the pod is read back from the
 // runtime and its status cached at once, so the change is published now
 // rather than after the next relist (the kubelet waits for it); the next
-// sync's GetNewerThan takes that status. A failed step is an error: the
+// sync takes that status (podworkers.StatusReadAt), and a PLEG whose
+// listing agrees with it need not read the pod again. A failed step is an error: the
 // workers retry after their back-off.
 //
 // TerminatePod: liveness and startup probes stop, the pod is killed
@@ -198,6 +199,7 @@ func (s *Syncer) Sync(ctx context.Context, w podworkers.Work) error {
 		at := s.cfg.Clock.Now()
 		if st, err := s.cfg.Runtime.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace); err == nil {
 			s.cfg.Cache.Set(pod.UID, st, nil, at)
+			podworkers.StatusReadAt(ctx, at)
 			status = st
 		}
 	}

@@ -8,7 +8,9 @@
 //  1. A pod's Work runs one at a time; updates that arrive during a Work
 //     merge into at most one more Work after it.
 //  2. A Work runs only once the status cache holds a status read after the
-//     end of the pod's previous Work (GetNewerThan): never a stale view.
+//     end of the pod's previous Work (GetNewerThan): never a stale view. A
+//     Sync that read the status back after its last action says so
+//     (StatusReadAt), and the next Work takes that status.
 //  3. A pod is synced when created or updated, on SyncPodSync, after a
 //     failed sync's back-off, and every ResyncInterval (jittered, by Tick).
 //  4. SyncPodKill cancels a sync in progress, runs TerminatePod with the

@@ -292,6 +292,16 @@ func (m *machine) done(uid types.UID, now time.Time, err error) (wake []types.UI
 	return []types.UID{uid}, false
 }
 
+// readBack records that the pod's Work just done read its status back
+// at at, after its last action (StatusReadAt): the next Work waits for a
+// status read at or after at (GetNewerThan is strict, hence the
+// nanosecond) instead of after the Work's end.
+func (m *machine) readBack(uid types.UID, at time.Time) {
+	if st := m.pods[uid]; st != nil && !st.busy && at.Before(st.lastSync) {
+		st.lastSync = at.Add(-time.Nanosecond)
+	}
+}
+
 // abort records that the pod's running Work w was cut short without a
 // result (Run's context ended): the Work is wanted again, so that the next
 // Run does it.

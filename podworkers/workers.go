@@ -186,7 +186,9 @@ type Config struct {
 //     merge into at most one more Work after it.
 //  2. A Work runs only once the status cache holds a status of the pod
 //     read after the end of the pod's previous Work (GetNewerThan), so
-//     each sync acts on what the previous one did, never on a stale view.
+//     each sync acts on what the previous one did, never on a stale view;
+//     or, when that Work's Sync said it read the status back after its
+//     last action (StatusReadAt), one read at or after then.
 //  3. A pod is synced when it is created or updated, when SyncPodSync says
 //     something changed (a lifecycle event, a probe result), after a failed
 //     sync's BackOffPeriod, and ResyncInterval after its last successful
@@ -592,6 +594,7 @@ func (w *Workers) work(ctx context.Context, uid types.UID, pw *podWorker) {
 		workCtx, cancel := context.WithCancel(ctx)
 		pw.cancel = cancel
 		w.mu.Unlock()
+		workCtx, readBack := withReadBack(workCtx)
 		began := w.cfg.Clock.Now()
 		err := w.run(workCtx, &work)
 		cancel()
@@ -609,6 +612,9 @@ func (w *Workers) work(ctx context.Context, uid types.UID, pw *podWorker) {
 		w.mu.Lock()
 		pw.cancel = nil
 		again, forgotten := w.m.done(uid, now, err)
+		if at := readBack.at.Load(); at != nil {
+			w.m.readBack(uid, *at)
+		}
 		if forgotten {
 			w.forgetLocked(uid, pw)
 		}

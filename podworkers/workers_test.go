@@ -387,3 +387,58 @@ func TestWorkersTakeAFinishedPodForDoneOnlyIfNothingRuns(t *testing.T) {
 		})
 	}
 }
+
+// A Sync that read the pod's status back after its last action says so
+// (StatusReadAt), and the next Work takes that status: it waits for no
+// newer read. Without it, the next Work waits for a status read after
+// the previous one ended (here, the cache's UpdateTime).
+func TestStatusReadAtLetsTheNextWorkTakeTheReadBack(t *testing.T) {
+	for _, readBack := range []bool{true, false} {
+		t.Run(map[bool]string{true: "read back", false: "not read back"}[readBack], func(t *testing.T) {
+			clk := clocktesting.NewFakeClock(t0)
+			c := statuscache.New()
+			c.Set("a", &kc.PodStatus{ID: "a"}, nil, t0)
+			back := &kc.PodStatus{ID: "a", IPs: []string{"127.0.0.1"}}
+			var readAt time.Time
+			calls := make(chan podworkers.Work, 10)
+			w, err := podworkers.New(podworkers.Config{Clock: clk, Cache: c, Jitter: func(d time.Duration) time.Duration { return d },
+				PodSyncer: podworkers.PodSyncerFunc(func(ctx context.Context, w podworkers.Work) error {
+					if readAt.IsZero() { // the first Work started something, and read the pod back
+						clk.Step(time.Second)
+						readAt = clk.Now()
+						c.Set("a", back, nil, readAt)
+						if readBack {
+							podworkers.StatusReadAt(ctx, readAt)
+						}
+						clk.Step(time.Second) // then published, say: the Work ends later
+					}
+					calls <- w
+					return nil
+				})})
+			require.NoError(t, err)
+			ctx, cancel := context.WithCancel(context.Background())
+			ran := make(chan struct{})
+			go func() { defer close(ran); _ = w.Run(ctx) }()
+			defer func() { cancel(); <-ran }()
+
+			w.UpdatePod(podworkers.Update{Type: podworkers.SyncPodCreate, Pod: pod("a", "web")})
+			<-calls     // the clock is at the first Work's end from here on
+			w.Sync("a") // an event, during or after the first Work
+			if !readBack {
+				c.UpdateTime(clk.Now().Add(time.Nanosecond)) // a relist after the Work's end
+			}
+			var second podworkers.Work
+			select {
+			case second = <-calls:
+			case <-time.After(10 * time.Second):
+				t.Fatal("no second Work within 10s")
+			}
+			assert.Same(t, back, second.Status, "the read-back status")
+			if readBack {
+				assert.Equal(t, readAt.Add(-time.Nanosecond), second.NewerThan)
+			} else {
+				assert.Equal(t, readAt.Add(time.Second), second.NewerThan, "the first Work's end")
+			}
+		})
+	}
+}
