@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -338,18 +337,18 @@ func showsListing(s *kc.PodStatus, listed *kc.Pod) bool {
 	if s == nil || len(s.ContainerStatuses) != len(listed.Containers) || len(s.SandboxStatuses) != len(listed.Sandboxes) {
 		return false
 	}
-	states := make(map[string]kc.ContainerState, len(s.ContainerStatuses)+len(s.SandboxStatuses))
+	// As many of each, and IDs are unique: each status found listed is all.
 	for _, c := range s.ContainerStatuses {
-		states[c.ID] = c.State
-	}
-	for _, sb := range s.SandboxStatuses {
-		states[sb.ID] = kc.ContainerStateExited // as GetPods lists a sandbox not ready
-		if sb.Ready() {
-			states[sb.ID] = kc.ContainerStateRunning
+		if l := listed.FindContainerByID(c.ID); l == nil || l.State != c.State || c.State == kc.ContainerStateUnknown {
+			return false
 		}
 	}
-	for _, c := range slices.Concat(listed.Containers, listed.Sandboxes) {
-		if st, ok := states[c.ID]; !ok || st != c.State || st == kc.ContainerStateUnknown {
+	for _, sb := range s.SandboxStatuses {
+		state := kc.ContainerStateExited // as GetPods lists a sandbox not ready
+		if sb.Ready() {
+			state = kc.ContainerStateRunning
+		}
+		if l := listed.FindSandboxByID(sb.ID); l == nil || l.State != state {
 			return false
 		}
 	}

@@ -140,8 +140,8 @@ var _ podworkers.PodSyncer = (*Syncer)(nil)
 // runtime and its status cached at once, so the change is published now
 // rather than after the next relist (the kubelet waits for it); the next
 // sync takes that status (podworkers.StatusReadAt), and a PLEG whose
-// listing agrees with it need not read the pod again. A failed step is an error: the
-// workers retry after their back-off.
+// listing agrees with it need not read the pod again. A failed step is an
+// error: the workers retry after their back-off.
 //
 // TerminatePod: liveness and startup probes stop, the pod is killed
 // (readiness probed until then; the kubelet's StopLivenessAndStartup) and
